@@ -1,0 +1,94 @@
+// The public C++ API: load a model, allocate, set inputs, invoke, read outputs.
+//
+//   std::shared_ptr<const delegato::ModelDef> model;
+//   delegato::Status s = delegato::LoadModel("model.tflite", &model);
+//   auto interp = delegato::Interpreter::Create(model, {.num_threads = 2}, &s);
+//   s = interp->AllocateTensors();
+//   std::memcpy(interp->input(0).data, bytes, interp->input(0).bytes);
+//   s = interp->Invoke();
+//   delegato::TensorView out = interp->output(0);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "delegato/status.h"
+#include "delegato/types.h"
+
+namespace delegato {
+
+struct ModelDef;  // the parsed model (src/model/model.h); shared, immutable
+class InterpreterImpl;
+
+Status LoadModel(const std::string& path, std::shared_ptr<const ModelDef>* model);
+
+// A non-owning view of one tensor. `data` is valid after AllocateTensors and
+// until the next ResizeInput/AllocateTensors.
+struct TensorView {
+  int index = -1;  // tensor index in the subgraph
+  std::string_view name;
+  DataType type = DataType::kFloat32;
+  std::span<const int32_t> dims;
+  void* data = nullptr;
+  size_t bytes = 0;
+  std::span<const float> scales;        // empty when not quantized
+  std::span<const int64_t> zero_points;
+  int32_t quantized_dimension = 0;
+  bool is_constant = false;
+};
+
+struct NodeView {
+  int index = -1;
+  std::string_view op_name;  // "CONV_2D", or the custom code
+  int version = 1;
+  std::span<const int32_t> inputs;   // tensor indices, -1 = absent optional input
+  std::span<const int32_t> outputs;
+};
+
+struct InterpreterOptions {
+  int num_threads = 1;
+};
+
+class Interpreter {
+ public:
+  // Builds the runtime graph of subgraph 0, finds a kernel for every node and
+  // fails (status set, nullptr returned) naming the first node without one.
+  static std::unique_ptr<Interpreter> Create(std::shared_ptr<const ModelDef> model,
+                                             const InterpreterOptions& options, Status* status);
+  ~Interpreter();
+
+  // Changes an input's dims; AllocateTensors must follow.
+  Status ResizeInput(int input, std::vector<int32_t> dims);
+  // Runs every node's Prepare, plans the arena, binds data pointers.
+  Status AllocateTensors();
+  Status Invoke();
+  // Invoke with a callback after each node (profiling, per-layer comparison).
+  Status Invoke(const std::function<void(int node_index)>& after_node);
+
+  int num_inputs() const;
+  int num_outputs() const;
+  TensorView input(int i) const;
+  TensorView output(int i) const;
+  int FindInput(std::string_view name) const;   // -1 when absent
+  int FindOutput(std::string_view name) const;  // -1 when absent
+
+  int num_tensors() const;
+  TensorView tensor(int index) const;
+  int num_nodes() const;
+  NodeView node(int index) const;
+
+  size_t arena_bytes() const;  // size of the planned activation arena
+  const ModelDef& model() const;
+
+ private:
+  explicit Interpreter(std::unique_ptr<InterpreterImpl> impl);
+  std::unique_ptr<InterpreterImpl> impl_;
+};
+
+}  // namespace delegato

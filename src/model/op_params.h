@@ -1,0 +1,161 @@
+// Plain parameter structs for builtin ops. The model reader fills them from the
+// file's builtin options and the writer turns them back; kernels only ever see
+// these structs, never the FlatBuffer (as in TFLite Micro's per-op parsers).
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "delegato/types.h"
+
+namespace delegato {
+
+// Same values as the format's Padding and ActivationFunctionType enums.
+enum class Padding : int8_t { kSame = 0, kValid = 1 };
+enum class Activation : int8_t {
+  kNone = 0,
+  kRelu = 1,
+  kReluN1To1 = 2,
+  kRelu6 = 3,
+  kTanh = 4,
+  kSignBit = 5,
+};
+
+struct Conv2DParams {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t dilation_w = 1, dilation_h = 1;
+  Activation activation = Activation::kNone;
+  DataType quantized_bias_type = DataType::kFloat32;  // FLOAT32 = unset
+};
+
+struct DepthwiseConv2DParams {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t depth_multiplier = 0;  // informational; the filter shape is authoritative
+  int32_t dilation_w = 1, dilation_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct FullyConnectedParams {
+  Activation activation = Activation::kNone;
+  int8_t weights_format = 0;  // 0 = DEFAULT, 1 = SHUFFLED4x16INT8
+  bool keep_num_dims = false;
+  bool asymmetric_quantize_inputs = false;
+  DataType quantized_bias_type = DataType::kFloat32;
+};
+
+struct Pool2DParams {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t filter_w = 1, filter_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+// ADD, SUB, MUL, DIV: a fused activation (and ADD/SUB's int16 flag).
+struct ElementwiseParams {
+  Activation activation = Activation::kNone;
+  bool pot_scale_int16 = true;
+};
+
+struct SoftmaxParams {
+  float beta = 1.0f;
+};
+
+struct ConcatenationParams {
+  int32_t axis = 0;
+  Activation activation = Activation::kNone;
+};
+
+struct ReshapeParams {
+  std::vector<int32_t> new_shape;
+  bool has_new_shape = false;  // the options table carried a new_shape vector
+};
+
+struct SplitParams {
+  int32_t num_splits = 0;
+};
+
+struct ReducerParams {
+  bool keep_dims = false;
+};
+
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
+struct ResizeParams {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+};
+
+// ARG_MAX and ARG_MIN.
+struct ArgMinMaxParams {
+  DataType output_type = DataType::kInt64;
+};
+
+struct CastParams {
+  DataType in_type = DataType::kFloat32;   // as stored; often left at 0
+  DataType out_type = DataType::kFloat32;
+  bool has_types = false;                  // the options table was present
+};
+
+struct PackParams {
+  int32_t values_count = 0;
+  int32_t axis = 0;
+};
+
+struct UnpackParams {
+  int32_t num = 0;
+  int32_t axis = 0;
+};
+
+struct SqueezeParams {
+  std::vector<int32_t> squeeze_dims;
+};
+
+struct GatherParams {
+  int32_t axis = 0;
+  int32_t batch_dims = 0;
+};
+
+struct StridedSliceParams {
+  int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0;
+  int32_t new_axis_mask = 0, shrink_axis_mask = 0;
+  bool offset = false;
+};
+
+struct LeakyReluParams {
+  float alpha = 0.0f;
+};
+
+struct TransposeConvParams {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct SvdfParams {
+  int32_t rank = 0;
+  Activation activation = Activation::kNone;
+  bool asymmetric_quantize_inputs = false;
+};
+
+struct SequenceLstmParams {
+  Activation activation = Activation::kNone;
+  float cell_clip = 0.0f, proj_clip = 0.0f;
+  bool time_major = false;
+  bool asymmetric_quantize_inputs = false;
+  bool diagonal_recurrent_tensors = false;
+};
+
+// The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
+struct EmptyParams {};
+
+using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, DepthwiseConv2DParams,
+                              FullyConnectedParams, Pool2DParams, ElementwiseParams,
+                              SoftmaxParams, ConcatenationParams, ReshapeParams, SplitParams,
+                              ReducerParams, ResizeParams, ArgMinMaxParams, CastParams,
+                              PackParams, UnpackParams, SqueezeParams, GatherParams,
+                              StridedSliceParams, LeakyReluParams, TransposeConvParams,
+                              SvdfParams, SequenceLstmParams>;
+
+}  // namespace delegato

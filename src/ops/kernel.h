@@ -1,0 +1,123 @@
+// The contract between the runtime and an op implementation.
+//
+// An op is two functions (TFLite's model, minus Init/Free which a
+// std::shared_ptr<void> in the node covers):
+//   Prepare(ctx, node): every check (types, ranks, shapes, parameters), output
+//     dims and types set with ctx.SetOutputDims, quantization multipliers and
+//     any other constant work precomputed into node.op_data, scratch memory
+//     requested with node.scratch_bytes. Throws via ctx.Fail on bad input.
+//   Eval(ctx, node): the arithmetic. No allocation, no checks that Prepare
+//     could have made. Reads node.op_data, writes outputs.
+// Tensor data pointers are only valid in Eval (the arena is planned after all
+// Prepare calls); Prepare may read constant tensors' data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "model/model.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace delegato {
+
+struct OpKernel;
+
+struct Node {
+  int index = 0;  // position in the subgraph's operator list (TFLite's node index)
+  const OpKernel* kernel = nullptr;
+  const OperatorDef* def = nullptr;  // params, custom options
+  std::string op_name;               // "CONV_2D" or the custom code
+  int version = 1;
+  std::vector<int32_t> inputs;   // tensor indices, -1 = optional input absent
+  std::vector<int32_t> outputs;
+  std::shared_ptr<void> op_data;  // what Prepare precomputed, owned by the node
+  size_t scratch_bytes = 0;       // set by Prepare; the planner gives Eval that much
+  uint8_t* scratch = nullptr;     // 64-byte aligned, valid during Eval only
+
+  template <class P>
+  const P& params() const {
+    return std::get<P>(def->params);
+  }
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(op_data.get());
+  }
+};
+
+class KernelContext {
+ public:
+  KernelContext(std::vector<Tensor>& tensors, ThreadPool& pool) : tensors_(tensors), pool_(pool) {}
+
+  int num_tensors() const { return static_cast<int>(tensors_.size()); }
+  Tensor& tensor(int32_t index) { return tensors_[index]; }
+  const Tensor& tensor(int32_t index) const { return tensors_[index]; }
+
+  // Node inputs/outputs by position. input() fails (in Prepare) when the
+  // position is missing or marked absent; optional_input() returns nullptr.
+  Tensor& input(const Node& node, int i);
+  Tensor* optional_input(const Node& node, int i);
+  Tensor& output(const Node& node, int i);
+  // Fast unchecked accessors for Eval.
+  const Tensor& in(const Node& node, int i) const { return tensors_[node.inputs[i]]; }
+  Tensor& out(const Node& node, int i) const { return tensors_[node.outputs[i]]; }
+
+  // Sets an output's dims (Prepare only). Fails on negative dims or a size
+  // that cannot be represented.
+  void SetOutputDims(const Node& node, int i, std::vector<int32_t> dims);
+
+  ThreadPool& pool() const { return pool_; }
+
+  // Eval's only error channel (e.g. an index tensor out of range, an integer
+  // division by zero). Takes a string literal, so it cannot allocate; Invoke
+  // stops after the node and returns "node N (OP): <message>".
+  void SetEvalError(const Node& node, const char* static_message) const {
+    if (eval_error_ == nullptr) {
+      eval_error_ = static_message;
+      eval_error_node_ = node.index;
+    }
+  }
+  const char* eval_error() const { return eval_error_; }
+  int eval_error_node() const { return eval_error_node_; }
+  void ClearEvalError() { eval_error_ = nullptr; eval_error_node_ = -1; }
+
+  // Throws Error("node <index> (<OP>): <message>").
+  template <class... Parts>
+  [[noreturn]] void Fail(const Node& node, Parts&&... parts) const {
+    ::delegato::Fail("node ", node.index, " (", node.op_name, "): ",
+                     std::forward<Parts>(parts)...);
+  }
+  // Checks helpers for Prepare.
+  void CheckInputCount(const Node& node, int min_count, int max_count) const;
+  void CheckOutputCount(const Node& node, int count) const;
+  void CheckType(const Node& node, const Tensor& t, DataType expected) const;
+
+ private:
+  std::vector<Tensor>& tensors_;
+  ThreadPool& pool_;
+  mutable const char* eval_error_ = nullptr;
+  mutable int eval_error_node_ = -1;
+};
+
+#define DLG_NODE_CHECK(ctx, node, cond, ...) \
+  do {                                       \
+    if (!(cond)) (ctx).Fail((node), __VA_ARGS__); \
+  } while (false)
+
+using PrepareFn = void (*)(KernelContext& ctx, Node& node);
+using EvalFn = void (*)(KernelContext& ctx, const Node& node);
+
+struct OpKernel {
+  BuiltinOp builtin;
+  const char* custom_code;  // nullptr for builtins
+  int min_version;
+  int max_version;
+  PrepareFn prepare;
+  EvalFn eval;
+};
+
+}  // namespace delegato

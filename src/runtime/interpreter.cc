@@ -1,0 +1,380 @@
+#include "delegato/interpreter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+#include "model/model.h"
+#include "ops/op_table.h"
+#include "runtime/interpreter_impl.h"
+
+namespace delegato {
+
+// ---------------------------------------------------------------- KernelContext
+
+Tensor& KernelContext::input(const Node& node, int i) {
+  if (i >= static_cast<int>(node.inputs.size()) || node.inputs[i] < 0)
+    Fail(node, "missing input ", i);
+  return tensors_[node.inputs[i]];
+}
+
+Tensor* KernelContext::optional_input(const Node& node, int i) {
+  if (i >= static_cast<int>(node.inputs.size()) || node.inputs[i] < 0) return nullptr;
+  return &tensors_[node.inputs[i]];
+}
+
+Tensor& KernelContext::output(const Node& node, int i) {
+  if (i >= static_cast<int>(node.outputs.size()) || node.outputs[i] < 0)
+    Fail(node, "missing output ", i);
+  return tensors_[node.outputs[i]];
+}
+
+void KernelContext::SetOutputDims(const Node& node, int i, std::vector<int32_t> dims) {
+  Tensor& t = output(node, i);
+  for (int32_t d : dims) {
+    if (d < 0) Fail(node, "output ", i, " (tensor \"", t.name, "\") would get negative dimension ", d);
+  }
+  try {
+    t.bytes = TensorByteSize(t.type, dims);
+  } catch (const Error& e) {
+    Fail(node, "output ", i, " (tensor \"", t.name, "\"): ", e.what());
+  }
+  t.dims = std::move(dims);
+}
+
+void KernelContext::CheckInputCount(const Node& node, int min_count, int max_count) const {
+  const int n = static_cast<int>(node.inputs.size());
+  if (n < min_count || n > max_count) {
+    if (min_count == max_count) Fail(node, "expects ", min_count, " inputs, has ", n);
+    Fail(node, "expects ", min_count, " to ", max_count, " inputs, has ", n);
+  }
+}
+
+void KernelContext::CheckOutputCount(const Node& node, int count) const {
+  const int n = static_cast<int>(node.outputs.size());
+  if (n != count) Fail(node, "expects ", count, " outputs, has ", n);
+}
+
+void KernelContext::CheckType(const Node& node, const Tensor& t, DataType expected) const {
+  if (t.type != expected)
+    Fail(node, "tensor \"", t.name, "\" has type ", DataTypeName(t.type), ", expected ",
+         DataTypeName(expected));
+}
+
+// -------------------------------------------------------------- InterpreterImpl
+
+InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads)
+    : model_(std::move(model)), pool_(num_threads), context_(tensors_, pool_) {
+  DLG_CHECK(model_ != nullptr, "no model");
+  DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
+  const SubgraphDef& graph = subgraph();
+
+  tensors_.resize(graph.tensors.size());
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const TensorDef& def = graph.tensors[i];
+    Tensor& t = tensors_[i];
+    t.name = def.name;
+    t.type = def.type;
+    t.dims = def.shape;
+    t.quantization = &def.quantization;
+    if (def.has_sparsity)
+      Fail("tensor ", i, " (\"", def.name, "\") is sparse; sparse tensors are not supported");
+    const bool has_data = def.buffer != 0 && def.buffer < model_->buffers.size() &&
+                          !model_->buffers[def.buffer].data.empty();
+    if (has_data) {
+      t.storage = TensorStorage::kConstant;
+      const std::vector<uint8_t>& data = model_->buffers[def.buffer].data;
+      t.data = const_cast<uint8_t*>(data.data());  // constants are never written
+      t.bytes = data.size();
+    } else if (def.is_variable) {
+      t.storage = TensorStorage::kVariable;
+    } else {
+      t.storage = TensorStorage::kArena;
+    }
+  }
+
+  nodes_.resize(graph.operators.size());
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const OperatorDef& op = graph.operators[i];
+    Node& node = nodes_[i];
+    node.index = static_cast<int>(i);
+    node.def = &op;
+    node.inputs = op.inputs;
+    node.outputs = op.outputs;
+    const OperatorCodeDef& code = model_->operator_codes.at(op.opcode_index);
+    node.op_name = model_->OpName(op);
+    node.version = code.version;
+    const OpKernel* kernel = FindKernel(code.builtin, code.custom_code);
+    if (kernel == nullptr) {
+      if (code.builtin == BuiltinOp::kCustom)
+        Fail("node ", i, " (", node.op_name, "): custom op '", code.custom_code,
+             "' is not supported by this runtime");
+      Fail("node ", i, " (", node.op_name, "): op is not supported by this runtime");
+    }
+    if (code.version < kernel->min_version || code.version > kernel->max_version)
+      Fail("node ", i, " (", node.op_name, "): op version ", code.version,
+           " is not supported (this runtime implements versions ", kernel->min_version, "..",
+           kernel->max_version, ")");
+    if (op.unparsed_options)
+      Fail("node ", i, " (", node.op_name, "): builtin options of this op are not understood");
+    node.kernel = kernel;
+  }
+
+  for (int32_t input : graph.inputs) input_dims_.push_back(graph.tensors[input].shape);
+  CheckGraph();
+}
+
+// Every tensor a node reads must exist before the node runs: a graph input, a
+// constant, a variable, or the output of an earlier node. Each tensor has at
+// most one producer. This is what makes the operator order a valid schedule.
+void InterpreterImpl::CheckGraph() const {
+  const SubgraphDef& graph = subgraph();
+  const int n = static_cast<int>(tensors_.size());
+  std::vector<char> ready(n, 0);
+  for (int32_t input : graph.inputs) ready[input] = 1;
+  for (int i = 0; i < n; ++i)
+    if (tensors_[i].storage == TensorStorage::kConstant ||
+        tensors_[i].storage == TensorStorage::kVariable)
+      ready[i] = 1;
+  for (const Node& node : nodes_) {
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t t = node.inputs[k];
+      if (t < 0) continue;
+      if (!ready[t])
+        Fail("node ", node.index, " (", node.op_name, "): input ", k, " (tensor ", t, " \"",
+             tensors_[t].name, "\") is not produced by any earlier node");
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int32_t t = node.outputs[k];
+      if (t < 0) Fail("node ", node.index, " (", node.op_name, "): output ", k, " is missing");
+      if (tensors_[t].storage == TensorStorage::kConstant)
+        Fail("node ", node.index, " (", node.op_name, "): output ", k, " (tensor ", t, " \"",
+             tensors_[t].name, "\") is a constant");
+      if (ready[t] && tensors_[t].storage != TensorStorage::kVariable)
+        Fail("node ", node.index, " (", node.op_name, "): output ", k, " (tensor ", t, " \"",
+             tensors_[t].name, "\") is already produced elsewhere");
+      ready[t] = 1;
+    }
+  }
+  for (int32_t output : graph.outputs)
+    if (!ready[output])
+      Fail("graph output tensor ", output, " (\"", tensors_[output].name,
+           "\") is produced by no node");
+}
+
+void InterpreterImpl::ResizeInput(int input, std::vector<int32_t> dims) {
+  DLG_CHECK(input >= 0 && input < static_cast<int>(input_dims_.size()), "input ", input,
+            " out of range (model has ", input_dims_.size(), " inputs)");
+  for (int32_t d : dims) DLG_CHECK(d >= 0, "input ", input, ": negative dimension ", d);
+  input_dims_[input] = std::move(dims);
+  allocated_ = false;
+}
+
+void InterpreterImpl::AllocateTensors() {
+  const SubgraphDef& graph = subgraph();
+  allocated_ = false;
+  const int num_nodes = static_cast<int>(nodes_.size());
+
+  // Inputs and variables get their dims; every produced tensor is reset so a
+  // Prepare that forgets to size an output is caught.
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    Tensor& t = tensors_[graph.inputs[k]];
+    if (t.storage == TensorStorage::kConstant) continue;
+    t.dims = input_dims_[k];
+    try {
+      t.bytes = TensorByteSize(t.type, t.dims);
+    } catch (const Error& e) {
+      Fail("input ", k, " (tensor \"", t.name, "\"): ", e.what());
+    }
+  }
+  // Produced tensors are marked unsized so a Prepare that forgets an output is caught.
+  constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
+  for (const Node& node : nodes_)
+    for (int32_t t : node.outputs)
+      if (tensors_[t].storage == TensorStorage::kArena) tensors_[t].bytes = kUnsized;
+  variable_storage_.clear();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    Tensor& t = tensors_[i];
+    if (t.storage != TensorStorage::kVariable) continue;
+    try {
+      t.bytes = TensorByteSize(t.type, t.dims);
+    } catch (const Error& e) {
+      Fail("variable tensor ", i, " (\"", t.name, "\"): ", e.what());
+    }
+    variable_storage_.emplace_back(new uint8_t[t.bytes + 1]());
+    t.data = variable_storage_.back().get();
+  }
+
+  for (Node& node : nodes_) {
+    node.op_data.reset();
+    node.scratch_bytes = 0;
+    node.kernel->prepare(context_, node);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const Tensor& t = tensors_[node.outputs[k]];
+      if (t.storage == TensorStorage::kArena && t.bytes == kUnsized)
+        Fail("node ", node.index, " (", node.op_name, "): output ", k, " (tensor \"", t.name,
+             "\") was not sized by Prepare");
+    }
+  }
+
+  // Lifetimes in steps: graph inputs live from step 0, node i runs at step
+  // i + 1, graph outputs live to the end.
+  std::vector<int> first_use(tensors_.size(), -1), last_use(tensors_.size(), -1);
+  for (int32_t t : graph.inputs) first_use[t] = last_use[t] = 0;
+  for (int i = 0; i < num_nodes; ++i) {
+    for (int32_t t : nodes_[i].inputs)
+      if (t >= 0) last_use[t] = std::max(last_use[t], i + 1);
+    for (int32_t t : nodes_[i].outputs) {
+      if (first_use[t] < 0) first_use[t] = i + 1;
+      last_use[t] = std::max(last_use[t], i + 1);
+    }
+  }
+  for (int32_t t : graph.outputs) last_use[t] = num_nodes + 1;
+
+  ArenaPlanner planner;
+  std::vector<int> buffer_of_tensor(tensors_.size(), -1);
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (tensors_[t].storage != TensorStorage::kArena || first_use[t] < 0) continue;
+    buffer_of_tensor[t] = planner.AddBuffer(tensors_[t].bytes, first_use[t], last_use[t]);
+  }
+  std::vector<int> buffer_of_scratch(nodes_.size(), -1);
+  for (int i = 0; i < num_nodes; ++i)
+    if (nodes_[i].scratch_bytes > 0)
+      buffer_of_scratch[i] = planner.AddBuffer(nodes_[i].scratch_bytes, i + 1, i + 1);
+  planner.Plan();
+
+  arena_bytes_ = planner.arena_bytes();
+  constexpr size_t kAlign = 64;
+  arena_storage_.reset(new uint8_t[arena_bytes_ + kAlign]);
+  uint8_t* base = arena_storage_.get();
+  base += (kAlign - reinterpret_cast<uintptr_t>(base) % kAlign) % kAlign;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (buffer_of_tensor[t] >= 0) tensors_[t].data = base + planner.offset(buffer_of_tensor[t]);
+  }
+  for (int i = 0; i < num_nodes; ++i)
+    nodes_[i].scratch = buffer_of_scratch[i] >= 0 ? base + planner.offset(buffer_of_scratch[i])
+                                                  : nullptr;
+  // Inputs start zeroed so an un-set input gives deterministic results.
+  for (int32_t t : graph.inputs)
+    if (tensors_[t].storage == TensorStorage::kArena && tensors_[t].bytes > 0)
+      std::memset(tensors_[t].data, 0, tensors_[t].bytes);
+  allocated_ = true;
+}
+
+std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) {
+  if (!allocated_) return "AllocateTensors() must succeed before Invoke()";
+  context_.ClearEvalError();
+  for (const Node& node : nodes_) {
+    node.kernel->eval(context_, node);
+    if (context_.eval_error() != nullptr)
+      return StrCat("node ", node.index, " (", node.op_name, "): ", context_.eval_error());
+    if (after_node != nullptr) (*after_node)(node.index);
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ Interpreter
+
+Status LoadModel(const std::string& path, std::shared_ptr<const ModelDef>* model) {
+  try {
+    *model = ReadModelFile(path);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+}
+
+Interpreter::Interpreter(std::unique_ptr<InterpreterImpl> impl) : impl_(std::move(impl)) {}
+Interpreter::~Interpreter() = default;
+
+std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelDef> model,
+                                                 const InterpreterOptions& options,
+                                                 Status* status) {
+  try {
+    if (options.num_threads < 1 || options.num_threads > 256)
+      Fail("num_threads must be in 1..256, got ", options.num_threads);
+    auto impl = std::make_unique<InterpreterImpl>(std::move(model), options.num_threads);
+    if (status) *status = Status::Ok();
+    return std::unique_ptr<Interpreter>(new Interpreter(std::move(impl)));
+  } catch (const std::exception& e) {
+    if (status) *status = Status::Error(e.what());
+    return nullptr;
+  }
+}
+
+Status Interpreter::ResizeInput(int input, std::vector<int32_t> dims) {
+  try {
+    impl_->ResizeInput(input, std::move(dims));
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+}
+
+Status Interpreter::AllocateTensors() {
+  try {
+    impl_->AllocateTensors();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+}
+
+Status Interpreter::Invoke() { return Invoke(std::function<void(int)>()); }
+
+Status Interpreter::Invoke(const std::function<void(int)>& after_node) {
+  std::string error = impl_->Invoke(after_node ? &after_node : nullptr);
+  return error.empty() ? Status::Ok() : Status::Error(std::move(error));
+}
+
+int Interpreter::num_inputs() const { return static_cast<int>(impl_->subgraph().inputs.size()); }
+int Interpreter::num_outputs() const {
+  return static_cast<int>(impl_->subgraph().outputs.size());
+}
+
+TensorView Interpreter::tensor(int index) const {
+  const Tensor& t = impl_->tensors().at(index);
+  TensorView view;
+  view.index = index;
+  view.name = t.name;
+  view.type = t.type;
+  view.dims = t.dims;
+  view.data = t.data;
+  view.bytes = t.bytes;
+  view.scales = t.quantization->scale;
+  view.zero_points = t.quantization->zero_point;
+  view.quantized_dimension = t.quantization->quantized_dimension;
+  view.is_constant = t.is_constant();
+  return view;
+}
+
+TensorView Interpreter::input(int i) const { return tensor(impl_->subgraph().inputs.at(i)); }
+TensorView Interpreter::output(int i) const { return tensor(impl_->subgraph().outputs.at(i)); }
+
+int Interpreter::FindInput(std::string_view name) const {
+  const auto& inputs = impl_->subgraph().inputs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (impl_->tensors()[inputs[i]].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Interpreter::FindOutput(std::string_view name) const {
+  const auto& outputs = impl_->subgraph().outputs;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (impl_->tensors()[outputs[i]].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Interpreter::num_tensors() const { return static_cast<int>(impl_->tensors().size()); }
+int Interpreter::num_nodes() const { return static_cast<int>(impl_->nodes().size()); }
+
+NodeView Interpreter::node(int index) const {
+  const Node& n = impl_->nodes().at(index);
+  return NodeView{n.index, n.op_name, n.version, n.inputs, n.outputs};
+}
+
+size_t Interpreter::arena_bytes() const { return impl_->arena_bytes(); }
+const ModelDef& Interpreter::model() const { return impl_->model(); }
+
+}  // namespace delegato

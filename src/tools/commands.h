@@ -1,0 +1,18 @@
+// Subcommands of the `delegato` CLI. Each takes the arguments after its name
+// and returns the process exit code (0 ok, 1 error, 2 usage error); errors are
+// printed to stderr as "delegato <cmd>: <message>".
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace delegato::tools {
+
+using Args = std::vector<std::string>;
+
+int CmdInspect(const Args& args);
+int CmdRun(const Args& args);
+int CmdConvert(const Args& args);  // re-serializes a model through the reader and writer
+int CmdGenerate(const Args& args); // writes the built-in demo model
+
+}  // namespace delegato::tools

@@ -1,0 +1,165 @@
+// delegato run: feed a model inputs (.npy files, a BMP image, or seeded
+// random values), invoke it, write outputs as .npy and print top-K labels.
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+#include "core/error.h"
+#include "tools/commands.h"
+#include "tools/flags.h"
+#include "tools/image.h"
+#include "tools/npy.h"
+#include "tools/tool_util.h"
+
+namespace delegato::tools {
+namespace {
+
+Flags RunFlags() {
+  Flags flags;
+  flags.Declare("graph", "model .tflite file (default: the built-in demo model)")
+      .Declare("input", "IDX_OR_NAME=FILE.npy: value of one input (repeatable)", false, true)
+      .Declare("image", "24/32-bit BMP resized into the (single) image input")
+      .Declare("labels", "label file, one per line, to name the top-K classes of output 0")
+      .Declare("top_k", "how many classes to print with --labels (default 5)")
+      .Declare("output_dir", "write each output as DIR/output_<i>.npy")
+      .Declare("save_inputs", "also write the inputs fed as DIR/input_<i>.npy", true)
+      .Declare("num_threads", "CPU threads (default 1)")
+      .Declare("seed", "seed of the random inputs (default 0)")
+      .Declare("help", "show this help", true);
+  return flags;
+}
+
+int ResolveInput(const Interpreter& interpreter, const std::string& key) {
+  int index = interpreter.FindInput(key);
+  if (index >= 0) return index;
+  if (!key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
+    index = std::stoi(key);
+    if (index < interpreter.num_inputs()) return index;
+  }
+  std::string names;
+  for (int i = 0; i < interpreter.num_inputs(); ++i)
+    names += StrCat(i ? ", " : "", i, "=\"", interpreter.input(i).name, "\"");
+  Fail("--input ", key, ": no such input (model inputs: ", names, ")");
+}
+
+// Top-K of output 0 as "index score label" lines; scores dequantized.
+void PrintTopK(const Interpreter& interpreter, const std::string& labels_path, int top_k) {
+  std::vector<std::string> labels;
+  std::ifstream file(labels_path);
+  DLG_CHECK(file, labels_path, ": cannot open label file");
+  for (std::string line; std::getline(file, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    labels.push_back(line);
+  }
+  TensorView out = interpreter.output(0);
+  const size_t n = out.bytes / std::max<size_t>(1, DataTypeSize(out.type));
+  std::vector<float> scores(n);
+  const float scale = out.scales.empty() ? 1.0f : out.scales[0];
+  const int64_t zp = out.zero_points.empty() ? 0 : out.zero_points[0];
+  for (size_t i = 0; i < n; ++i) {
+    switch (out.type) {
+      case DataType::kUInt8: scores[i] = scale * (static_cast<const uint8_t*>(out.data)[i] - zp); break;
+      case DataType::kInt8: scores[i] = scale * (static_cast<const int8_t*>(out.data)[i] - zp); break;
+      case DataType::kFloat32: scores[i] = static_cast<const float*>(out.data)[i]; break;
+      default: Fail("--labels: output 0 has type ", DataTypeName(out.type), ", not class scores");
+    }
+  }
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const size_t k = std::min<size_t>(top_k, n);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](size_t a, size_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+  for (size_t i = 0; i < k; ++i)
+    std::cout << order[i] << " " << scores[order[i]] << " "
+              << (order[i] < labels.size() ? labels[order[i]] : "") << "\n";
+}
+
+int Run(const Args& args) {
+  Flags flags = RunFlags();
+  flags.Parse(args);
+  if (flags.GetBool("help")) {
+    std::cout << "usage: delegato run [--graph MODEL] [flags]\n" << flags.Help();
+    return 0;
+  }
+  if (!flags.positional().empty()) throw UsageError("unexpected argument '" + flags.positional()[0] + "'");
+  const int num_threads = static_cast<int>(flags.GetInt("num_threads", 1, 1, 256));
+  const int top_k = static_cast<int>(flags.GetInt("top_k", 5, 1, 1 << 20));
+  const uint64_t seed = static_cast<uint64_t>(flags.GetInt("seed", 0, 0, INT64_MAX));
+
+  auto model = LoadModelOrDemo(flags.GetString("graph"));
+  Status status;
+  auto interpreter = Interpreter::Create(model, InterpreterOptions{num_threads}, &status);
+  if (!status.ok()) Fail(status.message());
+
+  // .npy inputs may carry a different batch: resize to their shape first.
+  std::vector<std::pair<int, NpyArray>> npy_inputs;
+  for (const std::string& spec : flags.GetAll("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) throw UsageError("--input expects IDX_OR_NAME=FILE.npy, got '" + spec + "'");
+    const int index = ResolveInput(*interpreter, spec.substr(0, eq));
+    NpyArray array = ReadNpy(spec.substr(eq + 1));
+    const TensorView in = interpreter->input(index);
+    DLG_CHECK(array.type == in.type, spec.substr(eq + 1), ": dtype ", DataTypeName(array.type),
+              " does not match input ", index, " (\"", in.name, "\") of type ", DataTypeName(in.type));
+    std::vector<int32_t> dims(array.shape.begin(), array.shape.end());
+    if (!std::equal(dims.begin(), dims.end(), in.dims.begin(), in.dims.end())) {
+      DLG_CHECK(dims.size() == in.dims.size(), spec.substr(eq + 1), ": shape ", FormatDims(dims),
+                " does not match input ", index, " (\"", in.name, "\") shape ", FormatDims(in.dims));
+      status = interpreter->ResizeInput(index, dims);
+      if (!status.ok()) Fail(status.message());
+    }
+    npy_inputs.emplace_back(index, std::move(array));
+  }
+  status = interpreter->AllocateTensors();
+  if (!status.ok()) Fail(status.message());
+
+  FillRandomInputs(*interpreter, seed);
+  for (auto& [index, array] : npy_inputs) {
+    TensorView in = interpreter->input(index);
+    DLG_CHECK(array.data.size() == in.bytes, "input ", index, " (\"", in.name, "\"): .npy holds ",
+              array.data.size(), " bytes, the input needs ", in.bytes);
+    std::memcpy(in.data, array.data.data(), in.bytes);
+  }
+  if (flags.Has("image")) {
+    RgbImage image = ReadBmp(flags.GetString("image"));
+    DLG_CHECK(interpreter->num_inputs() >= 1, "--image: the model has no input");
+    FillInputFromImage(image, interpreter->input(0));
+  }
+
+  const std::string output_dir = flags.GetString("output_dir");
+  if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
+  if (flags.GetBool("save_inputs")) {
+    if (output_dir.empty()) throw UsageError("--save_inputs needs --output_dir");
+    for (int i = 0; i < interpreter->num_inputs(); ++i) {
+      TensorView in = interpreter->input(i);
+      WriteNpy(output_dir + "/input_" + std::to_string(i) + ".npy", in.type,
+               std::vector<int32_t>(in.dims.begin(), in.dims.end()), in.data, in.bytes);
+    }
+  }
+
+  status = interpreter->Invoke();
+  if (!status.ok()) Fail(status.message());
+
+  for (int i = 0; i < interpreter->num_outputs(); ++i) {
+    TensorView out = interpreter->output(i);
+    std::cout << "output " << i << " \"" << out.name << "\" " << FormatDims(out.dims) << " "
+              << FormatQuantization(out.type, out.scales, out.zero_points, out.quantized_dimension)
+              << "\n";
+    if (!output_dir.empty())
+      WriteNpy(output_dir + "/output_" + std::to_string(i) + ".npy", out.type,
+               std::vector<int32_t>(out.dims.begin(), out.dims.end()), out.data, out.bytes);
+  }
+  if (flags.Has("labels")) PrintTopK(*interpreter, flags.GetString("labels"), top_k);
+  return 0;
+}
+
+}  // namespace
+
+int CmdRun(const Args& args) {
+  return RunCommand("run", [&] { return Run(args); });
+}
+
+}  // namespace delegato::tools

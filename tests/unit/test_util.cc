@@ -1,0 +1,154 @@
+#include "test_util.h"
+
+#include <cmath>
+#include <limits>
+
+namespace delegato::testing {
+
+Quantization Q(float scale, int64_t zero_point) {
+  Quantization q;
+  q.scale = {scale};
+  q.zero_point = {zero_point};
+  return q;
+}
+
+Quantization QPerAxis(std::vector<float> scales, std::vector<int64_t> zero_points, int32_t axis) {
+  Quantization q;
+  q.scale = std::move(scales);
+  q.zero_point = std::move(zero_points);
+  q.quantized_dimension = axis;
+  return q;
+}
+
+OpModel::OpModel() : model_(std::make_shared<ModelDef>()) {
+  model_->subgraphs.emplace_back();
+  model_->buffers.emplace_back();  // buffer 0: the empty sentinel
+}
+
+namespace {
+int AppendTensor(ModelDef& model, DataType type, std::vector<int32_t> dims, Quantization q,
+                 std::string name) {
+  SubgraphDef& graph = model.subgraphs[0];
+  TensorDef t;
+  t.type = type;
+  t.shape = std::move(dims);
+  t.quantization = std::move(q);
+  t.name = name.empty() ? "t" + std::to_string(graph.tensors.size()) : std::move(name);
+  graph.tensors.push_back(std::move(t));
+  return static_cast<int>(graph.tensors.size()) - 1;
+}
+}  // namespace
+
+int OpModel::AddInput(DataType type, std::vector<int32_t> dims, Quantization q, std::string name) {
+  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), std::move(name));
+  model_->subgraphs[0].inputs.push_back(t);
+  return t;
+}
+
+int OpModel::AddOutput(DataType type, Quantization q, std::vector<int32_t> dims,
+                       std::string name) {
+  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), std::move(name));
+  model_->subgraphs[0].outputs.push_back(t);
+  return t;
+}
+
+int OpModel::AddTensor(DataType type, Quantization q, std::vector<int32_t> dims) {
+  return AppendTensor(*model_, type, std::move(dims), std::move(q), "");
+}
+
+int OpModel::AddConstBytes(DataType type, std::vector<int32_t> dims, std::vector<uint8_t> bytes,
+                           Quantization q) {
+  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), "");
+  model_->buffers.push_back(BufferDef{std::move(bytes)});
+  model_->subgraphs[0].tensors[t].buffer = static_cast<uint32_t>(model_->buffers.size() - 1);
+  return t;
+}
+
+namespace {
+uint32_t OpcodeIndex(ModelDef& model, BuiltinOp op, const std::string& custom_code, int version) {
+  for (size_t i = 0; i < model.operator_codes.size(); ++i) {
+    const OperatorCodeDef& c = model.operator_codes[i];
+    if (c.builtin == op && c.custom_code == custom_code && c.version == version)
+      return static_cast<uint32_t>(i);
+  }
+  model.operator_codes.push_back(OperatorCodeDef{op, custom_code, version});
+  return static_cast<uint32_t>(model.operator_codes.size() - 1);
+}
+}  // namespace
+
+void OpModel::AddOp(BuiltinOp op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                    OpParams params, int version) {
+  OperatorDef def;
+  def.opcode_index = OpcodeIndex(*model_, op, "", version);
+  def.inputs = std::move(inputs);
+  def.outputs = std::move(outputs);
+  def.params = std::move(params);
+  model_->subgraphs[0].operators.push_back(std::move(def));
+}
+
+void OpModel::AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
+                          std::vector<int32_t> outputs, std::vector<uint8_t> custom_options,
+                          int version) {
+  OperatorDef def;
+  def.opcode_index = OpcodeIndex(*model_, BuiltinOp::kCustom, custom_code, version);
+  def.inputs = std::move(inputs);
+  def.outputs = std::move(outputs);
+  def.custom_options = std::move(custom_options);
+  model_->subgraphs[0].operators.push_back(std::move(def));
+}
+
+Status OpModel::TryBuild(int num_threads) {
+  Status status;
+  interpreter_ = Interpreter::Create(model_, InterpreterOptions{num_threads}, &status);
+  if (!status.ok()) return status;
+  return interpreter_->AllocateTensors();
+}
+
+void OpModel::Build(int num_threads) {
+  Status status = TryBuild(num_threads);
+  ASSERT_TRUE(status.ok()) << status.message();
+}
+
+Status OpModel::TryInvoke() { return interpreter_->Invoke(); }
+
+void OpModel::Invoke() {
+  Status status = TryInvoke();
+  ASSERT_TRUE(status.ok()) << status.message();
+}
+
+std::vector<int32_t> OpModel::GetOutputShape(int output) const {
+  TensorView view = interpreter_->output(output);
+  return std::vector<int32_t>(view.dims.begin(), view.dims.end());
+}
+
+template <class T>
+std::vector<T> Quantize(const std::vector<float>& values, float scale, int32_t zero_point) {
+  std::vector<T> out;
+  out.reserve(values.size());
+  for (float v : values) {
+    const float q = std::round(v / scale) + static_cast<float>(zero_point);
+    const float clamped = std::min<float>(std::max<float>(q, std::numeric_limits<T>::min()),
+                                          std::numeric_limits<T>::max());
+    out.push_back(static_cast<T>(clamped));
+  }
+  return out;
+}
+
+template <class T>
+std::vector<float> Dequantize(const std::vector<T>& values, float scale, int32_t zero_point) {
+  std::vector<float> out;
+  out.reserve(values.size());
+  for (T v : values) out.push_back(scale * (static_cast<int32_t>(v) - zero_point));
+  return out;
+}
+
+template std::vector<uint8_t> Quantize<uint8_t>(const std::vector<float>&, float, int32_t);
+template std::vector<int8_t> Quantize<int8_t>(const std::vector<float>&, float, int32_t);
+template std::vector<int16_t> Quantize<int16_t>(const std::vector<float>&, float, int32_t);
+template std::vector<int32_t> Quantize<int32_t>(const std::vector<float>&, float, int32_t);
+template std::vector<float> Dequantize<uint8_t>(const std::vector<uint8_t>&, float, int32_t);
+template std::vector<float> Dequantize<int8_t>(const std::vector<int8_t>&, float, int32_t);
+template std::vector<float> Dequantize<int16_t>(const std::vector<int16_t>&, float, int32_t);
+template std::vector<float> Dequantize<int32_t>(const std::vector<int32_t>&, float, int32_t);
+
+}  // namespace delegato::testing

@@ -1,0 +1,98 @@
+// OpModel: builds a small model in memory (one op, or a few), runs it through
+// the real interpreter, and reads outputs. In the spirit of TFLite's
+// SingleOpModel: tests state inputs, parameters and expected raw values.
+//
+//   OpModel m;
+//   int in = m.AddInput(DataType::kUInt8, {1, 4}, Q(0.5f, 128));
+//   int w  = m.AddConst<uint8_t>(DataType::kUInt8, {2, 4}, {...}, Q(0.25f, 127));
+//   int out = m.AddOutput(DataType::kUInt8, Q(1.0f, 128));
+//   m.AddOp(BuiltinOp::kFullyConnected, {in, w, -1}, {out}, FullyConnectedParams{});
+//   m.Build();                       // create interpreter + AllocateTensors; fails the test on error
+//   m.SetInput<uint8_t>(0, {...});
+//   m.Invoke();
+//   EXPECT_THAT(m.GetOutput<uint8_t>(0), ElementsAre(...));
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "delegato/interpreter.h"
+#include "model/model.h"
+
+namespace delegato::testing {
+
+Quantization Q(float scale, int64_t zero_point);
+Quantization QPerAxis(std::vector<float> scales, std::vector<int64_t> zero_points, int32_t axis);
+
+class OpModel {
+ public:
+  OpModel();
+
+  // Graph input / output tensors (in the order added). Output dims are
+  // computed by Prepare; the dims given here are only the declared shape.
+  int AddInput(DataType type, std::vector<int32_t> dims, Quantization q = {},
+               std::string name = "");
+  int AddOutput(DataType type, Quantization q = {}, std::vector<int32_t> dims = {},
+                std::string name = "");
+  // An intermediate tensor (neither graph input nor output).
+  int AddTensor(DataType type, Quantization q = {}, std::vector<int32_t> dims = {});
+  // A constant tensor backed by a model buffer.
+  template <class T>
+  int AddConst(DataType type, std::vector<int32_t> dims, const std::vector<T>& values,
+               Quantization q = {}) {
+    std::vector<uint8_t> bytes(values.size() * sizeof(T));
+    if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+    return AddConstBytes(type, std::move(dims), std::move(bytes), std::move(q));
+  }
+  int AddConstBytes(DataType type, std::vector<int32_t> dims, std::vector<uint8_t> bytes,
+                    Quantization q = {});
+
+  void AddOp(BuiltinOp op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+             OpParams params = std::monostate{}, int version = 1);
+  void AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
+                   std::vector<int32_t> outputs, std::vector<uint8_t> custom_options,
+                   int version = 1);
+
+  // Creates the interpreter and allocates; ADD_FAILURE with the message on error.
+  void Build(int num_threads = 1);
+  // Same, returning the status instead (for tests of Prepare's errors).
+  Status TryBuild(int num_threads = 1);
+
+  template <class T>
+  void SetInput(int input, const std::vector<T>& values) {
+    TensorView view = interpreter_->input(input);
+    ASSERT_EQ(values.size() * sizeof(T), view.bytes) << "input " << input << " size";
+    std::memcpy(view.data, values.data(), view.bytes);
+  }
+  void Invoke();
+  Status TryInvoke();
+
+  template <class T>
+  std::vector<T> GetOutput(int output) const {
+    TensorView view = interpreter_->output(output);
+    std::vector<T> values(view.bytes / sizeof(T));
+    std::memcpy(values.data(), view.data, values.size() * sizeof(T));
+    return values;
+  }
+  std::vector<int32_t> GetOutputShape(int output) const;
+
+  ModelDef& model() { return *model_; }
+  Interpreter& interpreter() { return *interpreter_; }
+
+ private:
+  std::shared_ptr<ModelDef> model_;
+  std::unique_ptr<Interpreter> interpreter_;
+};
+
+// Quantizes floats with the given parameters, rounding like TFLite's tests.
+template <class T>
+std::vector<T> Quantize(const std::vector<float>& values, float scale, int32_t zero_point);
+template <class T>
+std::vector<float> Dequantize(const std::vector<T>& values, float scale, int32_t zero_point);
+
+}  // namespace delegato::testing
