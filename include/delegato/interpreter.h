@@ -53,6 +53,9 @@ struct NodeView {
 
 struct InterpreterOptions {
   int num_threads = 1;
+  // AllocateTensors fails when the planned arena would exceed this (0 = no
+  // limit). Lets memory-bounded deployments and the fuzzer refuse huge models.
+  size_t max_arena_bytes = 0;
 };
 
 class Interpreter {

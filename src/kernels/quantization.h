@@ -30,13 +30,21 @@ inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+// x << left_shift in 32 bits, as TFLite's `x * (1 << left_shift)` executes on
+// x86: the product wraps, and a shift count of 32 or more (undefined in C++,
+// reachable with absurd scales such as traffic_model's 3e-35 MUL output) acts
+// modulo 32 because the shift instruction masks its count. Reproduced here
+// without undefined behaviour so results match LiteRT on such models too.
+inline int32_t ShiftLeftWrapping(int32_t x, int left_shift) {
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << (left_shift & 31));
+}
+
 // x * multiplier * 2^shift, multiplier a Q31 value in [2^30, 2^31).
 inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
   const int left_shift = shift > 0 ? shift : 0;
   const int right_shift = shift > 0 ? 0 : -shift;
   return RoundingDivideByPOT(
-      SaturatingRoundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift),
-                                        multiplier),
+      SaturatingRoundingDoublingHighMul(ShiftLeftWrapping(x, left_shift), multiplier),
       right_shift);
 }
 
@@ -48,8 +56,7 @@ inline int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t
 }
 inline int32_t MultiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t multiplier,
                                                            int left_shift) {
-  return SaturatingRoundingDoublingHighMul(
-      static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift), multiplier);
+  return SaturatingRoundingDoublingHighMul(ShiftLeftWrapping(x, left_shift), multiplier);
 }
 
 // Decomposes a real multiplier into a Q31 mantissa and a power-of-two shift

@@ -64,8 +64,12 @@ void KernelContext::CheckType(const Node& node, const Tensor& t, DataType expect
 
 // -------------------------------------------------------------- InterpreterImpl
 
-InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads)
-    : model_(std::move(model)), pool_(num_threads), context_(tensors_, pool_) {
+InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads,
+                                 size_t max_arena_bytes)
+    : model_(std::move(model)),
+      pool_(num_threads),
+      context_(tensors_, pool_),
+      max_arena_bytes_(max_arena_bytes) {
   DLG_CHECK(model_ != nullptr, "no model");
   DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
   const SubgraphDef& graph = subgraph();
@@ -245,6 +249,8 @@ void InterpreterImpl::AllocateTensors() {
   planner.Plan();
 
   arena_bytes_ = planner.arena_bytes();
+  if (max_arena_bytes_ != 0 && arena_bytes_ > max_arena_bytes_)
+    Fail("the planned arena needs ", arena_bytes_, " bytes, over the limit of ", max_arena_bytes_);
   constexpr size_t kAlign = 64;
   arena_storage_.reset(new uint8_t[arena_bytes_ + kAlign]);
   uint8_t* base = arena_storage_.get();
@@ -294,7 +300,8 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelDef>
   try {
     if (options.num_threads < 1 || options.num_threads > 256)
       Fail("num_threads must be in 1..256, got ", options.num_threads);
-    auto impl = std::make_unique<InterpreterImpl>(std::move(model), options.num_threads);
+    auto impl = std::make_unique<InterpreterImpl>(std::move(model), options.num_threads,
+                                                   options.max_arena_bytes);
     if (status) *status = Status::Ok();
     return std::unique_ptr<Interpreter>(new Interpreter(std::move(impl)));
   } catch (const std::exception& e) {

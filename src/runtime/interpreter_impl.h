@@ -18,7 +18,7 @@ class InterpreterImpl {
  public:
   // Throws Error naming the first problem (node without a kernel, tensor
   // used before it is produced, ...).
-  InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads);
+  InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads, size_t max_arena_bytes);
 
   void ResizeInput(int input, std::vector<int32_t> dims);
   void AllocateTensors();
@@ -45,6 +45,7 @@ class InterpreterImpl {
   std::unique_ptr<uint8_t[]> arena_storage_;
   std::vector<std::unique_ptr<uint8_t[]>> variable_storage_;
   size_t arena_bytes_ = 0;
+  size_t max_arena_bytes_ = 0;
   bool allocated_ = false;
 };
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what delegato builds and tests with on Debian 12: the compiler
+# toolchain and libraries from Debian, the test oracle (LiteRT) from PyPI.
+# Safe to re-run: it installs only what is missing.
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+  cmake g++ clang make            # C++20 build; clang for the libFuzzer target
+  libclang-rt-14-dev              # libFuzzer + sanitizer runtimes for clang
+  libflatbuffers-dev flatbuffers-compiler   # the .tflite format (schema compiled by flatc)
+  libgtest-dev libgmock-dev       # unit tests
+  libbenchmark-dev                # micro-benchmarks
+  nlohmann-json3-dev              # accelerator target files (JSON)
+  python3 python3-pip             # conformance tests against LiteRT
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python: LiteRT is the oracle for conformance tests; numpy and pytest drive them.
+PY_PACKAGES=(ai-edge-litert numpy pytest)
+if ! python3 -c "import ai_edge_litert, numpy, pytest" 2>/dev/null; then
+  echo "installing Python packages: ${PY_PACKAGES[*]}"
+  python3 -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
+fi

@@ -1,0 +1,133 @@
+"""The CLI's contract with users: exit codes, clear errors on bad input
+(naming file, node, op, tensor), never a crash (a negative return code)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+
+def run(delegato_bin, *args, timeout=120):
+    proc = subprocess.run([delegato_bin, *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode >= 0, f"crashed with signal {-proc.returncode}: {proc.stderr}"
+    return proc
+
+
+def test_no_command_is_usage_error(delegato_bin):
+    proc = run(delegato_bin)
+    assert proc.returncode == 2
+    assert "usage" in proc.stderr
+
+
+def test_unknown_flag_lists_valid_flags(delegato_bin):
+    proc = run(delegato_bin, "run", "--grpah=x.tflite")
+    assert proc.returncode == 2
+    assert "unknown flag '--grpah=x.tflite'" in proc.stderr
+    assert "--graph" in proc.stderr
+
+
+def test_bad_flag_value(delegato_bin):
+    proc = run(delegato_bin, "run", "--num_threads=two")
+    assert proc.returncode == 2
+    assert "--num_threads" in proc.stderr
+
+
+def test_missing_model_file(delegato_bin, tmp_path):
+    missing = tmp_path / "nope.tflite"
+    proc = run(delegato_bin, "run", f"--graph={missing}")
+    assert proc.returncode == 1
+    assert str(missing) in proc.stderr
+
+
+def test_random_bytes_are_rejected(delegato_bin, tmp_path):
+    path = tmp_path / "random.tflite"
+    path.write_bytes(np.random.default_rng(1).integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    proc = run(delegato_bin, "inspect", str(path))
+    assert proc.returncode == 1
+    assert str(path) in proc.stderr
+
+
+def test_demo_model_runs(delegato_bin, tmp_path):
+    proc = run(delegato_bin, "run", "--output_dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    out = np.load(tmp_path / "output_0.npy")
+    assert out.dtype == np.uint8 and out.shape == (1, 10)
+    # Softmax probabilities in 1/256 steps sum to about 1.
+    assert abs(out.astype(np.int64).sum() - 256) <= 10
+
+
+def test_generate_then_inspect(delegato_bin, tmp_path):
+    path = tmp_path / "demo.tflite"
+    assert run(delegato_bin, "generate", "-o", str(path)).returncode == 0
+    proc = run(delegato_bin, "inspect", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "CONV_2D v1: 2" in proc.stdout
+    assert "arena:" in proc.stdout
+
+
+def test_truncated_real_model(delegato_bin, shared_models, tmp_path):
+    data = (shared_models / "mobilenet_v1_0.25_128_quant.tflite").read_bytes()
+    for cut in (3, 100, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"cut{cut}.tflite"
+        path.write_bytes(data[:cut])
+        proc = run(delegato_bin, "run", f"--graph={path}")
+        assert proc.returncode == 1, f"cut at {cut}: {proc.stdout}"
+        assert str(path) in proc.stderr
+
+
+def test_unknown_custom_op_names_node(delegato_bin, shared_models):
+    proc = run(delegato_bin, "run", f"--graph={shared_models / 'model_invoking_error.tflite'}")
+    assert proc.returncode == 1
+    assert "fake-op-double" in proc.stderr
+    assert "node 0" in proc.stderr
+
+
+def test_npy_with_wrong_dtype(delegato_bin, tmp_path):
+    path = tmp_path / "in.npy"
+    np.save(path, np.zeros((1, 32, 32, 3), np.float32))
+    proc = run(delegato_bin, "run", "--input", f"0={path}")
+    assert proc.returncode == 1
+    assert "FLOAT32" in proc.stderr and "UINT8" in proc.stderr
+
+
+def test_npy_with_wrong_shape(delegato_bin, tmp_path):
+    path = tmp_path / "in.npy"
+    np.save(path, np.zeros((1, 32, 3), np.uint8))
+    proc = run(delegato_bin, "run", "--input", f"input={path}")
+    assert proc.returncode == 1
+    assert "shape" in proc.stderr
+
+
+def test_corrupt_npy(delegato_bin, tmp_path):
+    path = tmp_path / "in.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00\xff\xff{'descr'")
+    proc = run(delegato_bin, "run", "--input", f"0={path}")
+    assert proc.returncode == 1
+    assert str(path) in proc.stderr
+
+
+def test_unknown_input_name(delegato_bin, tmp_path):
+    path = tmp_path / "in.npy"
+    np.save(path, np.zeros((1, 32, 32, 3), np.uint8))
+    proc = run(delegato_bin, "run", "--input", f"image={path}")
+    assert proc.returncode == 1
+    assert 'no such input' in proc.stderr and '"input"' in proc.stderr
+
+
+def test_npy_input_round_trips(delegato_bin, tmp_path):
+    x = np.random.default_rng(3).integers(0, 256, (1, 32, 32, 3), dtype=np.uint8)
+    np.save(tmp_path / "x.npy", x)
+    proc = run(delegato_bin, "run", "--input", f"0={tmp_path / 'x.npy'}", "--output_dir",
+               str(tmp_path / "o"), "--save_inputs")
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "input_0.npy"), x)
+
+
+def test_threads_do_not_change_results(delegato_bin, tmp_path):
+    outs = []
+    for threads in (1, 2):
+        d = tmp_path / f"t{threads}"
+        proc = run(delegato_bin, "run", "--seed=5", f"--num_threads={threads}", "--output_dir", str(d))
+        assert proc.returncode == 0, proc.stderr
+        outs.append(np.load(d / "output_0.npy"))
+    np.testing.assert_array_equal(outs[0], outs[1])

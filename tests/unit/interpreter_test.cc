@@ -1,0 +1,92 @@
+// Interpreter-level behaviour independent of any particular kernel: how
+// nodes without kernels, bad indices and API misuse are reported.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::OpModel;
+
+TEST(InterpreterTest, UnknownCustomOpNamesNodeAndCode) {
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {1, 4});
+  int out = m.AddOutput(DataType::kFloat32);
+  m.AddCustomOp("fake-op-double", {in}, {out}, {});
+  Status status = m.TryBuild();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("node 0"));
+  EXPECT_THAT(status.message(), HasSubstr("fake-op-double"));
+  EXPECT_THAT(status.message(), HasSubstr("not supported"));
+}
+
+TEST(InterpreterTest, UnimplementedBuiltinNamesOp) {
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {1, 4});
+  int out = m.AddOutput(DataType::kFloat32);
+  m.AddOp(BuiltinOp::kLshProjection, {in}, {out});
+  Status status = m.TryBuild();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("node 0 (LSH_PROJECTION)"));
+}
+
+TEST(InterpreterTest, RejectsBadThreadCount) {
+  OpModel m;
+  m.AddInput(DataType::kFloat32, {1});
+  Status status = m.TryBuild(0);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("num_threads"));
+}
+
+TEST(InterpreterTest, GraphWithoutNodesPassesInputThrough) {
+  // An output that is also an input: allocation and invoke succeed, data shared.
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {2});
+  m.model().subgraphs[0].outputs.push_back(in);
+  m.Build();
+  m.SetInput<float>(0, {1.5f, -2.0f});
+  m.Invoke();
+  EXPECT_EQ(m.GetOutput<float>(0), (std::vector<float>{1.5f, -2.0f}));
+}
+
+TEST(InterpreterTest, ResizeInputOutOfRangeFails) {
+  OpModel m;
+  m.AddInput(DataType::kFloat32, {2});
+  m.Build();
+  EXPECT_FALSE(m.interpreter().ResizeInput(3, {4}).ok());
+  EXPECT_FALSE(m.interpreter().ResizeInput(0, {-1}).ok());
+  ASSERT_TRUE(m.interpreter().ResizeInput(0, {5}).ok());
+  // Invoke after a resize needs a new AllocateTensors.
+  EXPECT_FALSE(m.interpreter().Invoke().ok());
+  ASSERT_TRUE(m.interpreter().AllocateTensors().ok());
+  EXPECT_EQ(m.interpreter().input(0).bytes, 20u);
+}
+
+TEST(InterpreterTest, HugeInputIsRejectedNotAllocated) {
+  OpModel m;
+  m.AddInput(DataType::kFloat32, {1 << 20, 1 << 20, 1 << 10});
+  Status status = m.TryBuild();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("too large"));
+}
+
+TEST(InterpreterTest, ArenaLimitIsEnforced) {
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {1024});
+  m.model().subgraphs[0].outputs.push_back(in);
+  Status status;
+  InterpreterOptions options;
+  options.max_arena_bytes = 1000;
+  auto interpreter = Interpreter::Create(
+      std::shared_ptr<const ModelDef>(&m.model(), [](const ModelDef*) {}), options, &status);
+  ASSERT_TRUE(status.ok()) << status.message();
+  status = interpreter->AllocateTensors();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("over the limit"));
+}
+
+}  // namespace
+}  // namespace delegato
