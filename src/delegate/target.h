@@ -1,0 +1,193 @@
+// Accelerator targets: data files (targets/*.json) that describe which nodes a
+// real NPU delegate and its driver accept, and the engine that evaluates them
+// per node with typed reasons.
+//
+// A target is a list of layers evaluated in order, like the software stack on
+// the device: the TFLite delegate first ("delegate"), then the vendor driver
+// or compiler ("driver"). A later layer only sees nodes every earlier layer
+// accepted, as NNAPI's getSupportedOperations only sees what the delegate
+// handed over. Each layer lists the ops it knows (with their highest version
+// and lowest feature level) and rules; every rule carries the public source it
+// comes from and a fix the user can apply.
+//
+// File format (all keys checked at load; unknown keys are errors):
+//
+//   {
+//     "id": "nnapi-1.3", "description": "...",
+//     "extends": "nnapi-1.2",           optional: start from that file (same folder),
+//                                       then override scalars and replace/append
+//                                       layers by name
+//     "feature_level": 30,              optional: what `feature_level` predicates read
+//     "partitioning": {...},            optional: max_delegated_partitions,
+//                                       min_nodes_per_partition, single_cut, source
+//     "cost": {...},                    optional: see CostModel
+//     "layers": [{
+//       "name": "delegate", "description": "...",
+//       "ops_not_listed": "reject" | "accept",
+//       "unsupported_op": {"message", "fix", "source"},   required when "reject"
+//       "op_version":    {"fix", "source"},               optional defaults for
+//       "feature_level": {"fix", "source"},               the op-entry gates
+//       "ops": [{"op": "CONV_2D" | ["RELU", "RELU6"], "max_version": 5,
+//                "min_feature_level": 29, "source": {...}, "rules": [rule...]}],
+//       "rules": [rule...]                                apply to every op (filter
+//                                                         with "ops"/"except_ops")
+//     }]
+//   }
+//
+//   rule:      {"id", "when"?, "require", "reason", "message", "fix", "source",
+//               "ops"?, "except_ops"?}
+//              The rule applies when `when` holds (absent: always); the node is
+//              refused with `reason` when `require` does not hold. `when` and
+//              `require` are a predicate or a list of predicates (all must hold).
+//   source:    {"url": "https://..." or "path": "repo/file", "says": "..."}
+//   reason:    a ReasonCode name from delegato/delegate.h (unsupported_input_type...)
+//
+//   predicate: {"all": [...]} | {"any": [...]} | {"not": {...}}
+//            | {"check": KIND, subject..., COMPARATOR: value}
+//     COMPARATOR is exactly one of eq, ne, lt, le, gt, ge, in, not_in.
+//     KIND and subject:
+//       dtype, rank, min_dim, max_dim, elements, per_axis, quantized,
+//       zero_point, constant, present          "tensor": SELECTOR
+//       dim                                     "tensor": SELECTOR, "axis": N (<0 from the end)
+//       same_dtype, same_quantization,
+//       same_shape                              "tensors": [SELECTOR, SELECTOR]
+//       param                                   "name": one of KnownParamNames()
+//       op_version, feature_level, accelerator_named, input_count, output_count
+//     SELECTOR: "input:N", "output:N", "inputs", "outputs", "tensors" (inputs and
+//       outputs), "activations" (non-constant inputs and outputs). A predicate on
+//       several tensors holds when it holds for each of them.
+//
+// Values that do not exist for a node (an absent optional input, a param the
+// op does not have, a dim beyond the rank) are "not applicable": such a
+// predicate neither triggers a rule's `when` nor violates its `require`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "delegato/delegate.h"
+#include "model/model.h"
+
+namespace delegato {
+
+struct TargetSource {
+  std::string url;   // public URL or repo path
+  std::string says;  // what that source states, in our words
+};
+
+// The condition language. Values compared are numbers, booleans or strings
+// (dtype names such as "int8", activation names such as "relu6").
+struct TargetValue {
+  enum class Kind { kNumber, kBool, kString } kind = Kind::kNumber;
+  double number = 0;
+  bool boolean = false;
+  std::string text;
+};
+
+struct TargetPredicate {
+  enum class Kind {
+    kAll, kAny, kNot,
+    kDtype, kRank, kDim, kMinDim, kMaxDim, kElements, kPerAxis, kQuantized, kZeroPoint,
+    kConstant, kPresent, kSameDtype, kSameQuantization, kSameShape, kParam, kOpVersion,
+    kFeatureLevel, kAcceleratorNamed, kInputCount, kOutputCount,
+  };
+  enum class Compare { kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn };
+
+  Kind kind = Kind::kAll;
+  std::vector<TargetPredicate> children;  // all / any / not
+  std::vector<std::string> tensors;       // selectors (one, or two for same_*)
+  int axis = 0;                           // dim
+  std::string param;                      // param
+  Compare compare = Compare::kEq;
+  std::vector<TargetValue> values;        // one value, or the list of in / not_in
+};
+
+struct TargetRule {
+  std::string id;
+  std::vector<TargetPredicate> when;     // all must hold for the rule to apply
+  std::vector<TargetPredicate> require;  // all must hold for the node to pass
+  ReasonCode reason = ReasonCode::kUnsupportedOperandValue;
+  std::string message;
+  std::string fix;
+  TargetSource source;
+  std::vector<std::string> ops, except_ops;  // layer-wide rules only
+};
+
+struct TargetOpEntry {
+  std::vector<std::string> ops;  // op names as ModelDef::OpName prints them
+  int max_version = 0;           // 0 = any version
+  int min_feature_level = 0;     // 0 = no gate
+  TargetSource source;
+  std::string fix;               // optional: overrides the layer's gate fixes
+  std::vector<TargetRule> rules;
+};
+
+struct TargetLayer {
+  std::string name;
+  std::string description;
+  bool reject_ops_not_listed = true;
+  TargetRule unsupported_op;  // message / fix / source for ops not listed
+  std::string op_version_fix, feature_level_fix;
+  std::vector<TargetOpEntry> ops;
+  std::vector<TargetRule> rules;
+};
+
+// A number of the cost model: either sourced or explicitly a placeholder.
+struct CostNumber {
+  double value = 0;
+  bool placeholder = false;
+  TargetSource source;  // empty when placeholder
+  std::string note;
+};
+
+struct CostModel {
+  bool present = false;
+  std::vector<std::pair<std::string, CostNumber>> ops_per_second;  // dtype class -> ops/s
+  std::optional<CostNumber> partition_sync_us;
+  std::optional<CostNumber> first_inference_compile_ms;
+};
+
+struct TargetPartitioning {
+  int max_delegated_partitions = 0;  // <= 0 = unlimited
+  int min_nodes_per_partition = 0;
+  bool single_cut = false;           // everything from the first refused node on runs on the CPU
+  TargetSource source;
+};
+
+struct Target {
+  std::string id;
+  std::string description;
+  std::string path;               // the file it was loaded from
+  std::optional<int> feature_level;
+  TargetPartitioning partitioning;
+  CostModel cost;
+  std::vector<TargetLayer> layers;
+};
+
+// Parameter names the `param` predicate accepts (op options and values derived
+// from them, e.g. filter_area = filter_w * filter_h, kernel_h from the filter).
+const std::vector<std::string>& KnownParamNames();
+
+// Loads and validates one target file. Throws delegato::Error naming the file,
+// the JSON path (e.g. layers[0].ops[3].rules[1].require[0].check) and the problem.
+Target LoadTargetFile(const std::string& path);
+// Parses target JSON text; `label` names it in errors; `base_dir` resolves "extends".
+Target ParseTarget(const std::string& json_text, const std::string& label,
+                   const std::string& base_dir);
+
+// `id_or_path`: an id looked up as <targets_dir>/<id>.json, else a file path.
+// Throws delegato::Error listing the available ids when neither exists.
+Target FindTarget(const std::string& id_or_path, const std::string& targets_dir);
+// Ids of the *.json files in targets_dir, sorted.
+std::vector<std::string> ListTargetIds(const std::string& targets_dir);
+
+// Evaluates node `node_index` of subgraph 0 against every layer in order.
+// `accelerator_name` is what the user named (e.g. --nnapi_accelerator_name);
+// empty = none, which the accelerator_named predicate reads.
+NodeSupport EvaluateNode(const Target& target, const ModelDef& model, int node_index,
+                         const std::string& accelerator_name);
+
+}  // namespace delegato

@@ -1,0 +1,230 @@
+// Data-movement kernels: concatenation / split (and so pack / unpack),
+// TFLite's uint8 requantizing concatenation, transpose, pad and strided slice.
+// They work on raw bytes with an element size wherever the arithmetic does
+// not depend on the type, so one function serves every dtype.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace delegato::reference {
+
+// Shapes are viewed as [outer, axis, inner]. Input i contributes
+// block_bytes[i] = dims_i[axis] * inner * element_size bytes per outer index.
+inline void ConcatenateBytes(int num_inputs, const uint8_t* const* inputs,
+                             const int64_t* block_bytes, int64_t outer, uint8_t* output) {
+  for (int64_t k = 0; k < outer; ++k) {
+    for (int i = 0; i < num_inputs; ++i) {
+      const size_t n = static_cast<size_t>(block_bytes[i]);
+      if (n != 0) std::memcpy(output, inputs[i] + k * block_bytes[i], n);
+      output += n;
+    }
+  }
+}
+
+// The inverse of ConcatenateBytes.
+inline void SplitBytes(const uint8_t* input, int64_t outer, int num_outputs,
+                       uint8_t* const* outputs, const int64_t* block_bytes) {
+  for (int64_t k = 0; k < outer; ++k) {
+    for (int i = 0; i < num_outputs; ++i) {
+      const size_t n = static_cast<size_t>(block_bytes[i]);
+      if (n != 0) std::memcpy(outputs[i] + k * block_bytes[i], input, n);
+      input += n;
+    }
+  }
+}
+
+// uint8 concatenation whose inputs may carry other quantization parameters
+// than the output (TFLite's ConcatenationWithScaling): single-precision
+// x * scale + bias, rounded half away from zero. Inputs with the output's
+// parameters are copied unchanged. block_elems as block_bytes above.
+inline void ConcatenateRequantizeUInt8(int num_inputs, const uint8_t* const* inputs,
+                                       const int64_t* block_elems, const float* input_scales,
+                                       const int32_t* input_zero_points, int64_t outer,
+                                       float output_scale, int32_t output_zero_point,
+                                       uint8_t* output) {
+  const float inverse_output_scale = 1.0f / output_scale;
+  for (int64_t k = 0; k < outer; ++k) {
+    for (int i = 0; i < num_inputs; ++i) {
+      const int64_t n = block_elems[i];
+      const uint8_t* in = inputs[i] + k * n;
+      if (input_zero_points[i] == output_zero_point && input_scales[i] == output_scale) {
+        if (n != 0) std::memcpy(output, in, static_cast<size_t>(n));
+      } else {
+        const float scale = input_scales[i] * inverse_output_scale;
+        const float bias = static_cast<float>(-input_zero_points[i]) * scale;
+        for (int64_t j = 0; j < n; ++j) {
+          const float scaled = static_cast<float>(in[j]) * scale;
+          const int32_t value =
+              static_cast<int32_t>(std::round(scaled + bias)) + output_zero_point;
+          output[j] = static_cast<uint8_t>(std::clamp<int32_t>(value, 0, 255));
+        }
+      }
+      output += n;
+    }
+  }
+}
+
+namespace detail {
+
+template <size_t kSize>
+struct Element {
+  uint8_t bytes[kSize];
+};
+
+// Calls fn with a trivially copyable type of exactly element_size bytes, so
+// the per-element copy compiles to a plain load/store.
+template <class Fn>
+void WithElementType(size_t element_size, Fn&& fn) {
+  switch (element_size) {
+    case 1: fn(uint8_t{}); break;
+    case 2: fn(uint16_t{}); break;
+    case 4: fn(uint32_t{}); break;
+    case 8: fn(uint64_t{}); break;
+    case 16: fn(Element<16>{}); break;
+    default: break;  // callers only pass sizes of supported types
+  }
+}
+
+}  // namespace detail
+
+constexpr int kMaxTransposeRank = 6;
+
+// output[i0..i(r-1)] = input[index with dims permuted]: output dim d is input
+// dim perm[d]. rank in [1, kMaxTransposeRank].
+inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
+                      const int32_t* perm, const uint8_t* input, uint8_t* output) {
+  int64_t input_strides[kMaxTransposeRank];
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    input_strides[d] = stride;
+    stride *= input_dims[d];
+  }
+  const int64_t total = stride;
+  if (total == 0) return;
+  int32_t out_dims[kMaxTransposeRank];
+  int64_t step[kMaxTransposeRank];  // input stride of each output dim
+  for (int d = 0; d < rank; ++d) {
+    out_dims[d] = input_dims[perm[d]];
+    step[d] = input_strides[perm[d]];
+  }
+  detail::WithElementType(element_size, [&](auto tag) {
+    using E = decltype(tag);
+    const E* in = reinterpret_cast<const E*>(input);
+    E* out = reinterpret_cast<E*>(output);
+    int32_t index[kMaxTransposeRank] = {};
+    int64_t in_offset = 0;
+    const int inner = rank - 1;
+    for (int64_t o = 0; o < total;) {
+      // The innermost output dim as a tight loop.
+      for (int32_t i = 0; i < out_dims[inner]; ++i) out[o++] = in[in_offset + i * step[inner]];
+      // Advance the outer index odometer.
+      int d = inner - 1;
+      for (; d >= 0; --d) {
+        in_offset += step[d];
+        if (++index[d] < out_dims[d]) break;
+        in_offset -= step[d] * out_dims[d];
+        index[d] = 0;
+      }
+      if (d < 0) break;
+    }
+  });
+}
+
+constexpr int kMaxPadRank = 5;
+
+// Pads a rank-`rank` tensor (rank <= kMaxPadRank); before/after are the
+// per-dim padding amounts (non-negative). pad_value points to one element.
+inline void Pad(size_t element_size, int rank, const int32_t* input_dims, const int32_t* before,
+                const int32_t* after, const uint8_t* input, const uint8_t* pad_value,
+                uint8_t* output) {
+  // Extend to kMaxPadRank with leading unit dims.
+  int32_t in_dims[kMaxPadRank], lo[kMaxPadRank], hi[kMaxPadRank], out_dims[kMaxPadRank];
+  const int lead = kMaxPadRank - rank;
+  for (int d = 0; d < kMaxPadRank; ++d) {
+    const bool real = d >= lead;
+    in_dims[d] = real ? input_dims[d - lead] : 1;
+    lo[d] = real ? before[d - lead] : 0;
+    hi[d] = real ? after[d - lead] : 0;
+    out_dims[d] = in_dims[d] + lo[d] + hi[d];
+  }
+  detail::WithElementType(element_size, [&](auto tag) {
+    using E = decltype(tag);
+    const E* in = reinterpret_cast<const E*>(input);
+    E* out = reinterpret_cast<E*>(output);
+    E value;
+    std::memcpy(&value, pad_value, sizeof(E));
+    for (int32_t a = 0; a < out_dims[0]; ++a) {
+      const bool a_in = a >= lo[0] && a < lo[0] + in_dims[0];
+      for (int32_t b = 0; b < out_dims[1]; ++b) {
+        const bool b_in = a_in && b >= lo[1] && b < lo[1] + in_dims[1];
+        for (int32_t c = 0; c < out_dims[2]; ++c) {
+          const bool c_in = b_in && c >= lo[2] && c < lo[2] + in_dims[2];
+          for (int32_t e = 0; e < out_dims[3]; ++e) {
+            const bool e_in = c_in && e >= lo[3] && e < lo[3] + in_dims[3];
+            if (!e_in) {
+              std::fill_n(out, out_dims[4], value);
+              out += out_dims[4];
+              continue;
+            }
+            const int64_t row =
+                (((static_cast<int64_t>(a - lo[0]) * in_dims[1] + (b - lo[1])) * in_dims[2] +
+                  (c - lo[2])) * in_dims[3] + (e - lo[3])) * in_dims[4];
+            out = std::fill_n(out, lo[4], value);
+            out = std::copy_n(in + row, in_dims[4], out);
+            out = std::fill_n(out, hi[4], value);
+          }
+        }
+      }
+    }
+  });
+}
+
+constexpr int kMaxStridedSliceRank = 5;
+
+// Resolved strided slice: for each dim, start, element count and stride
+// (counts come from the shape computation; start + i * stride stays in range).
+inline void StridedSlice(size_t element_size, int rank, const int32_t* input_dims,
+                         const int32_t* start, const int32_t* count, const int32_t* stride,
+                         const uint8_t* input, uint8_t* output) {
+  int32_t dims[kMaxStridedSliceRank], st[kMaxStridedSliceRank], cnt[kMaxStridedSliceRank],
+      step[kMaxStridedSliceRank];
+  const int lead = kMaxStridedSliceRank - rank;
+  for (int d = 0; d < kMaxStridedSliceRank; ++d) {
+    const bool real = d >= lead;
+    dims[d] = real ? input_dims[d - lead] : 1;
+    st[d] = real ? start[d - lead] : 0;
+    cnt[d] = real ? count[d - lead] : 1;
+    step[d] = real ? stride[d - lead] : 1;
+  }
+  int64_t strides[kMaxStridedSliceRank];
+  int64_t s = 1;
+  for (int d = kMaxStridedSliceRank - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= dims[d];
+  }
+  detail::WithElementType(element_size, [&](auto tag) {
+    using E = decltype(tag);
+    const E* in = reinterpret_cast<const E*>(input);
+    E* out = reinterpret_cast<E*>(output);
+    for (int32_t i0 = 0; i0 < cnt[0]; ++i0) {
+      const int64_t o0 = (st[0] + static_cast<int64_t>(i0) * step[0]) * strides[0];
+      for (int32_t i1 = 0; i1 < cnt[1]; ++i1) {
+        const int64_t o1 = o0 + (st[1] + static_cast<int64_t>(i1) * step[1]) * strides[1];
+        for (int32_t i2 = 0; i2 < cnt[2]; ++i2) {
+          const int64_t o2 = o1 + (st[2] + static_cast<int64_t>(i2) * step[2]) * strides[2];
+          for (int32_t i3 = 0; i3 < cnt[3]; ++i3) {
+            const int64_t o3 = o2 + (st[3] + static_cast<int64_t>(i3) * step[3]) * strides[3];
+            for (int32_t i4 = 0; i4 < cnt[4]; ++i4)
+              *out++ = in[o3 + st[4] + static_cast<int64_t>(i4) * step[4]];
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace delegato::reference

@@ -1,0 +1,768 @@
+// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: checks, output shapes and
+// requantization constants in Prepare; the reference kernels in Eval.
+//
+// Supported: float32; uint8 with per-tensor asymmetric weights (the legacy
+// scheme); int8 activations with int8 weights quantized per tensor or per
+// output channel. Hybrid (float activations, quantized weights), int16
+// activations and shuffled FC weights are rejected in Prepare.
+//
+// Multipliers are computed exactly as TFLite's Prepare does, which differs by
+// path: legacy uint8 convolutions use double(float(in_s * w_s)) / out_s,
+// int8 convolutions double(in_s) * double(w_s[c]) / double(out_s), both
+// turned into a Q31 multiplier and shift; FULLY_CONNECTED keeps
+// double(in_s) * double(w_s) / double(out_s) as a double and its reference
+// kernel rescales in floating point.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "kernels/quantization.h"
+#include "kernels/reference/conv.h"
+#include "kernels/reference/depthwise_conv.h"
+#include "kernels/reference/fully_connected.h"
+#include "ops/kernel.h"
+
+namespace delegato {
+namespace {
+
+// ------------------------------------------------------------------ helpers
+
+template <class P>
+const P& ParamsOf(KernelContext& ctx, const Node& node, const char* options_name) {
+  const P* params = std::get_if<P>(&node.def->params);
+  if (params == nullptr) ctx.Fail(node, "missing ", options_name);
+  return *params;
+}
+
+// Runs fn(begin, end) over [0, n) on the pool. The std::function the pool
+// takes wraps a single pointer, so no allocation happens in Eval.
+template <class Fn>
+void ParallelRange(const KernelContext& ctx, int64_t n, const Fn& fn) {
+  const Fn* f = &fn;
+  ctx.pool().ParallelFor(n, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
+}
+
+const char* ActivationName(Activation a) {
+  switch (a) {
+    case Activation::kNone: return "NONE";
+    case Activation::kRelu: return "RELU";
+    case Activation::kReluN1To1: return "RELU_N1_TO_1";
+    case Activation::kRelu6: return "RELU6";
+    case Activation::kTanh: return "TANH";
+    case Activation::kSignBit: return "SIGN_BIT";
+  }
+  return "UNKNOWN";
+}
+
+bool IsQuantizedType(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+// Checks a constant tensor's buffer holds exactly its elements.
+void CheckConstantSize(KernelContext& ctx, const Node& node, const Tensor& t, const char* role) {
+  if (!t.is_constant()) return;
+  const size_t expected = TensorByteSize(t.type, t.dims);
+  DLG_NODE_CHECK(ctx, node, t.bytes == expected, role, " tensor \"", t.name, "\" has ", t.bytes,
+                 " bytes of data, its shape needs ", expected);
+}
+
+// An activation tensor's per-tensor scale and zero point, checked: a positive
+// finite scale and a zero point inside the type's range.
+struct TensorQuant {
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+};
+
+TensorQuant ActivationQuant(KernelContext& ctx, const Node& node, const Tensor& t,
+                            const char* role) {
+  const Quantization& q = *t.quantization;
+  DLG_NODE_CHECK(ctx, node, !q.scale.empty(), role, " tensor \"", t.name, "\" (",
+                 DataTypeName(t.type), ") has no quantization parameters");
+  DLG_NODE_CHECK(ctx, node, q.scale.size() == 1, role, " tensor \"", t.name,
+                 "\" must be quantized per tensor, has ", q.scale.size(), " scales");
+  const float scale = q.scale[0];
+  DLG_NODE_CHECK(ctx, node, std::isfinite(scale) && scale > 0.0f, role, " tensor \"", t.name,
+                 "\" has invalid scale ", scale);
+  const int64_t zp = q.zero_point.empty() ? 0 : q.zero_point[0];
+  const int64_t lo = t.type == DataType::kUInt8 ? 0 : -128;
+  const int64_t hi = t.type == DataType::kUInt8 ? 255 : 127;
+  DLG_NODE_CHECK(ctx, node, zp >= lo && zp <= hi, role, " tensor \"", t.name, "\" has zero point ",
+                 zp, " outside the ", DataTypeName(t.type), " range");
+  return TensorQuant{scale, static_cast<int32_t>(zp)};
+}
+
+// Weight quantization: per-tensor (one scale) or per-axis (one scale per
+// output channel along `quantized_dimension`, int8 only).
+struct WeightQuant {
+  std::vector<float> scales;  // 1 or `channels` entries
+  int32_t zero_point = 0;     // first zero point (per-tensor offset)
+  bool per_channel = false;
+};
+
+WeightQuant FilterQuant(KernelContext& ctx, const Node& node, const Tensor& filter,
+                        int32_t channels, bool require_zero_zero_points) {
+  const Quantization& q = *filter.quantization;
+  const char* name = filter.name.c_str();
+  DLG_NODE_CHECK(ctx, node, !q.scale.empty(), "filter tensor \"", name, "\" (",
+                 DataTypeName(filter.type), ") has no quantization parameters");
+  WeightQuant w;
+  w.per_channel = q.scale.size() > 1;
+  if (w.per_channel) {
+    DLG_NODE_CHECK(ctx, node, filter.type == DataType::kInt8, "filter tensor \"", name,
+                   "\" is quantized per axis but has type ", DataTypeName(filter.type),
+                   "; per-axis weights must be INT8");
+    DLG_NODE_CHECK(ctx, node, static_cast<int64_t>(q.scale.size()) == channels,
+                   "filter tensor \"", name, "\" has ", q.scale.size(),
+                   " per-axis scales, expected one per output channel (", channels, ")");
+    const int32_t axis = q.quantized_dimension;
+    DLG_NODE_CHECK(ctx, node, axis >= 0 && axis < filter.rank() && filter.dim(axis) == channels,
+                   "filter tensor \"", name, "\" quantized_dimension ", axis,
+                   " does not index the output-channel dimension of size ", channels);
+  }
+  for (float s : q.scale)
+    DLG_NODE_CHECK(ctx, node, std::isfinite(s) && s >= 0.0f, "filter tensor \"", name,
+                   "\" has invalid scale ", s);
+  w.scales = q.scale;
+  const int64_t zp = q.zero_point.empty() ? 0 : q.zero_point[0];
+  if (require_zero_zero_points) {
+    for (int64_t z : q.zero_point)
+      DLG_NODE_CHECK(ctx, node, z == 0, "filter tensor \"", name,
+                     "\" must have zero points of 0 (symmetric ", DataTypeName(filter.type),
+                     " weights), has ", z);
+  }
+  const int64_t lo = filter.type == DataType::kUInt8 ? 0 : -128;
+  const int64_t hi = filter.type == DataType::kUInt8 ? 255 : 127;
+  DLG_NODE_CHECK(ctx, node, zp >= lo && zp <= hi, "filter tensor \"", name, "\" has zero point ",
+                 zp, " outside the ", DataTypeName(filter.type), " range");
+  w.zero_point = static_cast<int32_t>(zp);
+  return w;
+}
+
+float BiasScale(const Tensor* bias) {
+  return bias == nullptr || bias->quantization->scale.empty() ? 0.0f
+                                                              : bias->quantization->scale[0];
+}
+
+// TFLite's GetQuantizedConvolutionMultipler checks for per-tensor weights:
+// the bias scale must be close to in_s * w_s relative to the output scale.
+void CheckLegacyBiasScale(KernelContext& ctx, const Node& node, const Tensor* bias,
+                          float input_scale, float filter_scale, float output_scale) {
+  DLG_NODE_CHECK(ctx, node, input_scale * filter_scale >= 0.0f,
+                 "input scale * filter scale is negative");
+  if (bias == nullptr) return;
+  const double product = static_cast<double>(input_scale) * static_cast<double>(filter_scale);
+  const double diff = std::abs(product - static_cast<double>(BiasScale(bias)));
+  DLG_NODE_CHECK(ctx, node, diff / static_cast<double>(output_scale) <= 0.02, "bias tensor \"",
+                 bias->name, "\" scale ", BiasScale(bias),
+                 " does not match input scale * filter scale (", product, ")");
+}
+
+// Per-channel Q31 multipliers and shifts for a convolution's requantization.
+void ComputeConvMultipliers(KernelContext& ctx, const Node& node, DataType type,
+                            const TensorQuant& in, const WeightQuant& w, const TensorQuant& out,
+                            int32_t channels, std::vector<int32_t>* multipliers,
+                            std::vector<int32_t>* shifts) {
+  multipliers->assign(channels, 0);
+  shifts->assign(channels, 0);
+  for (int32_t c = 0; c < channels; ++c) {
+    const float filter_scale = w.per_channel ? w.scales[c] : w.scales[0];
+    double real;
+    if (type == DataType::kUInt8) {
+      // Float product first, as TFLite's legacy helper does.
+      real = static_cast<double>(in.scale * filter_scale) / static_cast<double>(out.scale);
+    } else {
+      real = static_cast<double>(in.scale) * static_cast<double>(filter_scale) /
+             static_cast<double>(out.scale);
+    }
+    int32_t multiplier = 0;
+    int shift = 0;
+    quant::QuantizeMultiplier(real, &multiplier, &shift);
+    DLG_NODE_CHECK(ctx, node, shift <= 31, "effective output scale ", real,
+                   " of channel ", c, " is too large to requantize");
+    (*multipliers)[c] = multiplier;
+    (*shifts)[c] = shift;
+  }
+}
+
+struct ActivationRange {
+  float float_min = 0, float_max = 0;
+  int32_t quant_min = 0, quant_max = 0;
+};
+
+ActivationRange ComputeActivationRange(KernelContext& ctx, const Node& node, Activation act,
+                                       DataType type, const TensorQuant& out) {
+  ActivationRange r;
+  bool ok;
+  if (type == DataType::kFloat32) {
+    ok = quant::ActivationRangeFloat(act, &r.float_min, &r.float_max);
+  } else {
+    // 6 / scale must fit in int32 for the clamp bounds to exist.
+    DLG_NODE_CHECK(ctx, node, act == Activation::kNone || 6.0f / out.scale < 2.0e9f,
+                   "output scale ", out.scale, " is too small for fused activation ",
+                   ActivationName(act));
+    ok = type == DataType::kUInt8
+             ? quant::ActivationRangeQuantized<uint8_t>(act, out.scale, out.zero_point,
+                                                        &r.quant_min, &r.quant_max)
+             : quant::ActivationRangeQuantized<int8_t>(act, out.scale, out.zero_point,
+                                                       &r.quant_min, &r.quant_max);
+  }
+  DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(act), " is not supported");
+  return r;
+}
+
+// Input/filter/output types of a convolution-like op: all float32, all uint8
+// or all int8. Names every tensor type otherwise.
+DataType CheckConvTypes(KernelContext& ctx, const Node& node, const Tensor& input,
+                        const Tensor& filter, const Tensor& output) {
+  const DataType t = input.type;
+  const bool supported = t == DataType::kFloat32 || IsQuantizedType(t);
+  const bool hybrid = t == DataType::kFloat32 && IsQuantizedType(filter.type);
+  DLG_NODE_CHECK(ctx, node, !hybrid, "hybrid ", DataTypeName(t), " input with ",
+                 DataTypeName(filter.type), " filter \"", filter.name, "\" is not supported");
+  DLG_NODE_CHECK(ctx, node, supported && filter.type == t && output.type == t,
+                 "unsupported types: input \"", input.name, "\" ", DataTypeName(t), ", filter \"",
+                 filter.name, "\" ", DataTypeName(filter.type), ", output \"", output.name, "\" ",
+                 DataTypeName(output.type), " (supported: all FLOAT32, all UINT8, all INT8)");
+  return t;
+}
+
+void CheckBias(KernelContext& ctx, const Node& node, const Tensor* bias, DataType type,
+               int32_t channels) {
+  if (bias == nullptr) return;
+  const DataType expected = type == DataType::kFloat32 ? DataType::kFloat32 : DataType::kInt32;
+  DLG_NODE_CHECK(ctx, node, bias->type == expected, "bias tensor \"", bias->name, "\" has type ",
+                 DataTypeName(bias->type), ", expected ", DataTypeName(expected), " for ",
+                 DataTypeName(type), " input");
+  DLG_NODE_CHECK(ctx, node, bias->NumElements() == channels, "bias tensor \"", bias->name,
+                 "\" has ", bias->NumElements(), " elements, expected ", channels);
+  if (type != DataType::kFloat32) {
+    const auto& zps = bias->quantization->zero_point;
+    DLG_NODE_CHECK(ctx, node, zps.empty() || zps[0] == 0, "bias tensor \"", bias->name,
+                   "\" must have zero point 0");
+  }
+  CheckConstantSize(ctx, node, *bias, "bias");
+}
+
+void CheckRank(KernelContext& ctx, const Node& node, const Tensor& t, const char* role,
+               int rank) {
+  DLG_NODE_CHECK(ctx, node, t.rank() == rank, role, " tensor \"", t.name, "\" must have rank ",
+                 rank, ", has rank ", t.rank());
+}
+
+// Shared state of the three ops: requantization constants and the filter in
+// the layout the kernels read (packed once here when constant, otherwise into
+// scratch at every Eval).
+struct QuantState {
+  int32_t input_offset = 0, output_offset = 0, filter_offset = 0;
+  ActivationRange act;
+  std::vector<int32_t> multipliers, shifts;
+  std::vector<double> output_scales;  // FULLY_CONNECTED
+};
+
+// ------------------------------------------------------------------ CONV_2D
+
+struct ConvData {
+  DataType type = DataType::kFloat32;
+  reference::ConvGeometry geometry;
+  QuantState q;
+  bool filter_packed = false;
+  std::vector<float> packed_float;
+  std::vector<int16_t> packed_quant;
+};
+
+template <class T>
+void PackConvFilterInto(const ConvData& d, const Tensor& filter, void* dst) {
+  if constexpr (std::is_same_v<T, float>) {
+    reference::PackConvFilter(d.geometry, filter.data_as<float>(), 0, static_cast<float*>(dst));
+  } else {
+    reference::PackConvFilter(d.geometry, filter.data_as<T>(), d.q.filter_offset,
+                              static_cast<int16_t*>(dst));
+  }
+}
+
+void PackConv(ConvData& d, const Tensor& filter) {
+  switch (d.type) {
+    case DataType::kFloat32:
+      d.packed_float.resize(d.geometry.packed_filter_elements());
+      PackConvFilterInto<float>(d, filter, d.packed_float.data());
+      break;
+    case DataType::kUInt8:
+      d.packed_quant.resize(d.geometry.packed_filter_elements());
+      PackConvFilterInto<uint8_t>(d, filter, d.packed_quant.data());
+      break;
+    default:
+      d.packed_quant.resize(d.geometry.packed_filter_elements());
+      PackConvFilterInto<int8_t>(d, filter, d.packed_quant.data());
+      break;
+  }
+  d.filter_packed = true;
+}
+
+}  // namespace
+
+void PrepareConv2D(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 2, 3);
+  ctx.CheckOutputCount(node, 1);
+  const auto& params = ParamsOf<Conv2DParams>(ctx, node, "Conv2DOptions");
+  const Tensor& input = ctx.input(node, 0);
+  const Tensor& filter = ctx.input(node, 1);
+  const Tensor* bias = ctx.optional_input(node, 2);
+  const Tensor& output = ctx.output(node, 0);
+
+  CheckRank(ctx, node, input, "input", 4);
+  CheckRank(ctx, node, filter, "filter", 4);
+  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  CheckConstantSize(ctx, node, filter, "filter");
+
+  auto d = std::make_shared<ConvData>();
+  d->type = type;
+  reference::ConvGeometry& g = d->geometry;
+  g.batches = input.dim(0);
+  g.input_height = input.dim(1);
+  g.input_width = input.dim(2);
+  g.input_depth = input.dim(3);
+  g.output_depth = filter.dim(0);
+  g.filter_height = filter.dim(1);
+  g.filter_width = filter.dim(2);
+  g.filter_depth = filter.dim(3);
+  DLG_NODE_CHECK(ctx, node, g.filter_depth > 0, "filter tensor \"", filter.name,
+                 "\" has no input channels");
+  DLG_NODE_CHECK(ctx, node, g.input_depth % g.filter_depth == 0, "input tensor \"", input.name,
+                 "\" has ", g.input_depth, " channels, not a multiple of the filter's ",
+                 g.filter_depth, " input channels");
+  DLG_NODE_CHECK(ctx, node, g.input_depth > 0, "input tensor \"", input.name,
+                 "\" has no channels");
+  DLG_NODE_CHECK(ctx, node, g.output_depth % g.groups() == 0, "filter tensor \"", filter.name,
+                 "\" has ", g.output_depth, " output channels, not a multiple of the ",
+                 g.groups(), " groups");
+  DLG_NODE_CHECK(ctx, node, params.stride_h > 0 && params.stride_w > 0, "stride ",
+                 params.stride_h, "x", params.stride_w, " must be positive");
+  DLG_NODE_CHECK(ctx, node, params.dilation_h > 0 && params.dilation_w > 0, "dilation ",
+                 params.dilation_h, "x", params.dilation_w, " must be positive");
+  g.stride_height = params.stride_h;
+  g.stride_width = params.stride_w;
+  g.dilation_height = params.dilation_h;
+  g.dilation_width = params.dilation_w;
+  const reference::Window2D window = reference::ComputeWindow2D(
+      params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
+      g.input_height, g.input_width, g.filter_height, g.filter_width);
+  g.output_height = window.out_height;
+  g.output_width = window.out_width;
+  g.pad_height = window.pad_height;
+  g.pad_width = window.pad_width;
+  CheckBias(ctx, node, bias, type, g.output_depth);
+
+  TensorQuant out_q;
+  if (type != DataType::kFloat32) {
+    const TensorQuant in_q = ActivationQuant(ctx, node, input, "input");
+    out_q = ActivationQuant(ctx, node, output, "output");
+    const WeightQuant w = FilterQuant(ctx, node, filter, g.output_depth,
+                                      /*require_zero_zero_points=*/type == DataType::kInt8);
+    if (type == DataType::kUInt8)
+      CheckLegacyBiasScale(ctx, node, bias, in_q.scale, w.scales[0], out_q.scale);
+    ComputeConvMultipliers(ctx, node, type, in_q, w, out_q, g.output_depth, &d->q.multipliers,
+                           &d->q.shifts);
+    d->q.input_offset = -in_q.zero_point;
+    d->q.output_offset = out_q.zero_point;
+    d->q.filter_offset = -w.zero_point;
+  }
+  d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
+
+  ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+  if (filter.is_constant()) {
+    PackConv(*d, filter);
+  } else {
+    node.scratch_bytes = g.packed_filter_elements() *
+                         (type == DataType::kFloat32 ? sizeof(float) : sizeof(int16_t));
+  }
+  node.op_data = std::move(d);
+}
+
+void EvalConv2D(KernelContext& ctx, const Node& node) {
+  const ConvData& d = *node.data<ConvData>();
+  const reference::ConvGeometry& g = d.geometry;
+  const Tensor& input = ctx.in(node, 0);
+  const Tensor& filter = ctx.in(node, 1);
+  const Tensor* bias =
+      node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
+  Tensor& output = ctx.out(node, 0);
+
+  if (d.type == DataType::kFloat32) {
+    const float* packed = d.packed_float.data();
+    if (!d.filter_packed) {
+      PackConvFilterInto<float>(d, filter, node.scratch);
+      packed = reinterpret_cast<const float*>(node.scratch);
+    }
+    const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::ConvFloat(g, in, packed, b, d.q.act.float_min, d.q.act.float_max, out, begin,
+                           end);
+    });
+    return;
+  }
+
+  const int16_t* packed = d.packed_quant.data();
+  if (!d.filter_packed) {
+    if (d.type == DataType::kUInt8)
+      PackConvFilterInto<uint8_t>(d, filter, node.scratch);
+    else
+      PackConvFilterInto<int8_t>(d, filter, node.scratch);
+    packed = reinterpret_cast<const int16_t*>(node.scratch);
+  }
+  reference::ConvQuantParams q;
+  q.input_offset = d.q.input_offset;
+  q.output_offset = d.q.output_offset;
+  q.act_min = d.q.act.quant_min;
+  q.act_max = d.q.act.quant_max;
+  q.multiplier = d.q.multipliers.data();
+  q.shift = d.q.shifts.data();
+  const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+  if (d.type == DataType::kUInt8) {
+    const uint8_t* in = input.data_as<uint8_t>();
+    uint8_t* out = output.data_as<uint8_t>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::ConvQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  } else {
+    const int8_t* in = input.data_as<int8_t>();
+    int8_t* out = output.data_as<int8_t>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::ConvQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  }
+}
+
+// -------------------------------------------------------- DEPTHWISE_CONV_2D
+
+namespace {
+
+struct DepthwiseData {
+  DataType type = DataType::kFloat32;
+  reference::DepthwiseGeometry geometry;
+  QuantState q;
+  bool filter_packed = false;  // float filters are read in place
+  std::vector<int16_t> packed_quant;
+};
+
+void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
+  if (d.type == DataType::kUInt8)
+    reference::PackDepthwiseFilter(d.geometry, filter.data_as<uint8_t>(), d.q.filter_offset, dst);
+  else
+    reference::PackDepthwiseFilter(d.geometry, filter.data_as<int8_t>(), d.q.filter_offset, dst);
+}
+
+}  // namespace
+
+void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 2, 3);
+  ctx.CheckOutputCount(node, 1);
+  const auto& params = ParamsOf<DepthwiseConv2DParams>(ctx, node, "DepthwiseConv2DOptions");
+  const Tensor& input = ctx.input(node, 0);
+  const Tensor& filter = ctx.input(node, 1);
+  const Tensor* bias = ctx.optional_input(node, 2);
+  const Tensor& output = ctx.output(node, 0);
+
+  CheckRank(ctx, node, input, "input", 4);
+  CheckRank(ctx, node, filter, "filter", 4);
+  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  CheckConstantSize(ctx, node, filter, "filter");
+  DLG_NODE_CHECK(ctx, node, filter.dim(0) == 1, "filter tensor \"", filter.name,
+                 "\" must have shape [1, height, width, channels], dim 0 is ", filter.dim(0));
+
+  auto d = std::make_shared<DepthwiseData>();
+  d->type = type;
+  reference::DepthwiseGeometry& g = d->geometry;
+  g.batches = input.dim(0);
+  g.input_height = input.dim(1);
+  g.input_width = input.dim(2);
+  g.input_depth = input.dim(3);
+  g.filter_height = filter.dim(1);
+  g.filter_width = filter.dim(2);
+  g.output_depth = filter.dim(3);
+  DLG_NODE_CHECK(ctx, node, g.input_depth > 0, "input tensor \"", input.name,
+                 "\" has no channels");
+  DLG_NODE_CHECK(ctx, node, g.output_depth % g.input_depth == 0, "filter tensor \"",
+                 filter.name, "\" has ", g.output_depth,
+                 " channels, not a multiple of the input's ", g.input_depth, " channels");
+  // The shapes define the multiplier; the option is informational (as in TFLite).
+  g.depth_multiplier = g.output_depth / g.input_depth;
+  DLG_NODE_CHECK(ctx, node, params.stride_h > 0 && params.stride_w > 0, "stride ",
+                 params.stride_h, "x", params.stride_w, " must be positive");
+  DLG_NODE_CHECK(ctx, node, params.dilation_h > 0 && params.dilation_w > 0, "dilation ",
+                 params.dilation_h, "x", params.dilation_w, " must be positive");
+  g.stride_height = params.stride_h;
+  g.stride_width = params.stride_w;
+  g.dilation_height = params.dilation_h;
+  g.dilation_width = params.dilation_w;
+  const reference::Window2D window = reference::ComputeWindow2D(
+      params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
+      g.input_height, g.input_width, g.filter_height, g.filter_width);
+  g.output_height = window.out_height;
+  g.output_width = window.out_width;
+  g.pad_height = window.pad_height;
+  g.pad_width = window.pad_width;
+  if (bias != nullptr)
+    DLG_NODE_CHECK(ctx, node, bias->rank() == 1, "bias tensor \"", bias->name,
+                   "\" must have rank 1, has rank ", bias->rank());
+  CheckBias(ctx, node, bias, type, g.output_depth);
+
+  TensorQuant out_q;
+  if (type != DataType::kFloat32) {
+    const TensorQuant in_q = ActivationQuant(ctx, node, input, "input");
+    out_q = ActivationQuant(ctx, node, output, "output");
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/false);
+    if (type == DataType::kUInt8)
+      CheckLegacyBiasScale(ctx, node, bias, in_q.scale, w.scales[0], out_q.scale);
+    ComputeConvMultipliers(ctx, node, type, in_q, w, out_q, g.output_depth, &d->q.multipliers,
+                           &d->q.shifts);
+    d->q.input_offset = -in_q.zero_point;
+    d->q.output_offset = out_q.zero_point;
+    // The int8 kernel treats weights as symmetric and ignores their zero point.
+    d->q.filter_offset = type == DataType::kUInt8 ? -w.zero_point : 0;
+  }
+  d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
+
+  ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+  if (type != DataType::kFloat32) {
+    if (filter.is_constant()) {
+      d->packed_quant.resize(g.filter_elements());
+      PackDepthwiseInto(*d, filter, d->packed_quant.data());
+      d->filter_packed = true;
+    } else {
+      node.scratch_bytes = g.filter_elements() * sizeof(int16_t);
+    }
+  }
+  node.op_data = std::move(d);
+}
+
+void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
+  const DepthwiseData& d = *node.data<DepthwiseData>();
+  const reference::DepthwiseGeometry& g = d.geometry;
+  const Tensor& input = ctx.in(node, 0);
+  const Tensor& filter = ctx.in(node, 1);
+  const Tensor* bias =
+      node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
+  Tensor& output = ctx.out(node, 0);
+
+  if (d.type == DataType::kFloat32) {
+    const float* in = input.data_as<float>();
+    const float* f = filter.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::DepthwiseConvFloat(g, in, f, b, d.q.act.float_min, d.q.act.float_max, out,
+                                    begin, end);
+    });
+    return;
+  }
+
+  const int16_t* packed = d.packed_quant.data();
+  if (!d.filter_packed) {
+    PackDepthwiseInto(d, filter, reinterpret_cast<int16_t*>(node.scratch));
+    packed = reinterpret_cast<const int16_t*>(node.scratch);
+  }
+  reference::ConvQuantParams q;
+  q.input_offset = d.q.input_offset;
+  q.output_offset = d.q.output_offset;
+  q.act_min = d.q.act.quant_min;
+  q.act_max = d.q.act.quant_max;
+  q.multiplier = d.q.multipliers.data();
+  q.shift = d.q.shifts.data();
+  const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+  if (d.type == DataType::kUInt8) {
+    const uint8_t* in = input.data_as<uint8_t>();
+    uint8_t* out = output.data_as<uint8_t>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::DepthwiseConvQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  } else {
+    const int8_t* in = input.data_as<int8_t>();
+    int8_t* out = output.data_as<int8_t>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::DepthwiseConvQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  }
+}
+
+// ---------------------------------------------------------- FULLY_CONNECTED
+
+namespace {
+
+struct FullyConnectedData {
+  DataType type = DataType::kFloat32;
+  reference::FullyConnectedGeometry geometry;
+  QuantState q;
+  bool weights_packed = false;
+  std::vector<float> packed_float;
+  std::vector<int16_t> packed_quant;
+};
+
+void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, void* dst) {
+  switch (d.type) {
+    case DataType::kFloat32:
+      reference::PackFullyConnectedWeights(d.geometry, weights.data_as<float>(), 0,
+                                           static_cast<float*>(dst));
+      break;
+    case DataType::kUInt8:
+      reference::PackFullyConnectedWeights(d.geometry, weights.data_as<uint8_t>(),
+                                           d.q.filter_offset, static_cast<int16_t*>(dst));
+      break;
+    default:
+      reference::PackFullyConnectedWeights(d.geometry, weights.data_as<int8_t>(),
+                                           d.q.filter_offset, static_cast<int16_t*>(dst));
+      break;
+  }
+}
+
+}  // namespace
+
+void PrepareFullyConnected(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 2, 3);
+  const auto& params = ParamsOf<FullyConnectedParams>(ctx, node, "FullyConnectedOptions");
+  DLG_NODE_CHECK(ctx, node, params.weights_format == 0, "weights_format ",
+                 static_cast<int>(params.weights_format),
+                 " (SHUFFLED4x16INT8) is not supported; only DEFAULT weights are");
+  ctx.CheckOutputCount(node, 1);
+  const Tensor& input = ctx.input(node, 0);
+  const Tensor& weights = ctx.input(node, 1);
+  const Tensor* bias = ctx.optional_input(node, 2);
+  const Tensor& output = ctx.output(node, 0);
+
+  const DataType type = CheckConvTypes(ctx, node, input, weights, output);
+  const Activation act = params.activation;
+  DLG_NODE_CHECK(ctx, node,
+                 act == Activation::kNone || act == Activation::kRelu ||
+                     act == Activation::kReluN1To1 || act == Activation::kRelu6,
+                 "fused activation ", ActivationName(act), " is not supported");
+  CheckRank(ctx, node, weights, "weights", 2);
+  CheckConstantSize(ctx, node, weights, "weights");
+  DLG_NODE_CHECK(ctx, node, input.rank() >= 1, "input tensor \"", input.name,
+                 "\" must have rank >= 1");
+
+  auto d = std::make_shared<FullyConnectedData>();
+  d->type = type;
+  reference::FullyConnectedGeometry& g = d->geometry;
+  g.output_depth = weights.dim(0);
+  g.accum_depth = weights.dim(1);
+  const int64_t input_size = input.NumElements();
+  int64_t batches = 0;
+  if (g.accum_depth == 0) {
+    // No inputs per output: every output is its bias.
+    batches = 1;
+    for (int i = 0; i + 1 < input.rank(); ++i) batches *= input.dim(i);
+  } else {
+    DLG_NODE_CHECK(ctx, node, input_size % g.accum_depth == 0, "input tensor \"", input.name,
+                   "\" has ", input_size, " elements, not a multiple of the weights' depth ",
+                   g.accum_depth);
+    batches = input_size / g.accum_depth;
+  }
+  DLG_NODE_CHECK(ctx, node, batches <= std::numeric_limits<int32_t>::max(), "batch count ",
+                 batches, " is too large");
+  g.batches = static_cast<int32_t>(batches);
+  CheckBias(ctx, node, bias, type, g.output_depth);
+
+  std::vector<int32_t> out_dims;
+  if (params.keep_num_dims) {
+    DLG_NODE_CHECK(ctx, node, input.dim(input.rank() - 1) == g.accum_depth,
+                   "keep_num_dims needs the input's last dimension (",
+                   input.dim(input.rank() - 1), ") to equal the weights' depth (", g.accum_depth,
+                   ")");
+    out_dims = input.dims;
+    out_dims.back() = g.output_depth;
+  } else {
+    out_dims = {g.batches, g.output_depth};
+  }
+
+  TensorQuant out_q;
+  if (type != DataType::kFloat32) {
+    const TensorQuant in_q = ActivationQuant(ctx, node, input, "input");
+    out_q = ActivationQuant(ctx, node, output, "output");
+    const WeightQuant w =
+        FilterQuant(ctx, node, weights, g.output_depth, /*require_zero_zero_points=*/false);
+    if (!w.per_channel)
+      CheckLegacyBiasScale(ctx, node, bias, in_q.scale, w.scales[0], out_q.scale);
+    d->q.output_scales.resize(g.output_depth);
+    for (int32_t c = 0; c < g.output_depth; ++c) {
+      const float filter_scale = w.per_channel ? w.scales[c] : w.scales[0];
+      d->q.output_scales[c] = static_cast<double>(in_q.scale) *
+                              static_cast<double>(filter_scale) /
+                              static_cast<double>(out_q.scale);
+    }
+    d->q.input_offset = -in_q.zero_point;
+    d->q.output_offset = out_q.zero_point;
+    // Per-channel weights are symmetric by definition; the per-tensor zero
+    // point is still applied, as TFLite does for compatibility.
+    d->q.filter_offset = w.per_channel ? 0 : -w.zero_point;
+  }
+  d->q.act = ComputeActivationRange(ctx, node, act, type, out_q);
+
+  ctx.SetOutputDims(node, 0, std::move(out_dims));
+  const size_t element_size = type == DataType::kFloat32 ? sizeof(float) : sizeof(int16_t);
+  if (weights.is_constant()) {
+    if (type == DataType::kFloat32) {
+      d->packed_float.resize(g.weight_elements());
+      PackFullyConnectedInto(*d, weights, d->packed_float.data());
+    } else {
+      d->packed_quant.resize(g.weight_elements());
+      PackFullyConnectedInto(*d, weights, d->packed_quant.data());
+    }
+    d->weights_packed = true;
+  } else {
+    node.scratch_bytes = g.weight_elements() * element_size;
+  }
+  node.op_data = std::move(d);
+}
+
+void EvalFullyConnected(KernelContext& ctx, const Node& node) {
+  const FullyConnectedData& d = *node.data<FullyConnectedData>();
+  const reference::FullyConnectedGeometry& g = d.geometry;
+  const Tensor& input = ctx.in(node, 0);
+  const Tensor& weights = ctx.in(node, 1);
+  const Tensor* bias =
+      node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
+  Tensor& output = ctx.out(node, 0);
+  if (!d.weights_packed) PackFullyConnectedInto(d, weights, node.scratch);
+
+  if (d.type == DataType::kFloat32) {
+    const float* packed = d.weights_packed ? d.packed_float.data()
+                                           : reinterpret_cast<const float*>(node.scratch);
+    const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+      reference::FullyConnectedFloat(g, in, packed, b, d.q.act.float_min, d.q.act.float_max, out,
+                                     begin, end);
+    });
+    return;
+  }
+
+  const int16_t* packed = d.weights_packed ? d.packed_quant.data()
+                                           : reinterpret_cast<const int16_t*>(node.scratch);
+  reference::FullyConnectedQuantParams q;
+  q.input_offset = d.q.input_offset;
+  q.output_offset = d.q.output_offset;
+  q.act_min = d.q.act.quant_min;
+  q.act_max = d.q.act.quant_max;
+  q.output_scale = d.q.output_scales.data();
+  const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+  if (d.type == DataType::kUInt8) {
+    const uint8_t* in = input.data_as<uint8_t>();
+    uint8_t* out = output.data_as<uint8_t>();
+    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+      reference::FullyConnectedQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  } else {
+    const int8_t* in = input.data_as<int8_t>();
+    int8_t* out = output.data_as<int8_t>();
+    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+      reference::FullyConnectedQuantized(g, in, packed, b, q, out, begin, end);
+    });
+  }
+}
+
+}  // namespace delegato

@@ -1,0 +1,191 @@
+// MEAN (float32, uint8, int8, int16), ARG_MAX and ARG_MIN.
+#include <algorithm>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "kernels/quantization.h"
+#include "kernels/reference/arg_minmax.h"
+#include "kernels/reference/reduce.h"
+#include "ops/kernel.h"
+#include "ops/shape_ops_util.h"
+
+namespace delegato {
+
+using shape_ops::CheckSameType;
+using shape_ops::ConstIntegers;
+using shape_ops::ConstScalar;
+using shape_ops::MakeOpData;
+using shape_ops::Product;
+using shape_ops::ResolveAxis;
+
+// --------------------------------------------------------------------- MEAN
+
+namespace {
+
+struct MeanData {
+  reference::ReduceShape shape;
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+
+}  // namespace
+
+void PrepareMean(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 2, 2);
+  ctx.CheckOutputCount(node, 1);
+  const Tensor& in = ctx.input(node, 0);
+  Tensor& out = ctx.output(node, 0);
+  DLG_NODE_CHECK(ctx, node,
+                 in.type == DataType::kFloat32 || in.type == DataType::kUInt8 ||
+                     in.type == DataType::kInt8 || in.type == DataType::kInt16,
+                 "input \"", in.name, "\" has type ", DataTypeName(in.type),
+                 "; MEAN supports FLOAT32, UINT8, INT8 and INT16");
+  CheckSameType(ctx, node, in, out);
+  const int rank = in.rank();
+  DLG_NODE_CHECK(ctx, node, rank <= reference::kMaxReduceRank, "input \"", in.name,
+                 "\" has rank ", rank, "; at most ", reference::kMaxReduceRank, " is supported");
+  const Tensor& axis_tensor = ctx.input(node, 1);
+  ctx.CheckType(node, axis_tensor, DataType::kInt32);
+  DLG_NODE_CHECK(ctx, node, axis_tensor.rank() <= 1, "axis (tensor \"", axis_tensor.name,
+                 "\") must be a scalar or 1-D");
+  const std::vector<int64_t> axes = ConstIntegers(ctx, node, axis_tensor, "axis input");
+  bool reduced[reference::kMaxReduceRank] = {};
+  if (rank > 0)
+    for (int64_t a : axes) reduced[ResolveAxis(ctx, node, a, rank, "axis")] = true;
+
+  bool keep_dims = false;
+  if (const auto* p = std::get_if<ReducerParams>(&node.def->params)) keep_dims = p->keep_dims;
+  std::vector<int32_t> dims;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d]) dims.push_back(in.dims[d]);
+    else if (keep_dims) dims.push_back(1);
+  }
+
+  auto data = MakeOpData<MeanData>(node);
+  data->shape = reference::MakeReduceShape(rank, in.dims.data(), reduced);
+  if (in.type != DataType::kFloat32) {
+    if (in.type == DataType::kInt16)
+      DLG_NODE_CHECK(ctx, node, in.zero_point() == 0 && out.zero_point() == 0,
+                     "int16 input and output must have zero point 0");
+    DLG_NODE_CHECK(ctx, node, out.scale() > 0.0f, "output \"", out.name,
+                   "\" needs a positive scale");
+    quant::QuantizeMultiplier(static_cast<double>(in.scale()) / static_cast<double>(out.scale()),
+                              &data->multiplier, &data->shift);
+    node.scratch_bytes = static_cast<size_t>(data->shape.output_count) * sizeof(int32_t);
+  }
+  ctx.SetOutputDims(node, 0, dims);
+}
+
+void EvalMean(KernelContext& ctx, const Node& node) {
+  const MeanData& d = *node.data<MeanData>();
+  const Tensor& in = ctx.in(node, 0);
+  const Tensor& out = ctx.out(node, 0);
+  int32_t* sums = reinterpret_cast<int32_t*>(node.scratch);
+  switch (in.type) {
+    case DataType::kFloat32:
+      reference::MeanFloat(d.shape, in.data_as<float>(), ctx.out(node, 0).data_as<float>());
+      break;
+    case DataType::kUInt8:
+      reference::MeanQuantized(d.shape, in.data_as<uint8_t>(), in.zero_point(), d.multiplier,
+                               d.shift, out.zero_point(), sums,
+                               ctx.out(node, 0).data_as<uint8_t>());
+      break;
+    case DataType::kInt8:
+      reference::MeanQuantized(d.shape, in.data_as<int8_t>(), in.zero_point(), d.multiplier,
+                               d.shift, out.zero_point(), sums,
+                               ctx.out(node, 0).data_as<int8_t>());
+      break;
+    case DataType::kInt16:
+      reference::MeanQuantized(d.shape, in.data_as<int16_t>(), in.zero_point(), d.multiplier,
+                               d.shift, out.zero_point(), sums,
+                               ctx.out(node, 0).data_as<int16_t>());
+      break;
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------- ARG_MAX, ARG_MIN
+
+namespace {
+
+struct ArgMinMaxData {
+  int64_t outer = 1, axis_size = 0, inner = 1;
+};
+
+void PrepareArgMinMax(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 2, 2);
+  ctx.CheckOutputCount(node, 1);
+  const Tensor& in = ctx.input(node, 0);
+  const Tensor& out = ctx.output(node, 0);
+  switch (in.type) {
+    case DataType::kFloat32:
+    case DataType::kUInt8:
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kBool:
+      break;
+    default:
+      ctx.Fail(node, "input \"", in.name, "\" has unsupported type ", DataTypeName(in.type));
+  }
+  DLG_NODE_CHECK(ctx, node, out.type == DataType::kInt32 || out.type == DataType::kInt64,
+                 "output \"", out.name, "\" must be INT32 or INT64, is ",
+                 DataTypeName(out.type));
+  if (const auto* p = std::get_if<ArgMinMaxParams>(&node.def->params))
+    DLG_NODE_CHECK(ctx, node, p->output_type == out.type, "options ask for ",
+                   DataTypeName(p->output_type), " output but output \"", out.name, "\" is ",
+                   DataTypeName(out.type));
+  const int rank = in.rank();
+  DLG_NODE_CHECK(ctx, node, rank >= 1, "input \"", in.name, "\" is a scalar");
+  const int axis =
+      ResolveAxis(ctx, node, ConstScalar(ctx, node, ctx.input(node, 1), "axis input"), rank,
+                  "axis");
+  DLG_NODE_CHECK(ctx, node, in.dims[axis] > 0, "dim ", axis, " of input \"", in.name,
+                 "\" is empty");
+  std::vector<int32_t> dims = in.dims;
+  dims.erase(dims.begin() + axis);
+  auto data = MakeOpData<ArgMinMaxData>(node);
+  data->outer = Product(in.dims, 0, axis);
+  data->axis_size = in.dims[axis];
+  data->inner = Product(in.dims, axis + 1, rank);
+  ctx.SetOutputDims(node, 0, dims);
+}
+
+template <bool kIsMax, class T>
+void ArgMinMaxTyped(const ArgMinMaxData& d, const Tensor& in, Tensor& out) {
+  if (out.type == DataType::kInt32)
+    reference::ArgMinMax<T, int32_t, kIsMax>(in.data_as<T>(), d.outer, d.axis_size, d.inner,
+                                             out.data_as<int32_t>());
+  else
+    reference::ArgMinMax<T, int64_t, kIsMax>(in.data_as<T>(), d.outer, d.axis_size, d.inner,
+                                             out.data_as<int64_t>());
+}
+
+template <bool kIsMax>
+void EvalArgMinMax(KernelContext& ctx, const Node& node) {
+  const ArgMinMaxData& d = *node.data<ArgMinMaxData>();
+  const Tensor& in = ctx.in(node, 0);
+  Tensor& out = ctx.out(node, 0);
+  switch (in.type) {
+    case DataType::kFloat32: ArgMinMaxTyped<kIsMax, float>(d, in, out); break;
+    case DataType::kUInt8: ArgMinMaxTyped<kIsMax, uint8_t>(d, in, out); break;
+    case DataType::kInt8: ArgMinMaxTyped<kIsMax, int8_t>(d, in, out); break;
+    case DataType::kInt16: ArgMinMaxTyped<kIsMax, int16_t>(d, in, out); break;
+    case DataType::kInt32: ArgMinMaxTyped<kIsMax, int32_t>(d, in, out); break;
+    case DataType::kInt64: ArgMinMaxTyped<kIsMax, int64_t>(d, in, out); break;
+    case DataType::kBool: ArgMinMaxTyped<kIsMax, bool>(d, in, out); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void PrepareArgMax(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node); }
+void EvalArgMax(KernelContext& ctx, const Node& node) { EvalArgMinMax<true>(ctx, node); }
+void PrepareArgMin(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node); }
+void EvalArgMin(KernelContext& ctx, const Node& node) { EvalArgMinMax<false>(ctx, node); }
+
+}  // namespace delegato

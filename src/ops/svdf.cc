@@ -1,0 +1,156 @@
+// SVDF, full integer: int8 input/output, int16 time weights and state, int32
+// bias. Float32 and hybrid SVDF are rejected: TFLite's float path sums the
+// feature dot products in the order of its platform's vector kernel, which
+// this runtime does not reproduce.
+//   inputs: input [batch, input_size], weights_feature [filters, input_size],
+//           weights_time [filters, memory], bias [units] (optional),
+//           state [batch, memory * filters] (a variable tensor, updated in place)
+//   output: [batch, units], units = filters / rank
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <variant>
+
+#include "kernels/quantization.h"
+#include "kernels/reference/svdf.h"
+#include "ops/kernel.h"
+
+namespace delegato {
+namespace {
+
+constexpr int kInput = 0;
+constexpr int kWeightsFeature = 1;
+constexpr int kWeightsTime = 2;
+constexpr int kBias = 3;
+constexpr int kState = 4;
+
+struct SvdfData {
+  reference::SvdfShape shape;
+  reference::SvdfIntegerParams quant;
+};
+
+void CheckConstantBytes(const KernelContext& ctx, const Node& node, const Tensor& t,
+                        const char* role) {
+  if (!t.is_constant()) return;
+  const size_t expected = TensorByteSize(t.type, t.dims);
+  DLG_NODE_CHECK(ctx, node, t.bytes == expected, role, " \"", t.name, "\" holds ", t.bytes,
+                 " bytes, its shape needs ", expected);
+}
+
+float PositiveScale(const KernelContext& ctx, const Node& node, const Tensor& t,
+                    const char* role) {
+  DLG_NODE_CHECK(ctx, node, !t.quantization->scale.empty(), role, " \"", t.name,
+                 "\" has no quantization parameters");
+  const float scale = t.scale();
+  DLG_NODE_CHECK(ctx, node, scale > 0.0f && std::isfinite(scale), role, " \"", t.name,
+                 "\" has invalid scale ", scale);
+  return scale;
+}
+
+}  // namespace
+
+void PrepareSvdf(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 5, 5);
+  ctx.CheckOutputCount(node, 1);
+  const auto* params = std::get_if<SvdfParams>(&node.def->params);
+  DLG_NODE_CHECK(ctx, node, params != nullptr, "missing SVDFOptions");
+
+  const Tensor& input = ctx.input(node, kInput);
+  const Tensor& weights_feature = ctx.input(node, kWeightsFeature);
+  const Tensor& weights_time = ctx.input(node, kWeightsTime);
+  const Tensor* bias = ctx.optional_input(node, kBias);
+  const Tensor& state = ctx.input(node, kState);
+  Tensor& output = ctx.output(node, 0);
+
+  DLG_NODE_CHECK(ctx, node, input.rank() == 2, "input \"", input.name,
+                 "\" must have rank 2 [batch, input_size], has rank ", input.rank());
+  DLG_NODE_CHECK(ctx, node, weights_feature.rank() == 2, "weights_feature \"",
+                 weights_feature.name, "\" must have rank 2, has rank ", weights_feature.rank());
+  DLG_NODE_CHECK(ctx, node, weights_time.rank() == 2, "weights_time \"", weights_time.name,
+                 "\" must have rank 2, has rank ", weights_time.rank());
+  DLG_NODE_CHECK(ctx, node, state.rank() == 2, "state \"", state.name,
+                 "\" must have rank 2, has rank ", state.rank());
+
+  reference::SvdfShape s;
+  s.batch = input.dim(0);
+  s.input_size = input.dim(1);
+  s.filters = weights_feature.dim(0);
+  s.memory = weights_time.dim(1);
+  s.rank = params->rank;
+  DLG_NODE_CHECK(ctx, node, s.rank > 0, "rank must be positive, got ", s.rank);
+  DLG_NODE_CHECK(ctx, node, s.filters % s.rank == 0, "weights_feature has ", s.filters,
+                 " filters, not a multiple of rank ", s.rank);
+  DLG_NODE_CHECK(ctx, node, weights_feature.dim(1) == s.input_size, "weights_feature has ",
+                 weights_feature.dim(1), " columns, input has ", s.input_size);
+  DLG_NODE_CHECK(ctx, node, weights_time.dim(0) == s.filters, "weights_time has ",
+                 weights_time.dim(0), " rows, weights_feature ", s.filters);
+  DLG_NODE_CHECK(ctx, node, s.memory > 0, "weights_time memory size must be positive, got ",
+                 s.memory);
+  DLG_NODE_CHECK(ctx, node,
+                 state.dim(0) == s.batch &&
+                     static_cast<int64_t>(state.dim(1)) ==
+                         static_cast<int64_t>(s.memory) * s.filters,
+                 "state \"", state.name, "\" must be [", s.batch, ", ",
+                 static_cast<int64_t>(s.memory) * s.filters, "], got [", state.dim(0), ", ",
+                 state.dim(1), "]");
+  DLG_NODE_CHECK(ctx, node, state.storage == TensorStorage::kVariable, "state \"", state.name,
+                 "\" must be a variable tensor");
+  if (bias != nullptr) {
+    DLG_NODE_CHECK(ctx, node, bias->rank() == 1 && bias->dim(0) == s.units(), "bias \"",
+                   bias->name, "\" must be [", s.units(), "]");
+  }
+  CheckConstantBytes(ctx, node, weights_feature, "weights_feature");
+  CheckConstantBytes(ctx, node, weights_time, "weights_time");
+  if (bias != nullptr) CheckConstantBytes(ctx, node, *bias, "bias");
+
+  auto data = std::make_shared<SvdfData>();
+  data->shape = s;
+
+  if (input.type == DataType::kFloat32) {
+    ctx.Fail(node, "float32 SVDF is not supported (only int8 input with int16 state)");
+  } else if (input.type == DataType::kInt8) {
+    ctx.CheckType(node, weights_feature, DataType::kInt8);
+    ctx.CheckType(node, weights_time, DataType::kInt16);
+    ctx.CheckType(node, state, DataType::kInt16);
+    ctx.CheckType(node, output, DataType::kInt8);
+    if (bias != nullptr) ctx.CheckType(node, *bias, DataType::kInt32);
+    // The integer kernel exists only in this form (it clamps to int8, no ReLU).
+    DLG_NODE_CHECK(ctx, node, params->activation == Activation::kRelu,
+                   "integer SVDF requires RELU activation");
+    const double input_scale = PositiveScale(ctx, node, input, "input");
+    const double feature_scale = PositiveScale(ctx, node, weights_feature, "weights_feature");
+    const double time_scale = PositiveScale(ctx, node, weights_time, "weights_time");
+    const double state_scale = PositiveScale(ctx, node, state, "state");
+    const double output_scale = PositiveScale(ctx, node, output, "output");
+    reference::SvdfIntegerParams& q = data->quant;
+    q.input_zero_point = input.zero_point();
+    q.output_zero_point = output.zero_point();
+    quant::QuantizeMultiplier(input_scale * feature_scale / state_scale, &q.feature_multiplier,
+                              &q.feature_shift);
+    quant::QuantizeMultiplier(state_scale * time_scale / output_scale, &q.output_multiplier,
+                              &q.output_shift);
+  } else {
+    ctx.Fail(node, "input \"", input.name, "\" has type ", DataTypeName(input.type),
+             "; INT8 expected");
+  }
+
+  ctx.SetOutputDims(node, 0, {s.batch, s.units()});
+  node.scratch_bytes = static_cast<size_t>(s.batch) * static_cast<size_t>(s.filters) * 4;
+  node.op_data = std::move(data);
+}
+
+void EvalSvdf(KernelContext& ctx, const Node& node) {
+  const SvdfData& d = *node.data<SvdfData>();
+  const Tensor& input = ctx.in(node, kInput);
+  const Tensor& weights_feature = ctx.in(node, kWeightsFeature);
+  const Tensor& weights_time = ctx.in(node, kWeightsTime);
+  const Tensor* bias = node.inputs[kBias] >= 0 ? &ctx.in(node, kBias) : nullptr;
+  Tensor& state = ctx.tensor(node.inputs[kState]);
+  Tensor& output = ctx.out(node, 0);
+  reference::SvdfInteger(d.shape, d.quant, input.data_as<int8_t>(),
+                         weights_feature.data_as<int8_t>(), weights_time.data_as<int16_t>(),
+                         bias ? bias->data_as<int32_t>() : nullptr, state.data_as<int16_t>(),
+                         reinterpret_cast<int32_t*>(node.scratch), output.data_as<int8_t>());
+}
+
+}  // namespace delegato
