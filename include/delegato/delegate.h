@@ -7,9 +7,14 @@
 // one typed Reason, so a placement report can always say why.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "delegato/status.h"
 
 namespace delegato {
 
@@ -64,6 +69,48 @@ struct DelegateOptions {
   // false: subsets follow the original execution order ([0..i1), [i1..i2), ...);
   // true: a subset takes every ready node of its kind (TFLite's default).
   bool greedy = true;
+};
+
+// ------------------------------------------------------------------ delegates
+//
+// A delegate takes over partitions of a graph (TFLite's model): the
+// interpreter asks it about every node, partitions the graph with TFLite's
+// semantics and the delegate's options, and replaces each delegated partition
+// by one node that runs a DelegateKernel. Delegate nodes are numbered after
+// the model's own nodes, as in TFLite's profiles ("TfLiteNnapiDelegate ...:64").
+
+struct ModelDef;
+struct TensorView;
+
+struct DelegatePartition {
+  int index = 0;                 // 0-based, in execution order
+  std::vector<int> nodes;        // the model's node indices it replaces, in order
+  std::vector<int32_t> inputs;   // boundary tensors read (activations; constants excluded)
+  std::vector<int32_t> outputs;  // boundary tensors written
+};
+
+// Runs one partition. Prepare is called from AllocateTensors with the input
+// dims known and must report every output's dims; Eval moves data through
+// the device. A failing Prepare makes the interpreter restore the CPU plan.
+class DelegateKernel {
+ public:
+  virtual ~DelegateKernel() = default;
+  virtual Status Prepare(std::span<const TensorView> inputs,
+                         std::vector<std::vector<int32_t>>* output_dims) = 0;
+  virtual Status Eval(std::span<const TensorView> inputs,
+                      std::span<const TensorView> outputs) = 0;
+};
+
+class Delegate {
+ public:
+  virtual ~Delegate() = default;
+  // Shown as the node type of delegate nodes in profiles and logs.
+  virtual std::string name() const = 0;
+  // Whether the delegate can run node `node_index` of subgraph 0, and why not.
+  virtual NodeSupport Supports(const ModelDef& model, int node_index) = 0;
+  virtual DelegateOptions options() const { return {}; }
+  virtual std::unique_ptr<DelegateKernel> CreateKernel(const ModelDef& model,
+                                                       const DelegatePartition& partition) = 0;
 };
 
 }  // namespace delegato

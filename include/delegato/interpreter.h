@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "delegato/delegate.h"
 #include "delegato/status.h"
 #include "delegato/types.h"
 
@@ -88,6 +89,28 @@ class Interpreter {
 
   size_t arena_bytes() const;  // size of the planned activation arena
   const ModelDef& model() const;
+
+  // Hands supported partitions to `delegate` (which must outlive the
+  // interpreter) with TFLite's partitioning semantics, then allocates. When
+  // the delegate's Prepare fails, the previous plan is restored, a warning is
+  // recorded, and the result is still OK (TFLite's CPU fallback). Delegates
+  // applied in turn only see the nodes earlier ones left on the CPU.
+  Status ModifyGraphWithDelegate(Delegate* delegate);
+  // Node indices in the order Invoke runs them (delegate nodes replace their
+  // partitions; their indices follow the model's nodes).
+  std::vector<int> execution_plan() const;
+  // Per model node: where the last delegate placed it and why.
+  struct Placement {
+    bool delegated = false;
+    int partition = -1;       // index of its DelegatePartition for that delegate
+    std::string delegate;     // the delegate's name, when delegated
+    std::vector<Reason> reasons;
+  };
+  const std::vector<Placement>& placements() const;
+  // One line per delegate applied, in TFLite's words:
+  // "<Name> delegate: N nodes delegated out of M nodes with K partitions."
+  const std::vector<std::string>& delegation_log() const;
+  const std::vector<std::string>& warnings() const;
 
  private:
   explicit Interpreter(std::unique_ptr<InterpreterImpl> impl);

@@ -116,7 +116,7 @@ const std::map<std::string, ParamInfo>& ParamTable() {
       {"begin_mask", number}, {"end_mask", number}, {"ellipsis_mask", number},
       {"new_axis_mask", number}, {"shrink_axis_mask", number}, {"offset", boolean},
       {"batch_dims", number}, {"alpha", number}, {"values_count", number}, {"num", number},
-      {"new_shape_rank", number}, {"squeeze_dims_count", number},
+      {"new_shape_rank", number}, {"squeeze_dims_count", number}, {"resize_factor", number},
   };
   return table;
 }
@@ -900,6 +900,24 @@ std::string ActivationName(Activation a) {
   return "none";
 }
 
+// The integer upscale factor shared by height and width of an NHWC resize:
+// out/in, or (out-1)/(in-1) with align_corners; 0 when the ratio is not an
+// integer or differs between height and width; nullopt without static shapes.
+std::optional<double> ResizeFactor(const NodeView& node, bool align_corners) {
+  if (node.op.inputs.empty() || node.op.outputs.empty()) return std::nullopt;
+  const TensorDef* in = node.Tensor(node.op.inputs[0]);
+  const TensorDef* out = node.Tensor(node.op.outputs[0]);
+  if (!in || !out || in->shape.size() != 4 || out->shape.size() != 4) return std::nullopt;
+  double factor[2] = {0, 0};
+  for (int axis = 1; axis <= 2; ++axis) {
+    const int64_t i = in->shape[axis] - (align_corners ? 1 : 0);
+    const int64_t o = out->shape[axis] - (align_corners ? 1 : 0);
+    if (i <= 0 || o <= 0 || o % i != 0) return 0.0;
+    factor[axis - 1] = static_cast<double>(o / i);
+  }
+  return factor[0] == factor[1] ? factor[0] : 0.0;
+}
+
 // Reads a param (option or derived value) of the node; nullopt when the op has none.
 std::optional<TargetValue> ParamValue(const NodeView& node, const std::string& name) {
   std::map<std::string, TargetValue> values;
@@ -968,6 +986,7 @@ std::optional<TargetValue> ParamValue(const NodeView& node, const std::string& n
         } else if constexpr (std::is_same_v<P, ResizeParams>) {
           values["align_corners"] = Boolean(params.align_corners);
           values["half_pixel_centers"] = Boolean(params.half_pixel_centers);
+          if (const auto factor = ResizeFactor(node, params.align_corners)) values["resize_factor"] = Number(*factor);
         } else if constexpr (std::is_same_v<P, ArgMinMaxParams>) {
           values["output_type"] = Text(Lower(DataTypeName(params.output_type)));
         } else if constexpr (std::is_same_v<P, PackParams>) {
@@ -1120,7 +1139,8 @@ Outcome Evaluate(const NodeView& node, const TargetPredicate& p) {
         result.holds = true;
         if (!Matches(*observed, p)) {
           result.holds = false;
-          result.detail = StrCat(TensorValueName(p.kind), " of ", TensorLabel(node, index), " is ",
+          const std::string what = p.kind == Kind::kDim ? StrCat("dim[", p.axis, "]") : TensorValueName(p.kind);
+          result.detail = StrCat(what, " of ", TensorLabel(node, index), " is ",
                                  ValueText(*observed), ", ", Needed(p));
           if (p.kind == Kind::kDtype || p.kind == Kind::kRank) {
             result.detail += StrCat(" (shape ", ShapeString(node.Tensor(index)->shape), ")");

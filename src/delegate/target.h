@@ -57,6 +57,11 @@
 //       outputs), "activations" (non-constant inputs and outputs). A predicate on
 //       several tensors holds when it holds for each of them.
 //
+// "note" (free text for people) is allowed at the root, in op entries, rules and
+// cost numbers. Derived params: filter_area, kernel_h/w/area (from the filter
+// tensor), dilated_kernel_h/w/area, resize_factor (integer NHWC upscale shared
+// by H and W, 0 when there is none).
+//
 // Values that do not exist for a node (an absent optional input, a param the
 // op does not have, a dim beyond the rank) are "not applicable": such a
 // predicate neither triggers a rule's `when` nor violates its `require`.

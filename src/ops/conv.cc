@@ -245,6 +245,17 @@ void CheckBias(KernelContext& ctx, const Node& node, const Tensor* bias, DataTyp
   CheckConstantSize(ctx, node, *bias, "bias");
 }
 
+// Keeps the window arithmetic (origin + dilation * tap) inside int32.
+void CheckWindowExtent(KernelContext& ctx, const Node& node, int32_t filter_h, int32_t filter_w,
+                       int32_t dilation_h, int32_t dilation_w) {
+  constexpr int64_t kMaxExtent = int64_t{1} << 30;
+  DLG_NODE_CHECK(ctx, node,
+                 (int64_t{filter_h} - 1) * dilation_h < kMaxExtent &&
+                     (int64_t{filter_w} - 1) * dilation_w < kMaxExtent,
+                 "dilated filter extent (", filter_h, "x", filter_w, " filter, dilation ",
+                 dilation_h, "x", dilation_w, ") is too large");
+}
+
 void CheckRank(KernelContext& ctx, const Node& node, const Tensor& t, const char* role,
                int rank) {
   DLG_NODE_CHECK(ctx, node, t.rank() == rank, role, " tensor \"", t.name, "\" must have rank ",
@@ -345,6 +356,8 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   g.stride_width = params.stride_w;
   g.dilation_height = params.dilation_h;
   g.dilation_width = params.dilation_w;
+  CheckWindowExtent(ctx, node, g.filter_height, g.filter_width, g.dilation_height,
+                    g.dilation_width);
   const reference::Window2D window = reference::ComputeWindow2D(
       params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
       g.input_height, g.input_width, g.filter_height, g.filter_width);
@@ -498,6 +511,8 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
   g.stride_width = params.stride_w;
   g.dilation_height = params.dilation_h;
   g.dilation_width = params.dilation_w;
+  CheckWindowExtent(ctx, node, g.filter_height, g.filter_width, g.dilation_height,
+                    g.dilation_width);
   const reference::Window2D window = reference::ComputeWindow2D(
       params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
       g.input_height, g.input_width, g.filter_height, g.filter_width);

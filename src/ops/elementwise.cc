@@ -107,15 +107,15 @@ QuantParams PerTensorParams(const KernelContext& ctx, const Node& node, const Te
   return QuantParams{q.scale[0], static_cast<int32_t>(zp)};
 }
 
-// QuantizeMultiplier, failing when the ratio is too large to apply (a left
-// shift beyond 31 bits).
+// QuantizeMultiplier, failing on a ratio that is not a finite non-negative
+// number. Huge ratios (shifts of 32 bits or more, as traffic_model's 3e-35
+// MUL output scale gives) are accepted: quant::MultiplyByQuantizedMultiplier
+// reproduces what TFLite computes for them.
 void QuantizeMultiplierChecked(const KernelContext& ctx, const Node& node, double real,
                                int32_t* multiplier, int* shift, const char* what) {
   DLG_NODE_CHECK(ctx, node, std::isfinite(real) && real >= 0.0, what, " ", real,
                  " is not a valid rescaling factor");
   quant::QuantizeMultiplier(real, multiplier, shift);
-  DLG_NODE_CHECK(ctx, node, *shift <= 31, what, " ", real,
-                 " is too large to apply in 32-bit fixed point");
 }
 
 // TFLite's QuantizeMultiplierSmallerThanOneExp, which aborts outside (0, 1).
@@ -220,9 +220,11 @@ bool BinarySupports(BinaryOp op, DataType t, bool quantized) {
   return false;
 }
 
+// TFLite's CheckedLog2: a scale counts as a power of two when its log2 is
+// within 1e-3 of an integer.
 bool IsPowerOfTwo(float scale) {
-  int exponent;
-  return std::frexp(scale, &exponent) == 0.5f;
+  const float log2 = std::log(scale) * (1.0f / std::log(2.0f));
+  return std::fabs(log2 - std::round(log2)) < 1e-3f;
 }
 
 // Quantized ADD/SUB: TFLite's general 8/16-bit rescaling path.

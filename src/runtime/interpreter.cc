@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/model.h"
+#include "delegate/partitioner.h"
 #include "ops/op_table.h"
 #include "runtime/interpreter_impl.h"
 
@@ -63,6 +64,79 @@ void KernelContext::CheckType(const Node& node, const Tensor& t, DataType expect
 }
 
 // -------------------------------------------------------------- InterpreterImpl
+
+namespace {
+
+TensorView MakeView(const Tensor& t, int index) {
+  TensorView view;
+  view.index = index;
+  view.name = t.name;
+  view.type = t.type;
+  view.dims = t.dims;
+  view.data = t.data;
+  view.bytes = t.bytes;
+  view.scales = t.quantization->scale;
+  view.zero_points = t.quantization->zero_point;
+  view.quantized_dimension = t.quantization->quantized_dimension;
+  view.is_constant = t.is_constant();
+  return view;
+}
+
+// A delegate node's state: the delegate's kernel and the views handed to it,
+// sized in Prepare so Eval only refreshes them.
+struct DelegateNodeData {
+  std::unique_ptr<DelegateKernel> kernel;
+  std::string delegate_name;
+  std::vector<TensorView> input_views, output_views;
+  std::string eval_error;  // kept alive for KernelContext::SetEvalError
+};
+
+// Thrown by a delegate node's Prepare so AllocateTensors can fall back.
+class DelegatePrepareError : public Error {
+ public:
+  DelegatePrepareError(std::string delegate, const std::string& message)
+      : Error(message), delegate_name(std::move(delegate)) {}
+  std::string delegate_name;
+};
+
+void PrepareDelegateNode(KernelContext& ctx, Node& node) {
+  auto* data = node.data<DelegateNodeData>();
+  data->input_views.clear();
+  for (int32_t t : node.inputs) data->input_views.push_back(MakeView(ctx.tensor(t), t));
+  std::vector<std::vector<int32_t>> output_dims;
+  Status status = data->kernel->Prepare(data->input_views, &output_dims);
+  if (!status.ok())
+    throw DelegatePrepareError(data->delegate_name,
+                               StrCat("node ", node.index, " (", node.op_name,
+                                      "): delegate Prepare failed: ", status.message()));
+  if (output_dims.size() != node.outputs.size())
+    throw DelegatePrepareError(data->delegate_name,
+                               StrCat("node ", node.index, " (", node.op_name, "): delegate gave ",
+                                      output_dims.size(), " output shapes for ",
+                                      node.outputs.size(), " outputs"));
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    ctx.SetOutputDims(node, static_cast<int>(i), output_dims[i]);
+  data->output_views.assign(node.outputs.size(), TensorView{});
+}
+
+void EvalDelegateNode(KernelContext& ctx, const Node& node) {
+  auto* data = node.data<DelegateNodeData>();
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    data->input_views[i] = MakeView(ctx.tensor(node.inputs[i]), node.inputs[i]);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    data->output_views[i] = MakeView(ctx.tensor(node.outputs[i]), node.outputs[i]);
+  Status status = data->kernel->Eval(data->input_views, data->output_views);
+  if (!status.ok()) {
+    data->eval_error = status.message();
+    ctx.SetEvalError(node, data->eval_error.c_str());
+  }
+}
+
+const OpKernel kDelegateOpKernel{BuiltinOp::kDelegate, nullptr, 1, 1, &PrepareDelegateNode,
+                                 &EvalDelegateNode};
+
+}  // namespace
+
 
 InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads,
                                  size_t max_arena_bytes)
@@ -127,6 +201,9 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_
 
   for (int32_t input : graph.inputs) input_dims_.push_back(graph.tensors[input].shape);
   CheckGraph();
+  num_model_nodes_ = static_cast<int>(nodes_.size());
+  for (int i = 0; i < num_model_nodes_; ++i) execution_plan_.push_back(i);
+  placements_.resize(nodes_.size());
 }
 
 // Every tensor a node reads must exist before the node runs: a graph input, a
@@ -176,9 +253,29 @@ void InterpreterImpl::ResizeInput(int input, std::vector<int32_t> dims) {
 }
 
 void InterpreterImpl::AllocateTensors() {
+  for (;;) {
+    try {
+      AllocateTensorsOnce();
+      return;
+    } catch (const DelegatePrepareError& e) {
+      // TFLite's fallback: restore the plan from before this delegate, so its
+      // partitions run on the CPU again, and say so.
+      warnings_.push_back(StrCat(e.what(), "; running the graph without delegate '",
+                                 e.delegate_name, "'"));
+      auto snapshot = std::find_if(plan_snapshots_.begin(), plan_snapshots_.end(),
+                                   [&](const PlanSnapshot& p) { return p.delegate == e.delegate_name; });
+      if (snapshot == plan_snapshots_.end()) throw;  // cannot happen: every delegate node has one
+      execution_plan_ = snapshot->plan;
+      placements_ = snapshot->placements;
+      plan_snapshots_.erase(snapshot, plan_snapshots_.end());
+    }
+  }
+}
+
+void InterpreterImpl::AllocateTensorsOnce() {
   const SubgraphDef& graph = subgraph();
   allocated_ = false;
-  const int num_nodes = static_cast<int>(nodes_.size());
+  const int num_steps = static_cast<int>(execution_plan_.size());
 
   // Inputs and variables get their dims; every produced tensor is reset so a
   // Prepare that forgets to size an output is caught.
@@ -194,8 +291,8 @@ void InterpreterImpl::AllocateTensors() {
   }
   // Produced tensors are marked unsized so a Prepare that forgets an output is caught.
   constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
-  for (const Node& node : nodes_)
-    for (int32_t t : node.outputs)
+  for (int index : execution_plan_)
+    for (int32_t t : nodes_[index].outputs)
       if (tensors_[t].storage == TensorStorage::kArena) tensors_[t].bytes = kUnsized;
   variable_storage_.clear();
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -210,8 +307,9 @@ void InterpreterImpl::AllocateTensors() {
     t.data = variable_storage_.back().get();
   }
 
-  for (Node& node : nodes_) {
-    node.op_data.reset();
+  for (int index : execution_plan_) {
+    Node& node = nodes_[index];
+    if (node.kernel != &kDelegateOpKernel) node.op_data.reset();  // a delegate node keeps its kernel
     node.scratch_bytes = 0;
     node.kernel->prepare(context_, node);
     for (size_t k = 0; k < node.outputs.size(); ++k) {
@@ -222,19 +320,20 @@ void InterpreterImpl::AllocateTensors() {
     }
   }
 
-  // Lifetimes in steps: graph inputs live from step 0, node i runs at step
-  // i + 1, graph outputs live to the end.
+  // Lifetimes in steps: graph inputs live from step 0, the plan's step i runs
+  // at i + 1, graph outputs live to the end.
   std::vector<int> first_use(tensors_.size(), -1), last_use(tensors_.size(), -1);
   for (int32_t t : graph.inputs) first_use[t] = last_use[t] = 0;
-  for (int i = 0; i < num_nodes; ++i) {
-    for (int32_t t : nodes_[i].inputs)
+  for (int i = 0; i < num_steps; ++i) {
+    const Node& node = nodes_[execution_plan_[i]];
+    for (int32_t t : node.inputs)
       if (t >= 0) last_use[t] = std::max(last_use[t], i + 1);
-    for (int32_t t : nodes_[i].outputs) {
+    for (int32_t t : node.outputs) {
       if (first_use[t] < 0) first_use[t] = i + 1;
       last_use[t] = std::max(last_use[t], i + 1);
     }
   }
-  for (int32_t t : graph.outputs) last_use[t] = num_nodes + 1;
+  for (int32_t t : graph.outputs) last_use[t] = num_steps + 1;
 
   ArenaPlanner planner;
   std::vector<int> buffer_of_tensor(tensors_.size(), -1);
@@ -242,10 +341,10 @@ void InterpreterImpl::AllocateTensors() {
     if (tensors_[t].storage != TensorStorage::kArena || first_use[t] < 0) continue;
     buffer_of_tensor[t] = planner.AddBuffer(tensors_[t].bytes, first_use[t], last_use[t]);
   }
-  std::vector<int> buffer_of_scratch(nodes_.size(), -1);
-  for (int i = 0; i < num_nodes; ++i)
-    if (nodes_[i].scratch_bytes > 0)
-      buffer_of_scratch[i] = planner.AddBuffer(nodes_[i].scratch_bytes, i + 1, i + 1);
+  std::vector<int> buffer_of_scratch(num_steps, -1);
+  for (int i = 0; i < num_steps; ++i)
+    if (nodes_[execution_plan_[i]].scratch_bytes > 0)
+      buffer_of_scratch[i] = planner.AddBuffer(nodes_[execution_plan_[i]].scratch_bytes, i + 1, i + 1);
   planner.Plan();
 
   arena_bytes_ = planner.arena_bytes();
@@ -258,9 +357,9 @@ void InterpreterImpl::AllocateTensors() {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (buffer_of_tensor[t] >= 0) tensors_[t].data = base + planner.offset(buffer_of_tensor[t]);
   }
-  for (int i = 0; i < num_nodes; ++i)
-    nodes_[i].scratch = buffer_of_scratch[i] >= 0 ? base + planner.offset(buffer_of_scratch[i])
-                                                  : nullptr;
+  for (int i = 0; i < num_steps; ++i)
+    nodes_[execution_plan_[i]].scratch =
+        buffer_of_scratch[i] >= 0 ? base + planner.offset(buffer_of_scratch[i]) : nullptr;
   // Inputs start zeroed so an un-set input gives deterministic results.
   for (int32_t t : graph.inputs)
     if (tensors_[t].storage == TensorStorage::kArena && tensors_[t].bytes > 0)
@@ -268,10 +367,92 @@ void InterpreterImpl::AllocateTensors() {
   allocated_ = true;
 }
 
+void InterpreterImpl::ModifyGraphWithDelegate(Delegate* delegate) {
+  DLG_CHECK(delegate != nullptr, "no delegate given");
+  const std::string name = delegate->name();
+  for (const PlanSnapshot& snapshot : plan_snapshots_)
+    DLG_CHECK(snapshot.delegate != name, "delegate '", name, "' is already applied");
+
+  // The partitioner sees the current plan: position p is node execution_plan_[p].
+  const int steps = static_cast<int>(execution_plan_.size());
+  GraphInfo graph;
+  graph.num_tensors = static_cast<int>(tensors_.size());
+  graph.graph_inputs = subgraph().inputs;
+  graph.graph_outputs = subgraph().outputs;
+  std::vector<NodeSupport> support(steps);
+  for (int p = 0; p < steps; ++p) {
+    const Node& node = nodes_[execution_plan_[p]];
+    graph.node_inputs.push_back(node.inputs);
+    graph.node_outputs.push_back(node.outputs);
+    if (node.index >= num_model_nodes_) {
+      support[p].reasons.push_back({ReasonCode::kClaimedByEarlierDelegate, "framework",
+                                    "already delegated to " + node.op_name, ""});
+      continue;
+    }
+    try {
+      support[p] = delegate->Supports(model(), node.index);
+    } catch (const std::exception& e) {
+      Fail("delegate '", name, "' failed on node ", node.index, " (", node.op_name, "): ", e.what());
+    }
+  }
+  const DelegationPlan plan = PlanDelegation(graph, support, delegate->options());
+
+  plan_snapshots_.push_back(PlanSnapshot{name, execution_plan_, placements_});
+  std::vector<int> new_plan;
+  for (const NodeSubset& subset : plan.subsets) {
+    if (!subset.delegated) {
+      for (int p : subset.nodes) new_plan.push_back(execution_plan_[p]);
+      continue;
+    }
+    DelegatePartition partition;
+    partition.index = static_cast<int>(std::find(plan.partition_subsets.begin(),
+                                                 plan.partition_subsets.end(),
+                                                 &subset - plan.subsets.data()) -
+                                       plan.partition_subsets.begin());
+    for (int p : subset.nodes) partition.nodes.push_back(execution_plan_[p]);
+    for (int t : subset.input_tensors)
+      if (t >= 0 && !tensors_[t].is_constant()) partition.inputs.push_back(t);
+    for (int t : subset.output_tensors) partition.outputs.push_back(t);
+
+    auto data = std::make_shared<DelegateNodeData>();
+    data->delegate_name = name;
+    data->kernel = delegate->CreateKernel(model(), partition);
+    DLG_CHECK(data->kernel != nullptr, "delegate '", name, "' created no kernel for partition ",
+              partition.index);
+    Node node;
+    node.index = static_cast<int>(nodes_.size());
+    node.kernel = &kDelegateOpKernel;
+    node.op_name = name;
+    node.inputs = partition.inputs;
+    node.outputs = partition.outputs;
+    node.op_data = std::move(data);
+    nodes_.push_back(std::move(node));
+    new_plan.push_back(nodes_.back().index);
+  }
+  execution_plan_ = std::move(new_plan);
+
+  int total = 0;
+  for (int p = 0; p < steps; ++p) {
+    const int index = plan_snapshots_.back().plan[p];
+    if (index >= num_model_nodes_) continue;
+    ++total;
+    Interpreter::Placement& placement = placements_[index];
+    placement.delegated = plan.nodes[p].delegated;
+    placement.partition = plan.nodes[p].partition;
+    placement.delegate = plan.nodes[p].delegated ? name : "";
+    if (!plan.nodes[p].delegated) placement.reasons = plan.nodes[p].reasons;
+    else placement.reasons.clear();
+  }
+  delegation_log_.push_back(
+      SummaryLine(name, plan.num_delegated_nodes, total, plan.num_candidate_partitions));
+  AllocateTensors();
+}
+
 std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) {
   if (!allocated_) return "AllocateTensors() must succeed before Invoke()";
   context_.ClearEvalError();
-  for (const Node& node : nodes_) {
+  for (int index : execution_plan_) {
+    const Node& node = nodes_[index];
     node.kernel->eval(context_, node);
     if (context_.eval_error() != nullptr)
       return StrCat("node ", node.index, " (", node.op_name, "): ", context_.eval_error());
@@ -341,19 +522,7 @@ int Interpreter::num_outputs() const {
 }
 
 TensorView Interpreter::tensor(int index) const {
-  const Tensor& t = impl_->tensors().at(index);
-  TensorView view;
-  view.index = index;
-  view.name = t.name;
-  view.type = t.type;
-  view.dims = t.dims;
-  view.data = t.data;
-  view.bytes = t.bytes;
-  view.scales = t.quantization->scale;
-  view.zero_points = t.quantization->zero_point;
-  view.quantized_dimension = t.quantization->quantized_dimension;
-  view.is_constant = t.is_constant();
-  return view;
+  return MakeView(impl_->tensors().at(index), index);
 }
 
 TensorView Interpreter::input(int i) const { return tensor(impl_->subgraph().inputs.at(i)); }
@@ -382,6 +551,24 @@ NodeView Interpreter::node(int index) const {
 }
 
 size_t Interpreter::arena_bytes() const { return impl_->arena_bytes(); }
+
+Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
+  try {
+    impl_->ModifyGraphWithDelegate(delegate);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+}
+
+std::vector<int> Interpreter::execution_plan() const { return impl_->execution_plan(); }
+const std::vector<Interpreter::Placement>& Interpreter::placements() const {
+  return impl_->placements();
+}
+const std::vector<std::string>& Interpreter::delegation_log() const {
+  return impl_->delegation_log();
+}
+const std::vector<std::string>& Interpreter::warnings() const { return impl_->warnings(); }
 const ModelDef& Interpreter::model() const { return impl_->model(); }
 
 }  // namespace delegato

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "delegato/interpreter.h"
 #include "memory/arena_planner.h"
 #include "ops/kernel.h"
 #include "runtime/tensor.h"
@@ -30,15 +31,36 @@ class InterpreterImpl {
   std::vector<Tensor>& tensors() { return tensors_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<int>& execution_plan() const { return execution_plan_; }
+  int num_model_nodes() const { return num_model_nodes_; }
+
+  // See Interpreter::ModifyGraphWithDelegate.
+  void ModifyGraphWithDelegate(Delegate* delegate);
+  const std::vector<Interpreter::Placement>& placements() const { return placements_; }
+  const std::vector<std::string>& delegation_log() const { return delegation_log_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
   bool allocated() const { return allocated_; }
   size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   void CheckGraph() const;
+  void AllocateTensorsOnce();
 
   std::shared_ptr<const ModelDef> model_;
   std::vector<Tensor> tensors_;
-  std::vector<Node> nodes_;
+  std::vector<Node> nodes_;           // the model's nodes, then delegate nodes
+  std::vector<int> execution_plan_;  // node indices in run order
+  int num_model_nodes_ = 0;
+  std::vector<Interpreter::Placement> placements_;
+  std::vector<std::string> delegation_log_;
+  std::vector<std::string> warnings_;
+  // The plan before each delegate was applied, to fall back to.
+  struct PlanSnapshot {
+    std::string delegate;
+    std::vector<int> plan;
+    std::vector<Interpreter::Placement> placements;
+  };
+  std::vector<PlanSnapshot> plan_snapshots_;
   std::vector<std::vector<int32_t>> input_dims_;  // current dims of each graph input
   ThreadPool pool_;
   KernelContext context_;

@@ -14,5 +14,6 @@ int CmdInspect(const Args& args);
 int CmdRun(const Args& args);
 int CmdConvert(const Args& args);  // re-serializes a model through the reader and writer
 int CmdGenerate(const Args& args); // writes the built-in demo model
+int CmdPlan(const Args& args);     // per-node placement on an accelerator target
 
 }  // namespace delegato::tools

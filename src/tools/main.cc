@@ -15,6 +15,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", delegato::tools::CmdRun, "run a model on inputs (.npy, BMP or random) and write outputs"},
     {"inspect", delegato::tools::CmdInspect, "show a model's inputs, outputs, ops, quantization, arena"},
+    {"plan", delegato::tools::CmdPlan, "which nodes run on an accelerator target, which fall back and why"},
     {"convert", delegato::tools::CmdConvert, "re-serialize a model through delegato's reader and writer"},
     {"generate", delegato::tools::CmdGenerate, "write the built-in demo model to a .tflite file"},
 };

@@ -233,6 +233,10 @@ TEST(ModelReader, MissingFile) {
   ExpectError([] { ReadModelFile("/nonexistent/dir/model.tflite"); },
               {"/nonexistent/dir/model.tflite", "cannot open"});
   ExpectError([] { ReadModelFile("/tmp"); }, {"/tmp", "directory"});
+  const fs::path empty = fs::temp_directory_path() / "delegato_reader_test_empty.tflite";
+  { std::ofstream touch(empty); }
+  ExpectError([&] { ReadModelFile(empty.string()); }, {empty.string(), "empty"});
+  fs::remove(empty);
 }
 
 // ----------------------------------------------------------------- hostile input

@@ -105,6 +105,26 @@ TEST(Quantize, RequantizeMatchesReference) {
               ElementsAre(79, 130, 131, 131, 181, 151));
 }
 
+TEST(Quantize, RequantizeWideTypesMatchesReference) {
+  const std::vector<int16_t> x = {-32768, -1000, -1, 0, 1, 999, 32767};
+  EXPECT_THAT((RunConvert<int16_t, int8_t>(BuiltinOp::kQuantize, DataType::kInt16,
+                                           DataType::kInt8, {7}, x, Q(0.001f, 0), Q(0.05f, 3))),
+              ElementsAre(-128, -17, 3, 3, 3, 23, 127));
+  EXPECT_THAT((RunConvert<int16_t, int32_t>(BuiltinOp::kQuantize, DataType::kInt16,
+                                            DataType::kInt32, {7}, x, Q(0.001f, 0),
+                                            Q(0.0003f, 0))),
+              ElementsAre(-109227, -3333, -3, 0, 3, 3330, 109223));
+  EXPECT_THAT((RunConvert<int16_t, int16_t>(BuiltinOp::kQuantize, DataType::kInt16,
+                                            DataType::kInt16, {7}, x, Q(0.001f, 0),
+                                            Q(0.0025f, 0))),
+              ElementsAre(-13107, -400, -1, 0, 1, 400, 13107));
+  EXPECT_THAT((RunConvert<int32_t, int8_t>(BuiltinOp::kQuantize, DataType::kInt32,
+                                           DataType::kInt8, {7},
+                                           {-2147483647 - 1, -100000, -1, 0, 7, 123456, 2147483647},
+                                           Q(0.0001f, 0), Q(0.5f, -1))),
+              ElementsAre(-128, -21, -1, -1, -1, 24, 127));
+}
+
 TEST(Quantize, BadParametersFail) {
   Status s = BuildConvert(BuiltinOp::kQuantize, DataType::kFloat32, DataType::kInt8, {4}, {}, {});
   ASSERT_FALSE(s.ok());

@@ -426,7 +426,9 @@ TEST(TargetRealModels, Imx8mpNnapiDriverRefusesSignedInt8Ops) {
   EXPECT_EQ(refused, 36 + 17 + 10);
   // QUANTIZE is placed on vsi-npu in the published log.
   for (const auto& r : results) {
-    if (r.op == "QUANTIZE") EXPECT_TRUE(r.support.supported) << Describe(r.support);
+    if (r.op == "QUANTIZE") {
+      EXPECT_TRUE(r.support.supported) << Describe(r.support);
+    }
   }
 }
 
@@ -466,16 +468,61 @@ TEST(TargetRealModels, Nnapi12RefusesDeepLabsPoolResizesAndArgMax) {
 TEST(TargetRealModels, Nnapi12TakesDeepLabsPoolWhenAnAcceleratorIsNamed) {
   REQUIRE_MODEL(path, "deeplabv3_mnv2_dm05_pascal_quant.tflite");
   for (const auto& r : EvaluateModel("nnapi-1.2", path, "neuron-ann")) {
-    if (r.op == "AVERAGE_POOL_2D") EXPECT_TRUE(r.support.supported) << Describe(r.support);
+    if (r.op == "AVERAGE_POOL_2D") {
+      EXPECT_TRUE(r.support.supported) << Describe(r.support);
+    }
   }
 }
 
 TEST(TargetRealModels, Nnapi13TakesDeepLabsResizes) {
   REQUIRE_MODEL(path, "deeplabv3_mnv2_dm05_pascal_quant.tflite");
   for (const auto& r : EvaluateModel("nnapi-1.3", path)) {
-    if (r.op == "RESIZE_BILINEAR") EXPECT_TRUE(r.support.supported) << Describe(r.support);
-    if (r.op == "AVERAGE_POOL_2D" || r.op == "ARG_MAX") EXPECT_FALSE(r.support.supported);
+    if (r.op == "RESIZE_BILINEAR") {
+      EXPECT_TRUE(r.support.supported) << Describe(r.support);
+    }
+    if (r.op == "AVERAGE_POOL_2D" || r.op == "ARG_MAX") {
+      EXPECT_FALSE(r.support.supported);
+    }
   }
+}
+
+TEST(TargetRealModels, VxDelegateTakesInt8AndRefusesInt64Outputs) {
+  REQUIRE_MODEL(int8_path, "tf2_mobilenet_v2_1.0_224_ptq.tflite");
+  for (const auto& r : EvaluateModel("imx8mp-vx", int8_path)) EXPECT_TRUE(r.support.supported) << r.op << Describe(r.support);
+  REQUIRE_MODEL(deeplab, "deeplabv3_mnv2_dm05_pascal_quant.tflite");
+  for (const auto& r : EvaluateModel("imx8mp-vx", deeplab)) {
+    if (r.op == "ARG_MAX") {
+      EXPECT_TRUE(HasReason(r.support, ReasonCode::kUnsupportedOutputType, "delegate", "is int64")) << Describe(r.support);
+    } else {
+      EXPECT_TRUE(r.support.supported) << r.op << Describe(r.support);
+    }
+  }
+}
+
+TEST(TargetRealModels, VelaRefusesDeepLabsSixteenfoldResize) {
+  REQUIRE_MODEL(path, "deeplabv3_mnv2_dm05_pascal_quant.tflite");
+  int refused_resizes = 0;
+  for (const auto& r : EvaluateModel("ethos-u55", path)) {
+    if (r.op == "RESIZE_BILINEAR" && !r.support.supported) {
+      ++refused_resizes;
+      EXPECT_TRUE(HasReason(r.support, ReasonCode::kUnsupportedShape, "compiler", "resize_factor is 16")) << Describe(r.support);
+    }
+  }
+  EXPECT_EQ(refused_resizes, 1) << "the 1x1 image-pooling upsample and the 2x-class ones map; 33x33 -> 513x513 does not";
+}
+
+TEST(TargetRealModels, EdgeTpuRefusesOpsOutsideItsTableAndNon8BitTensors) {
+  REQUIRE_MODEL(path, "movenet_single_pose_lightning_ptq.tflite");
+  int cast = 0, int32_ops = 0;
+  for (const auto& r : EvaluateModel("edgetpu", path)) {
+    if (r.op == "CAST") {
+      ++cast;
+      EXPECT_TRUE(HasReason(r.support, ReasonCode::kUnsupportedOp, "compiler", "CAST")) << Describe(r.support);
+    }
+    if (HasReason(r.support, ReasonCode::kUnsupportedInputType, "compiler", "unsupported data type")) ++int32_ops;
+  }
+  EXPECT_EQ(cast, 5);
+  EXPECT_GT(int32_ops, 0);
 }
 
 TEST(TargetRealModels, EveryTargetEvaluatesEveryNodeOfEverySharedModel) {

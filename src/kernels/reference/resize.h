@@ -35,8 +35,12 @@ inline float ResizeScale(int32_t input_size, int32_t output_size, bool align_cor
 inline void InterpolationFloat(int32_t value, float scale, bool half_pixel_centers,
                                int32_t input_size, float* position, int32_t* lower,
                                int32_t* upper) {
-  *position = half_pixel_centers ? (static_cast<float>(value) + 0.5f) * scale - 0.5f
-                                 : static_cast<float>(value) * scale;
+  if (half_pixel_centers) {
+    const float scaled = (static_cast<float>(value) + 0.5f) * scale;  // rounded before the sub
+    *position = scaled - 0.5f;
+  } else {
+    *position = static_cast<float>(value) * scale;
+  }
   *lower = std::max(static_cast<int32_t>(std::floor(*position)), int32_t{0});
   *upper = std::min(static_cast<int32_t>(std::ceil(*position)), input_size - 1);
 }
@@ -85,11 +89,15 @@ void ResizeBilinearFloat(const ResizeGeometry& g, const T* input, T* output) {
         const T* p01 = image + y0 * row + x1 * g.depth;
         const T* p11 = image + y1 * row + x1 * g.depth;
         for (int32_t c = 0; c < g.depth; ++c) {
-          // Evaluation order and grouping as in the reference expression.
-          float v = static_cast<float>(p00[c]) * (1 - dy) * (1 - dx);
-          v = v + static_cast<float>(p10[c]) * dy * (1 - dx);
-          v = v + static_cast<float>(p01[c]) * (1 - dy) * dx;
-          v = v + static_cast<float>(p11[c]) * dy * dx;
+          // Evaluation order and grouping as in the reference expression;
+          // one operation per statement so no compiler fuses a multiply-add.
+          const float t00 = static_cast<float>(p00[c]) * (1 - dy) * (1 - dx);
+          const float t10 = static_cast<float>(p10[c]) * dy * (1 - dx);
+          const float t01 = static_cast<float>(p01[c]) * (1 - dy) * dx;
+          const float t11 = static_cast<float>(p11[c]) * dy * dx;
+          float v = t00 + t10;
+          v = v + t01;
+          v = v + t11;
           v = v + rounding;
           *output++ = static_cast<T>(v);
         }

@@ -57,6 +57,7 @@ inline void ConcatenateRequantizeUInt8(int num_inputs, const uint8_t* const* inp
         const float scale = input_scales[i] * inverse_output_scale;
         const float bias = static_cast<float>(-input_zero_points[i]) * scale;
         for (int64_t j = 0; j < n; ++j) {
+          // Separate statements: the product must round before the add.
           const float scaled = static_cast<float>(in[j]) * scale;
           const int32_t value =
               static_cast<int32_t>(std::round(scaled + bias)) + output_zero_point;

@@ -1,0 +1,195 @@
+#include "delegate/emulated_delegate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "core/error.h"
+#include "model/model.h"
+
+namespace delegato {
+namespace {
+
+double MicrosSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A model holding exactly the partition's nodes: its tensors renumbered, its
+// constants copied, the boundary tensors as graph inputs and outputs.
+std::shared_ptr<ModelDef> BuildDeviceGraph(const ModelDef& model, const DelegatePartition& partition) {
+  const SubgraphDef& source = model.subgraphs[0];
+  auto device = std::make_shared<ModelDef>();
+  device->description = "device graph of partition " + std::to_string(partition.index);
+  device->operator_codes = model.operator_codes;
+  device->buffers.emplace_back();
+  device->subgraphs.emplace_back();
+  SubgraphDef& graph = device->subgraphs[0];
+
+  std::map<int32_t, int32_t> remap;
+  auto map_tensor = [&](int32_t t) -> int32_t {
+    if (t < 0) return t;
+    auto it = remap.find(t);
+    if (it != remap.end()) return it->second;
+    TensorDef def = source.tensors[t];
+    if (def.buffer != 0) {
+      device->buffers.push_back(model.buffers[def.buffer]);
+      def.buffer = static_cast<uint32_t>(device->buffers.size() - 1);
+    }
+    graph.tensors.push_back(std::move(def));
+    const int32_t index = static_cast<int32_t>(graph.tensors.size()) - 1;
+    remap[t] = index;
+    return index;
+  };
+  for (int32_t t : partition.inputs) graph.inputs.push_back(map_tensor(t));
+  for (int node : partition.nodes) {
+    OperatorDef op = source.operators[node];
+    for (int32_t& t : op.inputs) t = map_tensor(t);
+    for (int32_t& t : op.outputs) t = map_tensor(t);
+    for (int32_t& t : op.intermediates) t = map_tensor(t);
+    graph.operators.push_back(std::move(op));
+  }
+  for (int32_t t : partition.outputs) graph.outputs.push_back(map_tensor(t));
+  return device;
+}
+
+class EmulatedKernel : public DelegateKernel {
+ public:
+  EmulatedKernel(std::shared_ptr<ModelDef> device_graph, int num_threads,
+                 std::shared_ptr<std::vector<PartitionStats>> stats, size_t stats_index)
+      : device_graph_(std::move(device_graph)),
+        num_threads_(num_threads),
+        stats_(std::move(stats)),
+        stats_index_(stats_index) {}
+
+  Status Prepare(std::span<const TensorView> inputs,
+                 std::vector<std::vector<int32_t>>* output_dims) override {
+    const auto start = std::chrono::steady_clock::now();
+    Status status;
+    device_ = Interpreter::Create(device_graph_, InterpreterOptions{num_threads_}, &status);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      status = device_->ResizeInput(static_cast<int>(i),
+                                    std::vector<int32_t>(inputs[i].dims.begin(), inputs[i].dims.end()));
+      if (!status.ok()) return status;
+    }
+    status = device_->AllocateTensors();
+    if (!status.ok()) return status;
+    output_dims->clear();
+    for (int i = 0; i < device_->num_outputs(); ++i) {
+      const TensorView out = device_->output(i);
+      output_dims->emplace_back(out.dims.begin(), out.dims.end());
+    }
+    PartitionStats& stats = (*stats_)[stats_index_];
+    stats.compile_us = MicrosSince(start);
+    stats.device_bytes = device_->arena_bytes();
+    return Status::Ok();
+  }
+
+  Status Eval(std::span<const TensorView> inputs, std::span<const TensorView> outputs) override {
+    const auto start = std::chrono::steady_clock::now();
+    PartitionStats& stats = (*stats_)[stats_index_];
+    stats.bytes_in = stats.bytes_out = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorView device_in = device_->input(static_cast<int>(i));
+      if (device_in.bytes != inputs[i].bytes) return Status::Error("input size changed after Prepare");
+      std::memcpy(device_in.data, inputs[i].data, inputs[i].bytes);
+      stats.bytes_in += inputs[i].bytes;
+    }
+    Status status = device_->Invoke();
+    if (!status.ok()) return Status::Error("on the device graph: " + status.message());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorView device_out = device_->output(static_cast<int>(i));
+      std::memcpy(outputs[i].data, device_out.data, outputs[i].bytes);
+      stats.bytes_out += outputs[i].bytes;
+    }
+    stats.last_eval_us = MicrosSince(start);
+    stats.total_eval_us += stats.last_eval_us;
+    ++stats.invocations;
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<ModelDef> device_graph_;
+  int num_threads_;
+  std::unique_ptr<Interpreter> device_;
+  std::shared_ptr<std::vector<PartitionStats>> stats_;
+  size_t stats_index_;
+};
+
+}  // namespace
+
+EmulatedDelegate::EmulatedDelegate(std::string name, SupportFn support, DelegateOptions options,
+                                   int num_threads)
+    : name_(std::move(name)),
+      support_(std::move(support)),
+      options_(std::move(options)),
+      num_threads_(num_threads),
+      stats_(std::make_shared<std::vector<PartitionStats>>()) {}
+
+NodeSupport EmulatedDelegate::Supports(const ModelDef& model, int node_index) {
+  return support_(model, node_index);
+}
+
+std::unique_ptr<DelegateKernel> EmulatedDelegate::CreateKernel(const ModelDef& model,
+                                                               const DelegatePartition& partition) {
+  PartitionStats stats;
+  stats.partition = partition.index;
+  stats.nodes = partition.nodes;
+  stats_->push_back(stats);
+  return std::make_unique<EmulatedKernel>(BuildDeviceGraph(model, partition), num_threads_, stats_,
+                                          stats_->size() - 1);
+}
+
+std::vector<NodeSupport> EvaluateTarget(const Target& target, const ModelDef& model,
+                                        const std::string& accelerator_name) {
+  const int num_nodes = static_cast<int>(model.subgraphs.at(0).operators.size());
+  std::vector<NodeSupport> support(num_nodes);
+  int cut_at = -1;
+  for (int i = 0; i < num_nodes; ++i) {
+    if (cut_at >= 0) {
+      support[i].supported = false;
+      support[i].reasons.push_back(
+          {ReasonCode::kAfterCut, "framework",
+           StrCat("after node ", cut_at, " (", model.OpName(model.subgraphs[0].operators[cut_at]),
+                  "), the first node ", target.id, " refuses: this compiler cuts the graph once and "
+                  "everything after the cut runs on the CPU"),
+           StrCat("make node ", cut_at, " supported, or move it to the end of the graph")});
+      continue;
+    }
+    support[i] = EvaluateNode(target, model, i, accelerator_name);
+    if (!support[i].supported && target.partitioning.single_cut) cut_at = i;
+  }
+  return support;
+}
+
+DelegateOptions TargetDelegateOptions(const Target& target, int user_max_partitions,
+                                      int user_min_nodes, std::vector<int> skip_nodes,
+                                      int first_node, int last_node) {
+  DelegateOptions options;
+  options.max_delegated_partitions = user_max_partitions >= 0
+                                         ? user_max_partitions
+                                         : target.partitioning.max_delegated_partitions;
+  options.min_nodes_per_partition =
+      user_min_nodes >= 0 ? user_min_nodes : target.partitioning.min_nodes_per_partition;
+  options.skip_nodes = std::move(skip_nodes);
+  options.first_node = first_node;
+  options.last_node = last_node;
+  return options;
+}
+
+std::unique_ptr<EmulatedDelegate> MakeTargetDelegate(const Target& target, const ModelDef& model,
+                                                     const std::string& accelerator_name,
+                                                     DelegateOptions options, int num_threads) {
+  auto support = std::make_shared<std::vector<NodeSupport>>(
+      EvaluateTarget(target, model, accelerator_name));
+  const ModelDef* evaluated = &model;
+  return std::make_unique<EmulatedDelegate>(
+      target.id,
+      [support, evaluated, id = target.id](const ModelDef& m, int node) -> NodeSupport {
+        DLG_CHECK(&m == evaluated, "the ", id, " delegate was made for another model");
+        return (*support)[node];
+      },
+      std::move(options), num_threads);
+}
+
+}  // namespace delegato

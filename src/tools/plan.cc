@@ -1,0 +1,355 @@
+// delegato plan: which nodes of a model a target's delegate and driver take,
+// which stay on the CPU and why, and what to change. Text for people, JSON
+// for CI (--fail_on), DOT and a self-contained HTML page for pictures.
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tools/commands.h"
+#include "tools/flags.h"
+#include "tools/placement.h"
+#include "tools/tool_util.h"
+
+namespace delegato::tools {
+namespace {
+
+std::vector<int> ParseIntList(const std::string& flag, const std::string& text) {
+  std::vector<int> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 0) throw UsageError("--" + flag + ": '" + item + "' is not a node index");
+    values.push_back(static_cast<int>(v));
+  }
+  return values;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(c));
+  return out;
+}
+
+// "uint8 -> int8" from the node's first activation input to its first output.
+std::string NodeTypes(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const OperatorDef& op = graph.operators[node];
+  std::string out = op.outputs.empty() ? "" : Lower(DataTypeName(graph.tensors[op.outputs[0]].type));
+  std::string in = NodeDtypeClass(model, node);
+  return in == out ? in : in + "->" + out;
+}
+
+std::string OutputName(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const OperatorDef& op = graph.operators[node];
+  return op.outputs.empty() ? "" : graph.tensors[op.outputs[0]].name;
+}
+
+std::string Shorten(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, const Placement& p) {
+  using nlohmann::json;
+  const SubgraphDef& graph = model.subgraphs[0];
+  json nodes = json::array();
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    json reasons = json::array();
+    for (const Reason& r : placement.reasons)
+      reasons.push_back({{"code", ReasonCodeName(r.code)},
+                         {"layer", r.layer},
+                         {"message", r.message},
+                         {"fix", r.fix}});
+    nodes.push_back({{"index", i},
+                     {"op", model.OpName(graph.operators[i])},
+                     {"output", OutputName(model, static_cast<int>(i))},
+                     {"types", NodeTypes(model, static_cast<int>(i))},
+                     {"placement", placement.delegated ? "delegate" : "cpu"},
+                     {"partition", placement.partition},
+                     {"reasons", reasons}});
+  }
+  json plan = json::array();
+  for (const NodeSubset& subset : p.plan.subsets)
+    plan.push_back({{"kind", subset.delegated ? "delegate" : "cpu"}, {"nodes", subset.nodes}});
+  const CostEstimate& e = p.estimate;
+  return {{"model", model_label},
+          {"target", p.target.id},
+          {"target_description", p.target.description},
+          {"nodes_total", graph.operators.size()},
+          {"nodes_delegated", p.plan.num_delegated_nodes},
+          {"delegate_kernels", p.plan.num_partitions()},
+          {"candidate_partitions", p.plan.num_candidate_partitions},
+          {"summary", SummaryLine(p.target.id, p.plan.num_delegated_nodes,
+                                  static_cast<int>(graph.operators.size()),
+                                  p.plan.num_candidate_partitions)},
+          {"nodes", nodes},
+          {"execution_plan", plan},
+          {"estimate",
+           {{"kind", "cost model estimate, not a measurement"},
+            {"uses_placeholders", e.uses_placeholders},
+            {"accelerator_us", e.accelerator_us},
+            {"cpu_us", e.cpu_us},
+            {"sync_us", e.sync_us},
+            {"total_us", e.total_us()},
+            {"first_inference_compile_ms", e.first_inference_compile_ms}}}};
+}
+
+void PrintText(const ModelDef& model, const std::string& model_label, const Placement& p) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  std::cout << "model:  " << model_label << "\n"
+            << "target: " << p.target.id << " (" << p.target.description << ")\n\n";
+  std::cout << std::left << std::setw(5) << "node" << " " << std::setw(20) << "op" << " "
+            << std::setw(32) << "output" << " " << std::setw(13) << "types" << " "
+            << std::setw(9) << "placement" << " reason\n";
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    std::string where = placement.delegated ? "NPU p" + std::to_string(placement.partition) : "CPU";
+    std::cout << std::left << std::setw(5) << i << " " << std::setw(20)
+              << Shorten(model.OpName(graph.operators[i]), 20) << " " << std::setw(32)
+              << Shorten(OutputName(model, static_cast<int>(i)), 32) << " " << std::setw(13)
+              << NodeTypes(model, static_cast<int>(i)) << " " << std::setw(9) << where;
+    for (size_t k = 0; k < placement.reasons.size(); ++k) {
+      const Reason& r = placement.reasons[k];
+      if (k) std::cout << "\n" << std::string(84, ' ');
+      std::cout << " [" << r.layer << "] " << ReasonCodeName(r.code) << ": " << r.message;
+      if (!r.fix.empty()) std::cout << "\n" << std::string(84, ' ') << "   fix: " << r.fix;
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\n"
+            << SummaryLine(p.target.id, p.plan.num_delegated_nodes,
+                           static_cast<int>(graph.operators.size()), p.plan.num_candidate_partitions)
+            << "\n";
+  std::cout << "Execution plan: " << p.plan.subsets.size() << " steps, " << p.plan.num_partitions()
+            << " delegate kernel(s)";
+  if (p.options.max_delegated_partitions > 0)
+    std::cout << " (at most " << p.options.max_delegated_partitions << " delegated partitions)";
+  std::cout << "\n";
+  const CostEstimate& e = p.estimate;
+  std::cout << std::fixed << std::setprecision(2)
+            << "Estimated latency (cost model, not measured"
+            << (e.uses_placeholders ? "; uses placeholder numbers" : "") << "): accelerator "
+            << e.accelerator_us / 1000 << " ms + CPU " << e.cpu_us / 1000 << " ms + hand-over "
+            << e.sync_us / 1000 << " ms = " << e.total_us() / 1000 << " ms";
+  if (e.first_inference_compile_ms > 0)
+    std::cout << "; first inference adds ~" << e.first_inference_compile_ms << " ms of compilation";
+  std::cout << "\n" << std::defaultfloat;
+}
+
+std::string DotEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  return out;
+}
+
+// Edges between nodes: producer -> consumer of each activation tensor.
+std::vector<std::pair<int, int>> NodeEdges(const ModelDef& model) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  std::vector<int> producer(graph.tensors.size(), -1);
+  for (size_t i = 0; i < graph.operators.size(); ++i)
+    for (int32_t t : graph.operators[i].outputs)
+      if (t >= 0) producer[t] = static_cast<int>(i);
+  std::vector<std::pair<int, int>> edges;
+  for (size_t i = 0; i < graph.operators.size(); ++i)
+    for (int32_t t : graph.operators[i].inputs)
+      if (t >= 0 && producer[t] >= 0) edges.emplace_back(producer[t], static_cast<int>(i));
+  return edges;
+}
+
+void WriteDot(const ModelDef& model, const Placement& p, const std::string& path) {
+  std::ofstream out(path);
+  DLG_CHECK(out, path, ": cannot write");
+  const SubgraphDef& graph = model.subgraphs[0];
+  out << "digraph plan {\n  node [shape=box, style=filled, fontname=Helvetica];\n";
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    std::string tip;
+    for (const Reason& r : placement.reasons) tip += r.message + "\n";
+    out << "  n" << i << " [label=\"" << i << ": " << DotEscape(model.OpName(graph.operators[i]))
+        << "\\n" << NodeTypes(model, static_cast<int>(i)) << "\", fillcolor=\""
+        << (placement.delegated ? "#8fd694" : "#f4a261") << "\", tooltip=\"" << DotEscape(tip)
+        << "\"];\n";
+  }
+  for (auto [from, to] : NodeEdges(model)) out << "  n" << from << " -> n" << to << ";\n";
+  out << "}\n";
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// One self-contained page: an SVG of the graph laid out by depth, nodes
+// coloured by placement, reasons in each node's hover title, then the table.
+void WriteHtml(const ModelDef& model, const std::string& label, const Placement& p,
+               const std::string& path) {
+  std::ofstream out(path);
+  DLG_CHECK(out, path, ": cannot write");
+  const SubgraphDef& graph = model.subgraphs[0];
+  const int n = static_cast<int>(graph.operators.size());
+  const auto edges = NodeEdges(model);
+  std::vector<int> depth(n, 0), column(n, 0);
+  for (auto [from, to] : edges) depth[to] = std::max(depth[to], depth[from] + 1);  // edges follow plan order
+  std::vector<int> per_depth;
+  for (int i = 0; i < n; ++i) {
+    if (depth[i] >= static_cast<int>(per_depth.size())) per_depth.resize(depth[i] + 1, 0);
+    column[i] = per_depth[depth[i]]++;
+  }
+  const int box_w = 150, box_h = 34, gap_x = 20, gap_y = 26;
+  int max_columns = 1;
+  for (int c : per_depth) max_columns = std::max(max_columns, c);
+  const int width = max_columns * (box_w + gap_x) + gap_x;
+  const int height = static_cast<int>(per_depth.size()) * (box_h + gap_y) + gap_y;
+  auto x_of = [&](int i) { return gap_x + column[i] * (box_w + gap_x); };
+  auto y_of = [&](int i) { return gap_y + depth[i] * (box_h + gap_y); };
+
+  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>delegato plan: "
+      << HtmlEscape(label) << " on " << HtmlEscape(p.target.id) << "</title>\n<style>"
+      << "body{font-family:sans-serif;margin:20px} .delegate rect{fill:#8fd694} .cpu rect{fill:#f4a261}"
+      << " svg text{font-size:11px} table{border-collapse:collapse;margin-top:20px}"
+      << " td,th{border:1px solid #ccc;padding:3px 6px;font-size:12px;text-align:left}"
+      << " tr.cpu{background:#fde2cf} tr.delegate{background:#dff3e1}</style></head><body>\n";
+  out << "<h1>" << HtmlEscape(label) << " on " << HtmlEscape(p.target.id) << "</h1>\n<p id=\"summary\">"
+      << HtmlEscape(SummaryLine(p.target.id, p.plan.num_delegated_nodes, n, p.plan.num_candidate_partitions))
+      << "</p>\n<p>Green: delegated to the accelerator. Orange: runs on the CPU (hover for the reason).</p>\n";
+  out << "<svg id=\"graph\" width=\"" << width << "\" height=\"" << height
+      << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  for (auto [from, to] : edges)
+    out << "<line x1=\"" << x_of(from) + box_w / 2 << "\" y1=\"" << y_of(from) + box_h << "\" x2=\""
+        << x_of(to) + box_w / 2 << "\" y2=\"" << y_of(to) << "\" stroke=\"#999\"/>\n";
+  for (int i = 0; i < n; ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    std::string tip = std::to_string(i) + " " + model.OpName(graph.operators[i]) + ": " +
+                      (placement.delegated ? "delegated" : "CPU");
+    for (const Reason& r : placement.reasons) tip += "\n[" + r.layer + "] " + r.message + (r.fix.empty() ? "" : "\nfix: " + r.fix);
+    out << "<g class=\"node " << (placement.delegated ? "delegate" : "cpu") << "\" data-node=\"" << i
+        << "\"><title>" << HtmlEscape(tip) << "</title><rect x=\"" << x_of(i) << "\" y=\"" << y_of(i)
+        << "\" width=\"" << box_w << "\" height=\"" << box_h << "\" rx=\"4\" stroke=\"#555\"/>"
+        << "<text x=\"" << x_of(i) + 6 << "\" y=\"" << y_of(i) + 14 << "\">" << i << " "
+        << HtmlEscape(Shorten(model.OpName(graph.operators[i]), 20)) << "</text><text x=\"" << x_of(i) + 6
+        << "\" y=\"" << y_of(i) + 28 << "\">" << NodeTypes(model, i) << "</text></g>\n";
+  }
+  out << "</svg>\n<table><tr><th>node</th><th>op</th><th>output</th><th>types</th><th>placement</th><th>reason</th><th>fix</th></tr>\n";
+  for (int i = 0; i < n; ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    std::string reasons, fixes;
+    for (const Reason& r : placement.reasons) {
+      reasons += "[" + r.layer + "] " + ReasonCodeName(r.code) + ": " + r.message + " ";
+      fixes += r.fix + " ";
+    }
+    out << "<tr class=\"" << (placement.delegated ? "delegate" : "cpu") << "\"><td>" << i << "</td><td>"
+        << HtmlEscape(model.OpName(graph.operators[i])) << "</td><td>"
+        << HtmlEscape(OutputName(model, i)) << "</td><td>" << NodeTypes(model, i) << "</td><td>"
+        << (placement.delegated ? "delegate" : "cpu") << "</td><td>" << HtmlEscape(reasons)
+        << "</td><td>" << HtmlEscape(fixes) << "</td></tr>\n";
+  }
+  out << "</table></body></html>\n";
+}
+
+int Plan(const Args& args) {
+  Flags flags;
+  flags.Declare("graph", "model .tflite file")
+      .Declare("target", "target id (see --list_targets) or path to a target .json")
+      .Declare("list_targets", "list the shipped target ids", true)
+      .Declare("format", "text (default) or json")
+      .Declare("dot", "also write the graph, coloured by placement, as Graphviz DOT")
+      .Declare("html", "also write a self-contained HTML page of the placement")
+      .Declare("nnapi_accelerator_name", "name an accelerator explicitly (NNAPI targets)")
+      .Declare("max_delegated_partitions", "override the target's partition limit (0 = unlimited)")
+      .Declare("min_nodes_per_partition", "partitions with fewer nodes stay on the CPU")
+      .Declare("skip_nodes", "comma-separated node indices never delegated")
+      .Declare("first_node", "only nodes from this index on may be delegated")
+      .Declare("last_node", "only nodes up to this index may be delegated")
+      .Declare("fail_on", "exit 3 on 'fallback' (any CPU node) or 'partitions:N' (more than N delegate kernels)")
+      .Declare("help", "show this help", true);
+  flags.Parse(args);
+  if (flags.GetBool("help")) {
+    std::cout << "usage: delegato plan --graph MODEL --target ID_OR_FILE [flags]\n" << flags.Help();
+    return 0;
+  }
+  if (flags.GetBool("list_targets")) {
+    for (const std::string& id : ListTargetIds(TargetsDir())) {
+      Target t = FindTarget(id, TargetsDir());
+      std::cout << id << "\t" << t.description << "\n";
+    }
+    return 0;
+  }
+  std::string path = flags.GetString("graph");
+  if (path.empty() && !flags.positional().empty()) path = flags.positional()[0];
+  if (path.empty()) throw UsageError("plan needs --graph MODEL");
+  if (!flags.Has("target")) throw UsageError("plan needs --target (ids: delegato plan --list_targets)");
+  const std::string format = flags.GetString("format", "text");
+  if (format != "text" && format != "json") throw UsageError("--format must be text or json");
+  const std::string fail_on = flags.GetString("fail_on");
+  int max_kernels = -1;
+  if (!fail_on.empty() && fail_on != "fallback") {
+    if (fail_on.rfind("partitions:", 0) != 0)
+      throw UsageError("--fail_on must be 'fallback' or 'partitions:N'");
+    try {
+      max_kernels = std::stoi(fail_on.substr(11));
+    } catch (const std::exception&) {
+      throw UsageError("--fail_on=partitions:N needs a number, got '" + fail_on + "'");
+    }
+  }
+
+  PlacementOptions options;
+  options.accelerator_name = flags.GetString("nnapi_accelerator_name");
+  options.max_delegated_partitions = static_cast<int>(flags.GetInt("max_delegated_partitions", -1, 0, 1 << 20));
+  options.min_nodes_per_partition = static_cast<int>(flags.GetInt("min_nodes_per_partition", -1, 0, 1 << 20));
+  options.skip_nodes = ParseIntList("skip_nodes", flags.GetString("skip_nodes"));
+  options.first_node = static_cast<int>(flags.GetInt("first_node", -1, 0, 1 << 30));
+  options.last_node = static_cast<int>(flags.GetInt("last_node", -1, 0, 1 << 30));
+
+  auto model = ReadModelFile(path);
+  const int num_nodes = static_cast<int>(model->subgraphs[0].operators.size());
+  for (int node : options.skip_nodes)
+    if (node >= num_nodes)
+      throw UsageError("--skip_nodes: node " + std::to_string(node) + " does not exist (the model has " +
+                       std::to_string(num_nodes) + " nodes)");
+  Placement placement = PlaceModel(*model, flags.GetString("target"), options);
+
+  if (format == "json") std::cout << PlanJson(*model, path, placement).dump(2) << "\n";
+  else PrintText(*model, path, placement);
+  if (flags.Has("dot")) WriteDot(*model, placement, flags.GetString("dot"));
+  if (flags.Has("html")) WriteHtml(*model, path, placement, flags.GetString("html"));
+
+  if (fail_on == "fallback" && placement.plan.num_delegated_nodes < num_nodes) {
+    std::cerr << "delegato plan: " << num_nodes - placement.plan.num_delegated_nodes
+              << " node(s) fall back to the CPU (--fail_on=fallback)\n";
+    return 3;
+  }
+  if (max_kernels >= 0 && placement.plan.num_partitions() > max_kernels) {
+    std::cerr << "delegato plan: " << placement.plan.num_partitions() << " delegate kernels, more than "
+              << max_kernels << " (--fail_on=" << fail_on << ")\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int CmdPlan(const Args& args) {
+  return RunCommand("plan", [&] { return Plan(args); });
+}
+
+}  // namespace delegato::tools
