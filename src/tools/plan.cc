@@ -17,19 +17,6 @@
 namespace delegato::tools {
 namespace {
 
-std::vector<int> ParseIntList(const std::string& flag, const std::string& text) {
-  std::vector<int> values;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) continue;
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (*end != '\0' || v < 0) throw UsageError("--" + flag + ": '" + item + "' is not a node index");
-    values.push_back(static_cast<int>(v));
-  }
-  return values;
-}
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(c));

@@ -72,6 +72,20 @@ void FillRandomInputs(Interpreter& interpreter, uint64_t seed) {
   }
 }
 
+std::vector<int> ParseIntList(const std::string& flag, const std::string& text) {
+  std::vector<int> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 0 || v > (1 << 30))
+      throw UsageError("--" + flag + ": '" + item + "' is not a node index");
+    values.push_back(static_cast<int>(v));
+  }
+  return values;
+}
+
 int RunCommand(const char* name, const std::function<int()>& body) {
   try {
     return body();

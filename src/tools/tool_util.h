@@ -29,6 +29,9 @@ void FillRandomInputs(Interpreter& interpreter, uint64_t seed);
 // The model the project generates itself: a small uint8 CNN (see demo_model.cc).
 std::shared_ptr<ModelDef> BuildDemoModel();
 
+// "3,7,12" -> {3, 7, 12}; throws UsageError naming --flag on anything else.
+std::vector<int> ParseIntList(const std::string& flag, const std::string& text);
+
 // Runs a subcommand body, turning Error into "delegato <cmd>: msg" + exit 1 and
 // UsageError into exit 2.
 int RunCommand(const char* name, const std::function<int()>& body);

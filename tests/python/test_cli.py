@@ -67,7 +67,9 @@ def test_generate_then_inspect(delegato_bin, tmp_path):
 
 def test_truncated_real_model(delegato_bin, shared_models, tmp_path):
     data = (shared_models / "mobilenet_v1_0.25_128_quant.tflite").read_bytes()
-    for cut in (3, 100, len(data) // 2, len(data) - 1):
+    # Cuts inside the structure or the weights (the last bytes may be padding
+    # no table refers to, so a file one byte short can still be valid).
+    for cut in (3, 100, len(data) // 2, len(data) * 3 // 4):
         path = tmp_path / f"cut{cut}.tflite"
         path.write_bytes(data[:cut])
         proc = run(delegato_bin, "run", f"--graph={path}")
