@@ -52,8 +52,14 @@ struct NodeView {
   std::span<const int32_t> outputs;
 };
 
+enum class KernelSet : int8_t {
+  kReference,  // TFLite's reference arithmetic, the semantic ground truth
+  kOptimized,  // optimized kernels where they exist, the reference elsewhere
+};
+
 struct InterpreterOptions {
   int num_threads = 1;
+  KernelSet kernels = KernelSet::kOptimized;
   // AllocateTensors fails when the planned arena would exceed this (0 = no
   // limit). Lets memory-bounded deployments and the fuzzer refuse huge models.
   size_t max_arena_bytes = 0;

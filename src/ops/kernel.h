@@ -51,7 +51,13 @@ struct Node {
 
 class KernelContext {
  public:
-  KernelContext(std::vector<Tensor>& tensors, ThreadPool& pool) : tensors_(tensors), pool_(pool) {}
+  KernelContext(std::vector<Tensor>& tensors, ThreadPool& pool, bool optimized = false)
+      : tensors_(tensors), pool_(pool), optimized_(optimized) {}
+
+  // Whether Prepare may pick an optimized kernel (InterpreterOptions::kernels).
+  // Ops without one, or whose inputs the optimized kernel does not cover,
+  // use the reference kernel.
+  bool optimized() const { return optimized_; }
 
   int num_tensors() const { return static_cast<int>(tensors_.size()); }
   Tensor& tensor(int32_t index) { return tensors_[index]; }
@@ -99,6 +105,7 @@ class KernelContext {
  private:
   std::vector<Tensor>& tensors_;
   ThreadPool& pool_;
+  bool optimized_ = false;
   mutable const char* eval_error_ = nullptr;
   mutable int eval_error_node_ = -1;
 };

@@ -138,12 +138,12 @@ const OpKernel kDelegateOpKernel{BuiltinOp::kDelegate, nullptr, 1, 1, &PrepareDe
 }  // namespace
 
 
-InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads,
-                                 size_t max_arena_bytes)
+InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
+                                 const InterpreterOptions& options)
     : model_(std::move(model)),
-      pool_(num_threads),
-      context_(tensors_, pool_),
-      max_arena_bytes_(max_arena_bytes) {
+      pool_(options.num_threads),
+      context_(tensors_, pool_, options.kernels == KernelSet::kOptimized),
+      max_arena_bytes_(options.max_arena_bytes) {
   DLG_CHECK(model_ != nullptr, "no model");
   DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
   const SubgraphDef& graph = subgraph();
@@ -481,8 +481,7 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelDef>
   try {
     if (options.num_threads < 1 || options.num_threads > 256)
       Fail("num_threads must be in 1..256, got ", options.num_threads);
-    auto impl = std::make_unique<InterpreterImpl>(std::move(model), options.num_threads,
-                                                   options.max_arena_bytes);
+    auto impl = std::make_unique<InterpreterImpl>(std::move(model), options);
     if (status) *status = Status::Ok();
     return std::unique_ptr<Interpreter>(new Interpreter(std::move(impl)));
   } catch (const std::exception& e) {

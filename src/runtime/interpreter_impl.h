@@ -19,7 +19,7 @@ class InterpreterImpl {
  public:
   // Throws Error naming the first problem (node without a kernel, tensor
   // used before it is produced, ...).
-  InterpreterImpl(std::shared_ptr<const ModelDef> model, int num_threads, size_t max_arena_bytes);
+  InterpreterImpl(std::shared_ptr<const ModelDef> model, const InterpreterOptions& options);
 
   void ResizeInput(int input, std::vector<int32_t> dims);
   void AllocateTensors();

@@ -29,6 +29,7 @@ Flags RunFlags() {
       .Declare("output_dir", "write each output as DIR/output_<i>.npy")
       .Declare("save_inputs", "also write the inputs fed as DIR/input_<i>.npy", true)
       .Declare("num_threads", "CPU threads (default 1)")
+      .Declare("kernels", "optimized (default: fast kernels where they exist) or reference")
       .Declare("seed", "seed of the random inputs (default 0)")
       .Declare("target", "run through the emulated delegate of this accelerator target (id or .json)")
       .Declare("nnapi_accelerator_name", "with --target: name an accelerator explicitly (NNAPI targets)")
@@ -98,7 +99,10 @@ int Run(const Args& args) {
 
   auto model = LoadModelOrDemo(flags.GetString("graph"));
   Status status;
-  auto interpreter = Interpreter::Create(model, InterpreterOptions{num_threads}, &status);
+  InterpreterOptions interpreter_options;
+  interpreter_options.num_threads = num_threads;
+  interpreter_options.kernels = ParseKernelSet(flags.GetString("kernels", "optimized"));
+  auto interpreter = Interpreter::Create(model, interpreter_options, &status);
   if (!status.ok()) Fail(status.message());
 
   // .npy inputs may carry a different batch: resize to their shape first.

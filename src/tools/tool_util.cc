@@ -86,6 +86,12 @@ std::vector<int> ParseIntList(const std::string& flag, const std::string& text) 
   return values;
 }
 
+KernelSet ParseKernelSet(const std::string& text) {
+  if (text == "reference") return KernelSet::kReference;
+  if (text == "optimized") return KernelSet::kOptimized;
+  throw UsageError("--kernels must be 'reference' or 'optimized', got '" + text + "'");
+}
+
 int RunCommand(const char* name, const std::function<int()>& body) {
   try {
     return body();

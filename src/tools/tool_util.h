@@ -32,6 +32,9 @@ std::shared_ptr<ModelDef> BuildDemoModel();
 // "3,7,12" -> {3, 7, 12}; throws UsageError naming --flag on anything else.
 std::vector<int> ParseIntList(const std::string& flag, const std::string& text);
 
+// "reference" / "optimized" -> KernelSet; UsageError otherwise.
+KernelSet ParseKernelSet(const std::string& text);
+
 // Runs a subcommand body, turning Error into "delegato <cmd>: msg" + exit 1 and
 // UsageError into exit 2.
 int RunCommand(const char* name, const std::function<int()>& body);

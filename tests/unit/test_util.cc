@@ -97,15 +97,18 @@ void OpModel::AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
   model_->subgraphs[0].operators.push_back(std::move(def));
 }
 
-Status OpModel::TryBuild(int num_threads) {
+Status OpModel::TryBuild(int num_threads, KernelSet kernels) {
   Status status;
-  interpreter_ = Interpreter::Create(model_, InterpreterOptions{num_threads}, &status);
+  InterpreterOptions options;
+  options.num_threads = num_threads;
+  options.kernels = kernels;
+  interpreter_ = Interpreter::Create(model_, options, &status);
   if (!status.ok()) return status;
   return interpreter_->AllocateTensors();
 }
 
-void OpModel::Build(int num_threads) {
-  Status status = TryBuild(num_threads);
+void OpModel::Build(int num_threads, KernelSet kernels) {
+  Status status = TryBuild(num_threads, kernels);
   ASSERT_TRUE(status.ok()) << status.message();
 }
 

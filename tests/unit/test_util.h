@@ -59,9 +59,10 @@ class OpModel {
                    int version = 1);
 
   // Creates the interpreter and allocates; ADD_FAILURE with the message on error.
-  void Build(int num_threads = 1);
+  // Tests of ops with an optimized kernel run each case with both kernel sets.
+  void Build(int num_threads = 1, KernelSet kernels = KernelSet::kOptimized);
   // Same, returning the status instead (for tests of Prepare's errors).
-  Status TryBuild(int num_threads = 1);
+  Status TryBuild(int num_threads = 1, KernelSet kernels = KernelSet::kOptimized);
 
   template <class T>
   void SetInput(int input, const std::vector<T>& values) {
