@@ -148,6 +148,15 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
   DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
   const SubgraphDef& graph = subgraph();
 
+  // A tensor no node produces, not a graph input, with zero elements and no
+  // buffer (an empty MEAN axis list, say) is an empty constant, as in LiteRT.
+  std::vector<char> produced_or_input(graph.tensors.size(), 0);
+  for (const OperatorDef& op : graph.operators)
+    for (int32_t t : op.outputs)
+      if (t >= 0) produced_or_input[t] = 1;
+  for (int32_t t : graph.inputs) produced_or_input[t] = 1;
+  static uint8_t empty_constant_data[1] = {0};
+
   tensors_.resize(graph.tensors.size());
   for (size_t i = 0; i < graph.tensors.size(); ++i) {
     const TensorDef& def = graph.tensors[i];
@@ -167,6 +176,11 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
       t.bytes = data.size();
     } else if (def.is_variable) {
       t.storage = TensorStorage::kVariable;
+    } else if (!produced_or_input[i] && !def.shape.empty() &&
+               std::find(def.shape.begin(), def.shape.end(), 0) != def.shape.end()) {
+      t.storage = TensorStorage::kConstant;
+      t.data = empty_constant_data;
+      t.bytes = 0;
     } else {
       t.storage = TensorStorage::kArena;
     }

@@ -52,6 +52,20 @@ TEST(InterpreterTest, GraphWithoutNodesPassesInputThrough) {
   EXPECT_EQ(m.GetOutput<float>(0), (std::vector<float>{1.5f, -2.0f}));
 }
 
+TEST(InterpreterTest, EmptyBufferlessTensorIsAnEmptyConstant) {
+  // MEAN over an empty axis list: the axis tensor [0] has no buffer and no
+  // producer. LiteRT treats it as an empty constant; so do we.
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {2});
+  int axes = m.AddTensor(DataType::kInt32, {}, {0});
+  int out = m.AddOutput(DataType::kFloat32);
+  m.AddOp(BuiltinOp::kMean, {in, axes}, {out}, ReducerParams{false});
+  m.Build();
+  m.SetInput<float>(0, {1.5f, -2.0f});
+  m.Invoke();
+  EXPECT_EQ(m.GetOutput<float>(0), (std::vector<float>{1.5f, -2.0f}));
+}
+
 TEST(InterpreterTest, ResizeInputOutOfRangeFails) {
   OpModel m;
   m.AddInput(DataType::kFloat32, {2});
