@@ -133,3 +133,23 @@ def test_threads_do_not_change_results(delegato_bin, tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append(np.load(d / "output_0.npy"))
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_npy_with_other_batch_resizes_input(delegato_bin, shared_models, tmp_path):
+    """A batch of 4 through a batch-1 model: the input is resized, and the
+    result equals LiteRT's reference kernels on the same resized model."""
+    ai_edge_litert = pytest.importorskip("ai_edge_litert.interpreter")
+    model = shared_models / "hello_world_float.tflite"
+    x = np.linspace(0, 6.28, 4, dtype=np.float32).reshape(4, 1)
+    np.save(tmp_path / "x.npy", x)
+    proc = run(delegato_bin, "run", f"--graph={model}", "--input", f"0={tmp_path / 'x.npy'}",
+               "--output_dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    ours = np.load(tmp_path / "output_0.npy")
+    it = ai_edge_litert.Interpreter(model_path=str(model),
+                                    experimental_op_resolver_type=ai_edge_litert.OpResolverType.BUILTIN_REF)
+    it.resize_tensor_input(0, [4, 1])
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    np.testing.assert_array_equal(ours, it.get_tensor(it.get_output_details()[0]["index"]))
