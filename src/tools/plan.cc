@@ -219,6 +219,18 @@ void WriteHtml(const ModelDef& model, const std::string& label, const Placement&
   out << "<h1>" << HtmlEscape(label) << " on " << HtmlEscape(p.target.id) << "</h1>\n<p id=\"summary\">"
       << HtmlEscape(SummaryLine(p.target.id, p.plan.num_delegated_nodes, n, p.plan.num_candidate_partitions))
       << "</p>\n<p>Green: delegated to the accelerator. Orange: runs on the CPU (hover for the reason).</p>\n";
+  // The nodes users look for first: what falls back, why, and the fix.
+  out << "<h2>Falls back to the CPU</h2>\n<ul id=\"fallbacks\">\n";
+  for (int i = 0; i < n; ++i) {
+    const NodePlacement& placement = p.plan.nodes[i];
+    if (placement.delegated) continue;
+    out << "<li><b>" << i << " " << HtmlEscape(model.OpName(graph.operators[i])) << "</b>";
+    for (const Reason& r : placement.reasons)
+      out << "<br>[" << HtmlEscape(r.layer) << "] " << HtmlEscape(r.message)
+          << (r.fix.empty() ? "" : "<br><i>fix: " + HtmlEscape(r.fix) + "</i>");
+    out << "</li>\n";
+  }
+  out << "</ul>\n";
   out << "<svg id=\"graph\" width=\"" << width << "\" height=\"" << height
       << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
   for (auto [from, to] : edges)
