@@ -55,11 +55,13 @@ std::shared_ptr<ModelDef> BuildDeviceGraph(const ModelDef& model, const Delegate
 class EmulatedKernel : public DelegateKernel {
  public:
   EmulatedKernel(std::shared_ptr<ModelDef> device_graph, int num_threads,
-                 std::shared_ptr<std::vector<PartitionStats>> stats, size_t stats_index)
+                 std::shared_ptr<std::vector<PartitionStats>> stats, size_t stats_index,
+                 bool profile_nodes)
       : device_graph_(std::move(device_graph)),
         num_threads_(num_threads),
         stats_(std::move(stats)),
-        stats_index_(stats_index) {}
+        stats_index_(stats_index),
+        profile_nodes_(profile_nodes) {}
 
   Status Prepare(std::span<const TensorView> inputs,
                  std::vector<std::vector<int32_t>>* output_dims) override {
@@ -95,7 +97,20 @@ class EmulatedKernel : public DelegateKernel {
       std::memcpy(device_in.data, inputs[i].data, inputs[i].bytes);
       stats.bytes_in += inputs[i].bytes;
     }
-    Status status = device_->Invoke();
+    Status status;
+    if (profile_nodes_) {
+      // The device graph's node i is the partition's i-th node.
+      stats.last_node_us.assign(stats.nodes.size(), 0.0);
+      auto node_start = std::chrono::steady_clock::now();
+      status = device_->Invoke([&](int node) {
+        const auto now = std::chrono::steady_clock::now();
+        if (node >= 0 && node < static_cast<int>(stats.last_node_us.size()))
+          stats.last_node_us[node] = std::chrono::duration<double, std::micro>(now - node_start).count();
+        node_start = now;
+      });
+    } else {
+      status = device_->Invoke();
+    }
     if (!status.ok()) return Status::Error("on the device graph: " + status.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorView device_out = device_->output(static_cast<int>(i));
@@ -114,6 +129,7 @@ class EmulatedKernel : public DelegateKernel {
   std::unique_ptr<Interpreter> device_;
   std::shared_ptr<std::vector<PartitionStats>> stats_;
   size_t stats_index_;
+  bool profile_nodes_;
 };
 
 }  // namespace
@@ -137,7 +153,7 @@ std::unique_ptr<DelegateKernel> EmulatedDelegate::CreateKernel(const ModelDef& m
   stats.nodes = partition.nodes;
   stats_->push_back(stats);
   return std::make_unique<EmulatedKernel>(BuildDeviceGraph(model, partition), num_threads_, stats_,
-                                          stats_->size() - 1);
+                                          stats_->size() - 1, profile_nodes_);
 }
 
 std::vector<NodeSupport> EvaluateTarget(const Target& target, const ModelDef& model,

@@ -33,6 +33,9 @@ struct PartitionStats {
   double last_eval_us = 0;       // host time of the last Eval, copies included
   double total_eval_us = 0;
   size_t bytes_in = 0, bytes_out = 0;  // boundary bytes copied per Eval
+  // With EnableNodeProfiling: host time of each device node in the last Eval,
+  // aligned with `nodes` (device node i is model node nodes[i]).
+  std::vector<double> last_node_us;
 };
 
 class EmulatedDelegate : public Delegate {
@@ -51,11 +54,17 @@ class EmulatedDelegate : public Delegate {
   // One entry per partition kernel created, in partition order.
   const std::vector<PartitionStats>& stats() const { return *stats_; }
 
+  // Times every device node of each Eval into PartitionStats::last_node_us
+  // (profilers). Takes effect for kernels created afterwards: call it before
+  // ModifyGraphWithDelegate.
+  void EnableNodeProfiling(bool on) { profile_nodes_ = on; }
+
  private:
   std::string name_;
   SupportFn support_;
   DelegateOptions options_;
   int num_threads_;
+  bool profile_nodes_ = false;
   std::shared_ptr<std::vector<PartitionStats>> stats_;
 };
 

@@ -20,6 +20,8 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/quant_conv.h"
+#include "kernels/optimized/quant_depthwise.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -281,6 +283,9 @@ struct ConvData {
   bool filter_packed = false;
   std::vector<float> packed_float;
   std::vector<int16_t> packed_quant;
+  // The optimized kernel, when InterpreterOptions::kernels allows it and it
+  // covers the node (quantized, ungrouped, constant filter and bias).
+  std::unique_ptr<optimized::QuantConv> fast;
 };
 
 template <class T>
@@ -384,7 +389,24 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
 
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
-  if (filter.is_constant()) {
+  if (ctx.optimized() && type != DataType::kFloat32 && filter.is_constant() &&
+      (bias == nullptr || bias->is_constant()) && optimized::QuantConv::Covers(g)) {
+    optimized::QuantConvParams p;
+    p.geometry = g;
+    p.is_uint8 = type == DataType::kUInt8;
+    p.input_zero_point = -d->q.input_offset;
+    p.filter_zero_point = -d->q.filter_offset;
+    p.output_zero_point = d->q.output_offset;
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    p.multiplier = d->q.multipliers.data();
+    p.shift = d->q.shifts.data();
+    p.filter = filter.data;
+    p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+    d->fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
+                                                     ctx.pool().num_threads());
+    node.scratch_bytes = d->fast->scratch_bytes();
+  } else if (filter.is_constant()) {
     PackConv(*d, filter);
   } else {
     node.scratch_bytes = g.packed_filter_elements() *
@@ -401,6 +423,18 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+
+  if (d.fast != nullptr) {
+    const optimized::QuantConv& fast = *d.fast;
+    const void* in = input.data;
+    void* out = output.data;
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fast.RunTask(static_cast<int>(task), in, out, scratch);
+    });
+    return;
+  }
 
   if (d.type == DataType::kFloat32) {
     const float* packed = d.packed_float.data();
@@ -459,6 +493,9 @@ struct DepthwiseData {
   QuantState q;
   bool filter_packed = false;  // float filters are read in place
   std::vector<int16_t> packed_quant;
+  // The optimized kernel, when allowed and covering the node (quantized,
+  // depth multiplier 1, constant filter and bias).
+  std::unique_ptr<optimized::QuantDepthwise> fast;
 };
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
@@ -543,7 +580,22 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
   d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
 
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
-  if (type != DataType::kFloat32) {
+  if (ctx.optimized() && type != DataType::kFloat32 && filter.is_constant() &&
+      (bias == nullptr || bias->is_constant()) && optimized::QuantDepthwise::Covers(g)) {
+    optimized::QuantDepthwiseParams p;
+    p.geometry = g;
+    p.is_uint8 = type == DataType::kUInt8;
+    p.input_zero_point = -d->q.input_offset;
+    p.filter_offset = d->q.filter_offset;
+    p.output_zero_point = d->q.output_offset;
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    p.multiplier = d->q.multipliers.data();
+    p.shift = d->q.shifts.data();
+    p.filter = filter.data;
+    p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+    d->fast = std::make_unique<optimized::QuantDepthwise>(p, optimized::SelectedIsa());
+  } else if (type != DataType::kFloat32) {
     if (filter.is_constant()) {
       d->packed_quant.resize(g.filter_elements());
       PackDepthwiseInto(*d, filter, d->packed_quant.data());
@@ -563,6 +615,16 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+
+  if (d.fast != nullptr) {
+    const optimized::QuantDepthwise& fast = *d.fast;
+    const void* in = input.data;
+    void* out = output.data;
+    ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
+      fast.RunRows(begin, end, in, out);
+    });
+    return;
+  }
 
   if (d.type == DataType::kFloat32) {
     const float* in = input.data_as<float>();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/fixed_point.h"
+#include "kernels/optimized/quant_binary.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/elementwise.h"
@@ -188,6 +189,8 @@ struct BinaryData {
   // Divisions check the divisor for this raw value before computing.
   bool check_divisor = false;
   int32_t divisor_zero = 0;
+  // The optimized kernel (8-bit quantized ADD, SUB, MUL), when allowed.
+  std::unique_ptr<optimized::QuantBinary> fast;
 };
 
 const char* BinaryOpName(BinaryOp op) {
@@ -353,6 +356,17 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
       PrepareQuantizedAddSub(ctx, node, in1, in2, out, act, data.get());
     else
       PrepareQuantizedMulDiv(ctx, node, in1, in2, out, act, data.get());
+    const bool eight_bit = in1.type == DataType::kUInt8 || in1.type == DataType::kInt8;
+    const bool add_sub = op == BinaryOp::kAdd || op == BinaryOp::kSub;
+    if (ctx.optimized() && eight_bit &&
+        ((add_sub && optimized::QuantBinary::CoversAddSub(data->add)) ||
+         (op == BinaryOp::kMul && optimized::QuantBinary::CoversMul(data->mul_div)))) {
+      const auto kind = op == BinaryOp::kAdd   ? optimized::QuantBinary::Kind::kAdd
+                        : op == BinaryOp::kSub ? optimized::QuantBinary::Kind::kSub
+                                               : optimized::QuantBinary::Kind::kMul;
+      data->fast = std::make_unique<optimized::QuantBinary>(
+          kind, in1.type == DataType::kUInt8, data->add, data->mul_div, optimized::SelectedIsa());
+    }
   } else {
     data->float_range = PlainActivationRange<float>(act);
     data->int32_range = PlainActivationRange<int32_t>(act);
@@ -415,6 +429,16 @@ void EvalBinary(KernelContext& ctx, const Node& node) {
   Tensor& out = ctx.out(node, 0);
   if (d.check_divisor && DivisorHasZero(d.type, b, d.divisor_zero)) {
     ctx.SetEvalError(node, "division by zero: the divisor (input 2) holds a zero");
+    return;
+  }
+  if (d.fast != nullptr) {
+    const optimized::QuantBinary& fast = *d.fast;
+    const void* pa = a.data;
+    const void* pb = b.data;
+    void* po = out.data;
+    ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
+      fast.Run(d.plan, pa, pb, po, begin, end);
+    });
     return;
   }
   if (d.quantized) {

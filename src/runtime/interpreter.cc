@@ -319,6 +319,10 @@ void InterpreterImpl::AllocateTensorsOnce() {
     }
     variable_storage_.emplace_back(new uint8_t[t.bytes + 1]());
     t.data = variable_storage_.back().get();
+    // TFLite resets int8 variables to their zero point (real 0), others to 0.
+    if (t.type == DataType::kInt8 && t.quantization != nullptr &&
+        !t.quantization->zero_point.empty())
+      std::memset(t.data, static_cast<int8_t>(t.quantization->zero_point[0]), t.bytes);
   }
 
   for (int index : execution_plan_) {

@@ -17,7 +17,11 @@ constexpr Command kCommands[] = {
     {"inspect", delegato::tools::CmdInspect, "show a model's inputs, outputs, ops, quantization, arena"},
     {"plan", delegato::tools::CmdPlan, "which nodes run on an accelerator target, which fall back and why"},
     {"convert", delegato::tools::CmdConvert, "re-serialize a model through delegato's reader and writer"},
+    {"fix", delegato::tools::CmdFix, "rewrite a model so it runs (fully) on a target, with the accuracy cost measured"},
     {"generate", delegato::tools::CmdGenerate, "write the built-in demo model to a .tflite file"},
+    {"bench", delegato::tools::CmdBench, "benchmark a model like TFLite's benchmark_model (same flags and output)"},
+    {"diff", delegato::tools::CmdDiff, "compare a configuration (threads, kernels, target, rewritten model) with the reference, per output and per layer"},
+    {"cache", delegato::tools::CmdCache, "list or clear a compilation cache directory (--delegate_serialize_dir)"},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
+#include "tools/cache_hook.h"
 #include "tools/image.h"
 #include "delegate/emulated_delegate.h"
 #include "tools/npy.h"
@@ -36,6 +37,8 @@ Flags RunFlags() {
       .Declare("max_delegated_partitions", "with --target: override the target's partition limit (0 = unlimited)")
       .Declare("min_nodes_per_partition", "with --target: partitions with fewer nodes stay on the CPU")
       .Declare("skip_nodes", "with --target: comma-separated node indices never delegated")
+      .Declare("delegate_serialize_dir", "with --target: compilation cache directory (reused across runs)")
+      .Declare("delegate_serialize_token", "with --target: token naming this model's cache entries (default: the model's file name)")
       .Declare("help", "show this help", true);
   return flags;
 }
@@ -133,13 +136,25 @@ int Run(const Args& args) {
         target, static_cast<int>(flags.GetInt("max_delegated_partitions", -1, 0, 1 << 20)),
         static_cast<int>(flags.GetInt("min_nodes_per_partition", -1, 0, 1 << 20)),
         ParseIntList("skip_nodes", flags.GetString("skip_nodes")), -1, -1);
-    delegate = MakeTargetDelegate(target, *model, flags.GetString("nnapi_accelerator_name"),
-                                  std::move(options), num_threads);
+    // With a cache directory, a hit answers from the entry instead of evaluating the target.
+    std::unique_ptr<CompilationCacheSession> cache;
+    if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")) {
+      cache = std::make_unique<CompilationCacheSession>(
+          flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"),
+          flags.GetString("graph"), *model, target, flags.GetString("nnapi_accelerator_name"), options);
+      delegate = cache->MakeDelegate(num_threads);
+    } else {
+      delegate = MakeTargetDelegate(target, *model, flags.GetString("nnapi_accelerator_name"),
+                                    std::move(options), num_threads);
+    }
     status = interpreter->ModifyGraphWithDelegate(delegate.get());
     if (!status.ok()) Fail(status.message());
+    if (cache) std::cerr << cache->Commit(*interpreter, *delegate) << "\n";
     for (const std::string& line : interpreter->delegation_log()) std::cerr << line << "\n";
     for (const std::string& warning : interpreter->warnings()) std::cerr << "WARNING: " << warning << "\n";
   } else {
+    if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token"))
+      throw UsageError("--delegate_serialize_dir/--delegate_serialize_token need --target (only delegations are cached)");
     status = interpreter->AllocateTensors();
     if (!status.ok()) Fail(status.message());
   }

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""delegato vs LiteRT (XNNPACK) on this machine, side by side.
+
+For each model and thread count, one delegato process (bench/time_model) and
+one LiteRT process (this script with --serve-litert: ai_edge_litert's default
+interpreter, whose CPU path is the XNNPACK delegate) load the model once and
+are fed the same seeded random inputs. The script then alternates batches of
+invocations between the two (order flipped every round), so both see the same
+machine load, and reports medians over all invocations: wall-clock latency
+and process CPU time per inference, initialization time, peak RSS.
+
+With --kernels-bench, also runs the per-kernel micro-benchmarks
+(bench/kernels_bench, Google Benchmark) and the vpdpbusd peak, and reports
+achieved MAC/s for MobileNet v2 against the CPU's int8 peak.
+
+    python3 bench/compare_litert.py --time-model build/time_model \\
+        --kernels-bench build/kernels_bench --output docs/performance.md
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_MODELS = [
+    "mobilenet_v1_0.25_128_quant",
+    "mobilenet_v2_1.0_224_quant",
+    "tf2_mobilenet_v2_1.0_224_ptq",
+    "mobilenet_v2_quantized_1x3x224x224",
+    "person_detect",
+    "deeplabv3_mnv2_dm05_pascal_quant",
+    "movenet_single_pose_lightning_ptq",
+]
+MAC_MODEL = "mobilenet_v2_1.0_224_quant"
+
+
+# ------------------------------------------------------------------ helpers
+
+def status_mb(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def litert_module():
+    from ai_edge_litert import interpreter  # noqa: WPS433
+    return interpreter
+
+
+def loadable_model_path(model, tmp_dir):
+    """The model, or a patched copy when LiteRT rejects an out-of-range
+    quantized_dimension on biases (a field no kernel reads)."""
+    interpreter = litert_module()
+    try:
+        interpreter.Interpreter(model_path=str(model))
+        return model, ""
+    except (ValueError, RuntimeError) as error:
+        if "quantized_dimension" not in str(error):
+            raise
+    sys.path.insert(0, str(REPO / "tests" / "conformance"))
+    from litert_oracle import fix_out_of_range_quantized_dimension  # noqa: WPS433
+    patched, fixed = fix_out_of_range_quantized_dimension(model.read_bytes())
+    copy = pathlib.Path(tmp_dir) / f"{model.stem}.litert.tflite"
+    copy.write_bytes(patched)
+    return copy, (f"LiteRT rejects the file (quantized_dimension out of range on {fixed} "
+                  "bias tensors); it runs a copy with that field set to 0")
+
+
+def random_inputs(model, seed, tmp_dir):
+    """Seeded inputs in the model's input order, saved as .npy files."""
+    interpreter = litert_module()
+    it = interpreter.Interpreter(model_path=str(model))
+    rng = np.random.default_rng(seed)
+    files = []
+    for i, d in enumerate(it.get_input_details()):
+        dtype = np.dtype(d["dtype"])
+        shape = tuple(int(x) for x in d["shape"])
+        if dtype == np.float32:
+            value = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+        elif dtype.kind in "iu" and dtype.itemsize == 1:
+            info = np.iinfo(dtype)
+            value = rng.integers(info.min, info.max + 1, size=shape, dtype=np.int64).astype(dtype)
+        else:
+            value = rng.integers(0, 10, size=shape).astype(dtype)
+        path = pathlib.Path(tmp_dir) / f"{model.stem}_input_{i}.npy"
+        np.save(path, value)
+        files.append(path)
+    return files
+
+
+def model_macs(model):
+    """Multiply-accumulates of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED."""
+    interpreter = litert_module()
+    kwargs = {"model_path": str(model)}
+    enum = getattr(interpreter, "OpResolverType", None)
+    if enum is not None:
+        kwargs["experimental_op_resolver_type"] = enum.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    it = interpreter.Interpreter(**kwargs)
+    shapes = {d["index"]: [int(x) for x in d["shape"]] for d in it.get_tensor_details()}
+    macs = 0
+    for op in it._get_ops_details():  # noqa: SLF001 (public enough, stable for years)
+        name = op["op_name"]
+        if name not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+            continue
+        out = int(np.prod(shapes[op["outputs"][0]]))
+        w = shapes[op["inputs"][1]]
+        if name == "CONV_2D":
+            macs += out * w[1] * w[2] * w[3]
+        elif name == "DEPTHWISE_CONV_2D":
+            macs += out * w[1] * w[2]
+        else:
+            macs += out * w[1]
+    return macs
+
+
+# ------------------------------------------------------------------ runners
+
+class Runner:
+    """A process speaking the time_model line protocol."""
+
+    def __init__(self, name, argv):
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.info = self._read()
+        self.wall = []
+        self.cpu = []
+
+    def _read(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} failed: {self.proc.stderr.read().strip()}")
+        return json.loads(line)
+
+    def run(self, count):
+        self.proc.stdin.write(f"run {count}\n")
+        self.proc.stdin.flush()
+        reply = self._read()
+        self.wall += reply["latencies_ms"]
+        self.cpu += reply.get("cpu_ms", [])
+
+    def finish(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.flush()
+        self.info.update(self._read())
+        self.proc.wait(timeout=60)
+
+
+def serve_litert(args):
+    """--serve-litert: the LiteRT side of the line protocol."""
+    interpreter = litert_module()  # the library is loaded before the baseline
+    rss_before = status_mb("VmRSS:")
+    start = time.perf_counter()
+    it = interpreter.Interpreter(model_path=args.serve_litert, num_threads=args.num_threads)
+    it.allocate_tensors()
+    init_ms = (time.perf_counter() - start) * 1e3
+    for detail, path in zip(it.get_input_details(), args.inputs or []):
+        it.set_tensor(detail["index"], np.load(path))
+    start = time.perf_counter()
+    it.invoke()
+    first_ms = (time.perf_counter() - start) * 1e3
+    print(json.dumps({"init_ms": init_ms, "first_inference_ms": first_ms,
+                      "rss_before_load_mb": rss_before}), flush=True)
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "run":
+            wall, cpu = [], []
+            for _ in range(int(parts[1])):
+                c0, t0 = time.process_time(), time.perf_counter()
+                it.invoke()
+                wall.append((time.perf_counter() - t0) * 1e3)
+                cpu.append((time.process_time() - c0) * 1e3)
+            print(json.dumps({"latencies_ms": wall, "cpu_ms": cpu}), flush=True)
+        elif parts[0] == "quit":
+            break
+    print(json.dumps({"peak_rss_mb": status_mb("VmHWM:")}), flush=True)
+
+
+def compare(model_name, threads, args, tmp_dir):
+    model = pathlib.Path(args.models_dir) / f"{model_name}.tflite"
+    litert_path, note = loadable_model_path(model, tmp_dir)
+    inputs = random_inputs(litert_path, args.seed, tmp_dir)
+    delegato_argv = [args.time_model, str(model), "--num_threads", str(threads)]
+    for i, path in enumerate(inputs):
+        delegato_argv += ["--input", f"{i}={path}"]
+    litert_argv = [sys.executable, __file__, "--serve-litert", str(litert_path),
+                   "--num_threads", str(threads), "--inputs", *map(str, inputs)]
+    delegato = Runner("delegato", delegato_argv)
+    litert = Runner("LiteRT", litert_argv)
+    # Batches of about args.batch_seconds each, from the first inference.
+    first = max(delegato.info["first_inference_ms"], litert.info["first_inference_ms"], 0.05)
+    count = max(3, min(500, int(args.batch_seconds * 1e3 / first)))
+    for runner in (delegato, litert):  # warm-up, not recorded
+        runner.run(max(1, count // 3))
+        runner.wall.clear()
+        runner.cpu.clear()
+    for r in range(args.rounds):
+        pair = (delegato, litert) if r % 2 == 0 else (litert, delegato)
+        for runner in pair:
+            runner.run(count)
+    delegato.finish()
+    litert.finish()
+    row = {"model": model_name, "threads": threads, "note": note, "samples": len(delegato.wall)}
+    for key, runner in (("delegato", delegato), ("litert", litert)):
+        row[key] = {
+            "median_ms": statistics.median(runner.wall),
+            "cpu_median_ms": statistics.median(runner.cpu) if runner.cpu else None,
+            "init_ms": runner.info["init_ms"],
+            "first_inference_ms": runner.info["first_inference_ms"],
+            "peak_rss_mb": runner.info["peak_rss_mb"],
+            "rss_before_load_mb": runner.info["rss_before_load_mb"],
+        }
+    row["ratio"] = row["delegato"]["median_ms"] / row["litert"]["median_ms"]
+    if row["delegato"]["cpu_median_ms"] and row["litert"]["cpu_median_ms"]:
+        row["cpu_ratio"] = row["delegato"]["cpu_median_ms"] / row["litert"]["cpu_median_ms"]
+    return row
+
+
+# ------------------------------------------------------------- micro-benchmarks
+
+def run_kernels_bench(path, min_time):
+    out = subprocess.run([path, f"--benchmark_min_time={min_time}", "--benchmark_format=json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["benchmarks"]
+
+
+ISA_NAMES = {"-1": "reference", "0": "scalar", "1": "avx2", "2": "avx512vnni"}
+
+
+def kernels_table(benchmarks):
+    rows, peak = {}, None
+    for b in benchmarks:
+        if b.get("error_occurred"):
+            continue
+        if b["name"].startswith("BM_PeakVpdpbusd"):
+            peak = b["items_per_second"]
+            continue
+        layer, _, isa = b["name"].rpartition("/isa:")
+        rows.setdefault(layer, {})[ISA_NAMES.get(isa, isa)] = (
+            b["cpu_time"], b["items_per_second"] / 1e9)
+    return rows, peak
+
+
+# ------------------------------------------------------------------- report
+
+def cpu_description():
+    model = "unknown CPU"
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and model == "unknown CPU":
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    wanted = ["avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx_vnni", "amx_int8"]
+    return model, [f for f in wanted if f in flags]
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def write_report(rows, kernels, peak, macs, args, path):
+    model_name, flags = cpu_description()
+    import ai_edge_litert  # noqa: WPS433
+    litert_version = getattr(ai_edge_litert, "__version__", "?")
+    lines = [
+        "# Performance: delegato vs LiteRT on this machine",
+        "",
+        f"Generated by `python3 bench/compare_litert.py` on {datetime.date.today()}; do not edit "
+        "by hand (rerun the script).",
+        "",
+        "## Setup",
+        "",
+        f"- CPU: {model_name}, {os.cpu_count()} logical CPUs; features: {', '.join(flags)}. "
+        f"Load average at the start: {args.load_before}.",
+        f"- LiteRT: `ai_edge_litert` {litert_version}, default interpreter (its CPU path is the "
+        "XNNPACK delegate), `num_threads` as in the table.",
+        "- delegato: `bench/time_model` (the library's default optimized kernel set), same "
+        "thread count.",
+        f"- Inputs: the same seeded random tensors for both (seed {args.seed}).",
+        f"- Method: both engines load the model once in their own process; the script alternates "
+        f"batches of invocations between them ({args.rounds} rounds, order flipped each round, "
+        f"about {args.batch_seconds}s per batch), so both see the same machine load. Reported: "
+        "the median over all timed invocations. **Wall** is the latency a caller sees; **CPU** is "
+        "the process CPU time per inference (all threads), which other processes on a shared "
+        "machine disturb less. Init: load + create + allocate (LiteRT's includes applying "
+        "XNNPACK, which packs its weights then; delegato packs its weights in Prepare, inside "
+        "allocate). Peak RSS: the process high-water mark; Δ subtracts the process's RSS before "
+        "loading the model (for LiteRT, after importing `ai_edge_litert`: Python, numpy and the
+LiteRT library are excluded; delegato's library is part of its binary).",
+        "- The machine is shared (2 cores); other jobs ran at the same time, so absolute numbers "
+        "are noisy; ratios from interleaved runs are the meaningful figures.",
+        "",
+        "## Latency",
+        "",
+        "| model | threads | delegato wall ms | LiteRT wall ms | ratio (wall) | delegato CPU ms | "
+        "LiteRT CPU ms | ratio (CPU) | init ms delegato / LiteRT | peak RSS MB delegato / LiteRT "
+        "| Δ RSS MB delegato / LiteRT |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for r in rows:
+        d, l = r["delegato"], r["litert"]
+        flag = " ⚠" if r["ratio"] > 1.0 else ""
+        lines.append(
+            f"| `{r['model']}` | {r['threads']} | {fmt(d['median_ms'])} | {fmt(l['median_ms'])} "
+            f"| **{fmt(r['ratio'])}**{flag} | {fmt(d['cpu_median_ms'])} | {fmt(l['cpu_median_ms'])} "
+            f"| {fmt(r.get('cpu_ratio'))} | {fmt(d['init_ms'], 1)} / {fmt(l['init_ms'], 1)} "
+            f"| {fmt(d['peak_rss_mb'], 1)} / {fmt(l['peak_rss_mb'], 1)} "
+            f"| {fmt(d['peak_rss_mb'] - d['rss_before_load_mb'], 1)} / "
+            f"{fmt(l['peak_rss_mb'] - l['rss_before_load_mb'], 1)} |")
+        note = f"`{r['model']}`: {r['note']}."
+        if r["note"] and note not in notes:
+            notes.append(note)
+    slower = [f"`{r['model']}` at {r['threads']} thread(s) ({r['ratio']:.2f})"
+              for r in rows if r["ratio"] > 1.0]
+    lines.append("")
+    if slower:
+        lines.append("Ratio above 1.0 (delegato slower than LiteRT by wall-clock median): "
+                     + "; ".join(slower) + ".")
+    else:
+        lines.append("delegato's median latency is at or below LiteRT's for every model and "
+                     "thread count in this run.")
+    more_memory = [f"`{r['model']}` at {r['threads']} thread(s)" for r in rows
+                   if r["delegato"]["peak_rss_mb"] - r["delegato"]["rss_before_load_mb"]
+                   > r["litert"]["peak_rss_mb"] - r["litert"]["rss_before_load_mb"]]
+    if more_memory:
+        lines.append("")
+        lines.append("Δ RSS above LiteRT's: " + "; ".join(more_memory) + ".")
+    for n in notes:
+        lines += ["", n]
+
+    if macs:
+        lines += ["", "## MobileNet v2: achieved MAC/s vs the CPU's int8 peak", ""]
+        if peak:
+            lines.append(
+                f"Peak: `BM_PeakVpdpbusd` in `bench/kernels_bench` runs 24 independent "
+                f"`vpdpbusd zmm` (64 int8 multiply-adds each) per loop iteration in assembly, "
+                f"registers only, and measured **{peak / 1e9:.0f} GMAC/s per core** (CPU time) — "
+                f"{peak / 64 / 1e9:.2f} G instructions/s, i.e. two per cycle at "
+                f"{peak / 128 / 1e9:.2f} GHz (this CPU has two 512-bit multiply-add units). "
+                "Peak for N threads = N times that (2 cores here). AMX (also present) is not used.")
+        lines.append("")
+        lines.append(f"`{MAC_MODEL}`: {macs / 1e6:.1f} M MACs per inference "
+                     "(CONV_2D + DEPTHWISE_CONV_2D + FULLY_CONNECTED).")
+        lines.append("")
+        lines.append("| threads | engine | median wall ms | GMAC/s (wall) | median CPU ms | "
+                     "GMAC/s per busy core (CPU time) | % of peak |")
+        lines.append("|---:|---|---:|---:|---:|---:|---:|")
+        for r in rows:
+            if r["model"] != MAC_MODEL:
+                continue
+            for key, name in (("delegato", "delegato"), ("litert", "LiteRT")):
+                e = r[key]
+                wall_rate = macs / (e["median_ms"] * 1e-3) / 1e9
+                cpu_rate = macs / (e["cpu_median_ms"] * 1e-3) / 1e9 if e["cpu_median_ms"] else None
+                pct = (f"{100 * wall_rate * 1e9 / (peak * r['threads']):.1f}%" if peak else "-")
+                lines.append(f"| {r['threads']} | {name} | {fmt(e['median_ms'])} | "
+                             f"{wall_rate:.1f} | {fmt(e['cpu_median_ms'])} | {fmt(cpu_rate, 1)} "
+                             f"| {pct} |")
+        lines.append("")
+        lines.append("% of peak = GMAC/s (wall) / (threads x per-core peak). The whole model "
+                     "runs far below the peak: besides the 1x1 convolutions (which reach a large "
+                     "share of it, see the kernel table), depthwise convolutions, requantization, "
+                     "im2col, residual ADDs and memory traffic are not multiply-add bound.")
+
+    if kernels:
+        lines += ["", "## Optimized kernels (micro-benchmarks)", "",
+                  "`bench/kernels_bench` (Google Benchmark), one thread, MobileNet v2 layer shapes, "
+                  "int8 with per-channel requantization; each cell is CPU µs per call and GMAC/s. "
+                  "`reference` is the bit-exact reference kernel; the others are the optimized "
+                  "kernel forced to one ISA (every ISA gives identical results).", "",
+                  "| kernel / layer | reference | scalar | avx2 | avx512vnni | speed-up vs reference |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for layer, cells in kernels.items():
+            def cell(isa):
+                return "-" if isa not in cells else f"{cells[isa][0]:.0f} µs, {cells[isa][1]:.1f}"
+            best = min((v[0] for k, v in cells.items() if k != "reference"), default=None)
+            speedup = (f"{cells['reference'][0] / best:.0f}x" if best and "reference" in cells
+                       else "-")
+            lines.append(f"| `{layer}` | {cell('reference')} | {cell('scalar')} | {cell('avx2')} "
+                         f"| {cell('avx512vnni')} | {speedup} |")
+
+    extra = REPO / "docs" / "performance_notes.md"
+    if extra.exists():
+        lines += ["", extra.read_text().rstrip()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--serve-litert", help=argparse.SUPPRESS)
+    parser.add_argument("--inputs", nargs="*", help=argparse.SUPPRESS)
+    parser.add_argument("--num_threads", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--time-model", default=str(REPO / "build" / "time_model"))
+    parser.add_argument("--kernels-bench", help="bench/kernels_bench binary (optional)")
+    parser.add_argument("--kernels-min-time", type=float, default=0.3)
+    parser.add_argument("--models-dir",
+                        default=os.environ.get("DELEGATO_SHARED_DIR",
+                                               str(REPO.parent / "shared")) + "/models")
+    parser.add_argument("--models", nargs="*", default=DEFAULT_MODELS)
+    parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--batch-seconds", type=float, default=0.4)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--output", default=str(REPO / "docs" / "performance.md"))
+    parser.add_argument("--json", help="also write the raw results here")
+    args = parser.parse_args()
+    if args.serve_litert:
+        serve_litert(args)
+        return
+    args.load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models:
+            for threads in args.threads:
+                row = compare(model, threads, args, tmp)
+                rows.append(row)
+                print(f"{model:40s} t={threads} delegato {row['delegato']['median_ms']:8.2f} ms  "
+                      f"LiteRT {row['litert']['median_ms']:8.2f} ms  ratio {row['ratio']:.2f}  "
+                      f"(CPU ratio {row.get('cpu_ratio', float('nan')):.2f})", flush=True)
+    kernels, peak = ({}, None)
+    if args.kernels_bench:
+        kernels, peak = kernels_table(run_kernels_bench(args.kernels_bench, args.kernels_min_time))
+    macs = None
+    if MAC_MODEL in args.models:
+        macs = model_macs(pathlib.Path(args.models_dir) / f"{MAC_MODEL}.tflite")
+    write_report(rows, kernels, peak, macs, args, pathlib.Path(args.output))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(
+            {"rows": rows, "kernels": kernels, "peak_mac_per_s": peak, "macs": macs}, indent=1))
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+// Quantized 8-bit ADD, SUB and MUL with broadcasting, vectorized, bit-exact
+// with reference::QuantizedAdd / QuantizedMulBroadcast.
+//
+// The output is walked in runs along the innermost (merged) dimension, as
+// the reference does; in a run each input is either contiguous or one
+// broadcast value (whose rescaled form is then computed once). Every lane
+// performs the reference's integer steps: ADD/SUB rescale each input with
+// (x + offset) << left_shift and a below-one fixed-point multiplier, add or
+// subtract in int32 and rescale to the output; MUL multiplies the offset
+// inputs in int32 and requantizes. Fixed-point multiplies use the exact
+// vector form of requantize.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/elementwise.h"
+
+namespace delegato::optimized {
+
+class QuantBinary {
+ public:
+  enum class Kind { kAdd, kSub, kMul };
+
+  // Whether the vector path reproduces these parameters exactly (8-bit
+  // types; shifts in the ranges the reference computes without wrapping).
+  static bool CoversAddSub(const reference::QuantizedAddParams& p);
+  static bool CoversMul(const reference::QuantizedMulDivParams& p);
+
+  QuantBinary(Kind kind, bool is_uint8, const reference::QuantizedAddParams& add,
+              const reference::QuantizedMulDivParams& mul, Isa isa);
+
+  Isa isa() const { return isa_; }
+  // Output elements [begin, end) of `plan` (any split gives the same bytes).
+  void Run(const reference::BroadcastPlan& plan, const void* a, const void* b, void* out,
+           int64_t begin, int64_t end) const;
+
+  // One run: n outputs, input strides 0 (broadcast) or 1.
+  void RunSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
+               uint8_t* out, int64_t n) const;
+
+  Kind kind() const { return kind_; }
+  bool is_uint8() const { return is_uint8_; }
+  const reference::QuantizedAddParams& add() const { return add_; }
+  const reference::QuantizedMulDivParams& mul() const { return mul_; }
+
+ private:
+  Kind kind_;
+  bool is_uint8_;
+  reference::QuantizedAddParams add_;
+  reference::QuantizedMulDivParams mul_;
+  Isa isa_;
+};
+
+}  // namespace delegato::optimized

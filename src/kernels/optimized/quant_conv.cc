@@ -1,0 +1,497 @@
+#include "kernels/optimized/quant_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+namespace {
+
+constexpr int kPanelRowMultiple = 48;  // a multiple of every kernel's row count
+constexpr size_t kPanelTargetBytes = 96 * 1024;
+constexpr int kMaxBlockRows = 1536;
+
+// ------------------------------------------------------------ slab kernels
+
+#if DELEGATO_X86
+
+// Rows [0, rows) of the panel times one slab of NB 16-channel blocks, MR rows
+// at a time, accumulators in registers; requantized and stored.
+template <int MR, int NB>
+DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int rows, int k4,
+                                      const int8_t* weights, const int32_t* column_bias,
+                                      const int32_t* row_terms, const RequantChannels& rq,
+                                      int n0, int n, uint8_t* out, size_t out_stride) {
+  const __m512i lo = _mm512_set1_epi32(rq.clamp_min);
+  const __m512i hi = _mm512_set1_epi32(rq.clamp_max);
+  const __m512i offset = _mm512_set1_epi32(rq.output_offset);
+  for (int r0 = 0; r0 < rows; r0 += MR) {
+    __m512i acc[MR][NB];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+    const uint8_t* a = panel + static_cast<size_t>(r0) * stride;
+    const int8_t* w = weights;
+    for (int t = 0; t < k4; ++t, w += NB * 64, a += 4) {
+      __m512i wv[NB];
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a + r * stride, 4);
+        const __m512i av = _mm512_set1_epi32(quad);
+#pragma GCC unroll 4
+        for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, wv[j]);
+      }
+    }
+    const int valid_rows = std::min(MR, rows - r0);
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const int c = n0 + 16 * j;
+      const Requant512 p = LoadRequant512(rq, c);
+      const __m512i bias = _mm512_load_si512(column_bias + c);
+      const int valid = std::min(16, n - c);
+      const __mmask16 mask = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        if (r >= valid_rows) break;
+        __m512i v = _mm512_add_epi32(acc[r][j], bias);
+        if (row_terms != nullptr) v = _mm512_add_epi32(v, _mm512_set1_epi32(row_terms[r0 + r]));
+        v = Requantize512(v, p, lo, hi, offset);
+        _mm_mask_storeu_epi8(out + static_cast<size_t>(r0 + r) * out_stride + c, mask,
+                             _mm512_cvtepi32_epi8(v));
+      }
+    }
+  }
+}
+
+template <int MR>
+DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
+                                    const int16_t* weights, const int32_t* column_bias,
+                                    const RequantChannels& rq, int n0, int n, uint8_t* out,
+                                    size_t out_stride) {
+  const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
+  const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
+  const __m256i offset = _mm256_set1_epi32(rq.output_offset);
+  const Requant256 p0 = LoadRequant256(rq, n0);
+  const Requant256 p1 = LoadRequant256(rq, n0 + 8);
+  const __m256i bias0 = Load256(column_bias + n0);
+  const __m256i bias1 = Load256(column_bias + n0 + 8);
+  const int valid = std::min(16, n - n0);
+  for (int r0 = 0; r0 < rows; r0 += MR) {
+    __m256i acc[MR][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const int16_t* a = panel + static_cast<size_t>(r0) * stride;
+    const int16_t* w = weights;
+    for (int t = 0; t < k2; ++t, w += 32, a += 2) {
+      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
+      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16));
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, a + r * stride, 4);
+        const __m256i av = _mm256_set1_epi32(pair);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, w1));
+      }
+    }
+    const int valid_rows = std::min(MR, rows - r0);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      if (r >= valid_rows) break;
+      const __m256i v0 = Requantize256(_mm256_add_epi32(acc[r][0], bias0), p0, lo, hi, offset);
+      const __m256i v1 = Requantize256(_mm256_add_epi32(acc[r][1], bias1), p1, lo, hi, offset);
+      const __m128i bytes = NarrowToBytes256(v0, v1);
+      uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
+      if (valid >= 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+      } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), bytes);
+        std::memcpy(dst, tmp, valid);
+      }
+    }
+  }
+}
+
+DLG_TARGET_AVX512 void VnniCopy(uint8_t* dst, const uint8_t* src, size_t n, uint8_t xor_mask) {
+  if (xor_mask == 0) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(xor_mask));
+  for (; n >= 64; n -= 64, src += 64, dst += 64)
+    _mm512_storeu_si512(dst, _mm512_xor_si512(_mm512_loadu_si512(src), flip));
+  if (n > 0) {
+    const __mmask64 mask = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n));
+    _mm512_mask_storeu_epi8(dst, mask, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, src), flip));
+  }
+}
+
+DLG_TARGET_AVX512 void VnniRowSums(const uint8_t* panel, size_t stride, int rows, int32_t coef,
+                                   int32_t* out) {
+  const __m512i zero = _mm512_setzero_si512();
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* p = panel + static_cast<size_t>(r) * stride;
+    __m512i sum = zero;
+    size_t k = 0;
+    for (; k + 64 <= stride; k += 64)
+      sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_loadu_si512(p + k), zero));
+    if (k < stride) {
+      const __mmask64 mask = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(stride - k));
+      sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(mask, p + k), zero));
+    }
+    const uint64_t total = static_cast<uint64_t>(_mm512_reduce_add_epi64(sum));
+    out[r] = static_cast<int32_t>(static_cast<uint32_t>(coef) * static_cast<uint32_t>(total));
+  }
+}
+
+DLG_TARGET_AVX2 void Avx2Widen(int16_t* dst, const uint8_t* src, size_t n, bool is_uint8,
+                               int32_t zero_point) {
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
+  for (; n >= 16; n -= 16, src += 16, dst += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    const __m256i w = is_uint8 ? _mm256_cvtepu8_epi16(b) : _mm256_cvtepi8_epi16(b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_sub_epi16(w, zp));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t x = is_uint8 ? int32_t{src[i]} : int32_t{static_cast<int8_t>(src[i])};
+    dst[i] = static_cast<int16_t>(x - zero_point);
+  }
+}
+
+#endif  // DELEGATO_X86
+
+template <int MR>
+void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
+                      const int16_t* weights, const int32_t* column_bias,
+                      const RequantChannels& rq, int n0, int n, uint8_t* out,
+                      size_t out_stride) {
+  const int valid = std::min(16, n - n0);
+  for (int r0 = 0; r0 < rows; r0 += MR) {
+    uint32_t acc[MR][16] = {};
+    const int16_t* a = panel + static_cast<size_t>(r0) * stride;
+    const int16_t* w = weights;
+    for (int t = 0; t < k2; ++t, w += 32, a += 2) {
+      for (int r = 0; r < MR; ++r) {
+        const int32_t a0 = a[r * stride], a1 = a[r * stride + 1];
+        for (int l = 0; l < 16; ++l)
+          acc[r][l] += static_cast<uint32_t>(a0 * w[2 * l] + a1 * w[2 * l + 1]);
+      }
+    }
+    const int valid_rows = std::min(MR, rows - r0);
+    for (int r = 0; r < valid_rows; ++r) {
+      uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
+      for (int l = 0; l < valid; ++l) {
+        const int c = n0 + l;
+        const uint32_t total = acc[r][l] + static_cast<uint32_t>(column_bias[c]);
+        dst[l] = static_cast<uint8_t>(RequantizeOne(rq, c, static_cast<int32_t>(total)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ per-ISA ops
+
+struct ScalarOps {
+  using Elem = int16_t;
+  static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t x = c.is_uint8_ ? int32_t{src[i]} : int32_t{static_cast<int8_t>(src[i])};
+      dst[i] = static_cast<int16_t>(x - c.input_zero_point_);
+    }
+  }
+  static void Fill(const QuantConv&, Elem* dst, size_t n) { std::fill_n(dst, n, Elem{0}); }
+  static void Zero(Elem* dst, size_t n) { std::fill_n(dst, n, Elem{0}); }
+  static void RowSums(const QuantConv&, const Elem*, int, int32_t*) {}
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t*, uint8_t* out) {
+    ScalarSlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
+                        c.column_bias_.data(), c.requant_, s.n0, c.n_, out, c.n_);
+  }
+};
+
+#if DELEGATO_X86
+struct Avx2Ops : ScalarOps {
+  static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
+    Avx2Widen(dst, src, n, c.is_uint8_, c.input_zero_point_);
+  }
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t*, uint8_t* out) {
+    Avx2SlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
+                      c.column_bias_.data(), c.requant_, s.n0, c.n_, out, c.n_);
+  }
+};
+
+struct VnniOps {
+  using Elem = uint8_t;
+  static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
+    VnniCopy(dst, src, n, c.xor_mask_);
+  }
+  static void Fill(const QuantConv& c, Elem* dst, size_t n) { std::memset(dst, c.pad_byte_, n); }
+  static void Zero(Elem* dst, size_t n) { std::memset(dst, 0, n); }
+  static void RowSums(const QuantConv& c, const Elem* panel, int rows, int32_t* row_terms) {
+    VnniRowSums(panel, c.k_padded_, rows, c.row_coefficient_, row_terms);
+  }
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t* row_terms, uint8_t* out) {
+    const int8_t* w = c.weights8_.data() + s.offset;
+    const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
+    const int k4 = c.k_padded_ / 4;
+    const size_t stride = c.k_padded_;
+    switch (s.blocks) {
+      case 4:
+        VnniSlabKernel<6, 4>(panel, stride, rows, k4, w, c.column_bias_.data(), terms, c.requant_,
+                             s.n0, c.n_, out, c.n_);
+        break;
+      case 3:
+        VnniSlabKernel<8, 3>(panel, stride, rows, k4, w, c.column_bias_.data(), terms, c.requant_,
+                             s.n0, c.n_, out, c.n_);
+        break;
+      case 2:
+        VnniSlabKernel<12, 2>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                              c.requant_, s.n0, c.n_, out, c.n_);
+        break;
+      default:
+        VnniSlabKernel<16, 1>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                              c.requant_, s.n0, c.n_, out, c.n_);
+        break;
+    }
+  }
+};
+#endif
+
+// ------------------------------------------------------------ QuantConv
+
+bool QuantConv::Covers(const reference::ConvGeometry& g) {
+  if (g.filter_depth != g.input_depth || g.groups() != 1) return false;
+  if (g.output_depth <= 0 || g.batches <= 0 || g.output_height <= 0 || g.output_width <= 0)
+    return false;
+  const int64_t k = int64_t{g.filter_height} * g.filter_width * g.input_depth;
+  // K bounds the panel row (and int16 widening of sums is exact for any K:
+  // accumulation wraps modulo 2^32 exactly like the reference).
+  return k > 0 && k <= (int64_t{1} << 24);
+}
+
+QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
+    : g_(p.geometry), isa_(isa), is_uint8_(p.is_uint8) {
+  const reference::ConvGeometry& g = g_;
+  k_ = g.filter_height * g.filter_width * g.input_depth;
+  n_ = g.output_depth;
+  m_ = int64_t{g.batches} * g.output_height * g.output_width;
+  input_zero_point_ = p.input_zero_point;
+  const bool vnni = isa_ == Isa::kAvx512Vnni;
+  const int group = vnni ? 4 : 2;
+  k_padded_ = static_cast<int>(RoundUp(k_, group));
+  const int blocks16 = (n_ + 15) / 16;
+  const int padded_n = blocks16 * 16;
+
+  // Slabs: vnni up to 4 blocks each, balanced; otherwise one block each.
+  if (vnni) {
+    const int count = (blocks16 + 3) / 4;
+    int n0 = 0;
+    size_t offset = 0;
+    for (int i = 0; i < count; ++i) {
+      const int blocks = blocks16 / count + (i < blocks16 % count ? 1 : 0);
+      slabs_.push_back(Slab{n0, blocks, offset});
+      n0 += blocks * 16;
+      offset += static_cast<size_t>(k_padded_) * blocks * 16;
+    }
+    weights8_.Resize(offset);
+  } else {
+    for (int i = 0; i < blocks16; ++i)
+      slabs_.push_back(Slab{i * 16, 1, static_cast<size_t>(i) * k_padded_ * 16});
+    weights16_.Resize(static_cast<size_t>(blocks16) * k_padded_ * 16);
+  }
+
+  // Weights, their per-channel sums and the folded bias.
+  const uint8_t* f_u8 = static_cast<const uint8_t*>(p.filter);
+  const int8_t* f_s8 = static_cast<const int8_t*>(p.filter);
+  auto weight = [&](int n, int k) -> int32_t {
+    const size_t i = static_cast<size_t>(n) * k_ + k;
+    return is_uint8_ ? int32_t{f_u8[i]} : int32_t{f_s8[i]};
+  };
+  const int32_t x_zp = p.input_zero_point;
+  const int32_t w_zp = is_uint8_ ? p.filter_zero_point : 0;
+  column_bias_.Resize(padded_n);
+  for (int n = 0; n < n_; ++n) {
+    uint32_t sum = 0;
+    for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(weight(n, k));
+    uint32_t b = p.bias != nullptr ? static_cast<uint32_t>(p.bias[n]) : 0u;
+    if (vnni) {
+      if (is_uint8_) {
+        b += static_cast<uint32_t>(k_) * static_cast<uint32_t>(w_zp) * static_cast<uint32_t>(x_zp);
+        b -= static_cast<uint32_t>(x_zp) * sum;
+      } else {
+        b -= static_cast<uint32_t>(128 + x_zp) * sum;
+      }
+    }
+    column_bias_[n] = static_cast<int32_t>(b);
+  }
+  for (const Slab& s : slabs_) {
+    for (int k = 0; k < k_padded_; ++k) {
+      for (int j = 0; j < s.blocks * 16; ++j) {
+        const int n = s.n0 + j;
+        int32_t v = 0;
+        if (n < n_ && k < k_) v = vnni ? (is_uint8_ ? weight(n, k) - 128 : weight(n, k))
+                                       : weight(n, k) - w_zp;
+        if (vnni) {
+          // [k/4][block][16][4]
+          const int block = j / 16, lane = j % 16;
+          weights8_[s.offset + ((static_cast<size_t>(k / 4) * s.blocks + block) * 16 + lane) * 4 +
+                    k % 4] = static_cast<int8_t>(v);
+        } else {
+          // [k/2][16][2]
+          weights16_[s.offset + (static_cast<size_t>(k / 2) * 16 + j) * 2 + k % 2] =
+              static_cast<int16_t>(v);
+        }
+      }
+    }
+  }
+  row_coefficient_ = vnni && is_uint8_ ? 128 - w_zp : 0;
+  xor_mask_ = vnni && !is_uint8_ ? 0x80 : 0;
+  pad_byte_ = static_cast<uint8_t>(static_cast<uint8_t>(x_zp) ^ xor_mask_);
+  requant_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min, p.act_max);
+
+  // Work split and per-task panel.
+  num_tasks_ = std::max(1, num_threads);
+  split_rows_ = num_tasks_ == 1 || m_ >= 16 * num_tasks_ ||
+                static_cast<int>(slabs_.size()) < num_tasks_;
+  const size_t elem = vnni ? 1 : 2;
+  const size_t row_bytes = static_cast<size_t>(k_padded_) * elem;
+  int block = static_cast<int>(std::clamp<size_t>(
+      kPanelTargetBytes / row_bytes / kPanelRowMultiple * kPanelRowMultiple, kPanelRowMultiple,
+      kMaxBlockRows));
+  const int64_t rows_per_task = split_rows_ ? (m_ + num_tasks_ - 1) / num_tasks_ : m_;
+  block = static_cast<int>(
+      std::min<int64_t>(block, RoundUp(static_cast<size_t>(rows_per_task), kPanelRowMultiple)));
+  block_rows_ = block;
+  panel_bytes_ = RoundUp(static_cast<size_t>(block) * row_bytes, 64);
+  per_task_bytes_ = panel_bytes_ + RoundUp(static_cast<size_t>(block) * sizeof(int32_t), 64);
+}
+
+template <class Ops>
+void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
+                          int32_t* row_terms) const {
+  using Elem = typename Ops::Elem;
+  const reference::ConvGeometry& g = g_;
+  const size_t cin = g.input_depth;
+  const size_t kp = k_padded_;
+  const bool pointwise = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
+                         g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0 &&
+                         g.output_height == g.input_height && g.output_width == g.input_width;
+  if (pointwise) {
+    const uint8_t* src = input + static_cast<size_t>(m0) * cin;
+    if (kp == cin) {
+      Ops::Copy(*this, panel, src, static_cast<size_t>(rows) * cin);
+    } else {
+      for (int r = 0; r < rows; ++r) {
+        Ops::Copy(*this, panel + r * kp, src + r * cin, cin);
+        Ops::Zero(panel + r * kp + cin, kp - cin);
+      }
+    }
+  } else {
+    const int64_t plane = int64_t{g.output_height} * g.output_width;
+    const size_t batch_size = static_cast<size_t>(g.input_height) * g.input_width * cin;
+    const size_t row_taps = static_cast<size_t>(g.filter_width) * cin;
+    for (int r = 0; r < rows; ++r) {
+      const int64_t m = m0 + r;
+      const int64_t b = m / plane;
+      const int32_t rem = static_cast<int32_t>(m % plane);
+      const int32_t oy = rem / g.output_width, ox = rem % g.output_width;
+      const uint8_t* batch_in = input + static_cast<size_t>(b) * batch_size;
+      Elem* dst = panel + r * kp;
+      const int32_t iy0 = oy * g.stride_height - g.pad_height;
+      const int32_t ix0 = ox * g.stride_width - g.pad_width;
+      const bool whole_row = g.dilation_width == 1 && ix0 >= 0 && ix0 + g.filter_width <= g.input_width;
+      for (int32_t fy = 0; fy < g.filter_height; ++fy) {
+        const int32_t iy = iy0 + g.dilation_height * fy;
+        if (iy < 0 || iy >= g.input_height) {
+          Ops::Fill(*this, dst, row_taps);
+          dst += row_taps;
+          continue;
+        }
+        const uint8_t* in_row = batch_in + static_cast<size_t>(iy) * g.input_width * cin;
+        if (whole_row) {
+          Ops::Copy(*this, dst, in_row + static_cast<size_t>(ix0) * cin, row_taps);
+          dst += row_taps;
+          continue;
+        }
+        for (int32_t fx = 0; fx < g.filter_width; ++fx, dst += cin) {
+          const int32_t ix = ix0 + g.dilation_width * fx;
+          if (ix < 0 || ix >= g.input_width)
+            Ops::Fill(*this, dst, cin);
+          else
+            Ops::Copy(*this, dst, in_row + static_cast<size_t>(ix) * cin, cin);
+        }
+      }
+      Ops::Zero(dst, kp - static_cast<size_t>(k_));
+    }
+  }
+  // Kernels compute whole tiles of rows: give the rows past the end defined
+  // (zero) values; their results are never stored.
+  const int padded_rows =
+      static_cast<int>(std::min<size_t>(RoundUp(rows, kPanelRowMultiple), block_rows_));
+  if (padded_rows > rows) Ops::Zero(panel + rows * kp, (padded_rows - rows) * kp);
+  if (row_coefficient_ != 0) {
+    Ops::RowSums(*this, panel, rows, row_terms);
+    std::fill(row_terms + rows, row_terms + padded_rows, 0);
+  }
+}
+
+template <class Ops>
+void QuantConv::Run(int task, const uint8_t* input, uint8_t* output, uint8_t* scratch) const {
+  using Elem = typename Ops::Elem;
+  int64_t m_begin = 0, m_end = m_;
+  size_t s_begin = 0, s_end = slabs_.size();
+  if (split_rows_) {
+    m_begin = m_ * task / num_tasks_;
+    m_end = m_ * (task + 1) / num_tasks_;
+  } else {
+    s_begin = slabs_.size() * task / num_tasks_;
+    s_end = slabs_.size() * (task + 1) / num_tasks_;
+  }
+  if (m_begin >= m_end || s_begin >= s_end) return;
+  uint8_t* base = scratch + static_cast<size_t>(task) * per_task_bytes_;
+  Elem* panel = reinterpret_cast<Elem*>(base);
+  int32_t* row_terms = reinterpret_cast<int32_t*>(base + panel_bytes_);
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
+    const int rows = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
+    PackPanel<Ops>(input, m0, rows, panel, row_terms);
+    uint8_t* out = output + static_cast<size_t>(m0) * n_;
+    for (size_t s = s_begin; s < s_end; ++s) Ops::Slab(*this, slabs_[s], panel, rows, row_terms, out);
+  }
+}
+
+void QuantConv::RunTask(int task, const void* input, void* output, uint8_t* scratch) const {
+  const uint8_t* in = static_cast<const uint8_t*>(input);
+  uint8_t* out = static_cast<uint8_t*>(output);
+  switch (isa_) {
+#if DELEGATO_X86
+    case Isa::kAvx512Vnni:
+      Run<VnniOps>(task, in, out, scratch);
+      return;
+    case Isa::kAvx2:
+      Run<Avx2Ops>(task, in, out, scratch);
+      return;
+#endif
+    default:
+      Run<ScalarOps>(task, in, out, scratch);
+      return;
+  }
+}
+
+}  // namespace delegato::optimized

@@ -1,0 +1,113 @@
+// Quantized CONV_2D (uint8 with per-tensor weights, int8 with per-tensor or
+// per-channel weights) as a packed GEMM, bit-exact with
+// reference::ConvQuantized.
+//
+// The convolution is output[m][n] = requant(sum_k A[m][k] * W[k][n]) with
+// m = output pixel, k = (filter_y, filter_x, in_channel) and n = out channel.
+// Weights are packed once (Prepare) into slabs of up to 64 output channels;
+// each Eval packs blocks of A rows into per-thread scratch (im2col; 1x1
+// stride-1 convolutions are a plain copy), padded taps filled with the input
+// zero point so that they contribute exactly 0, as the reference's skipped
+// taps do.
+//
+// Exactness: the reference accumulates (w - w_zp)(x - x_zp) in int32 with
+// wraparound. Every variant computes that same sum modulo 2^32:
+//   avx512vnni: vpdpbusd multiplies unsigned bytes by signed bytes. int8:
+//     u = x + 128 (unsigned) times w, and sum w (x - x_zp) =
+//     sum w u - (128 + x_zp) sum w, the second term folded per channel into
+//     the bias. uint8: x (unsigned) times w' = w - 128 (signed), and
+//     sum (w - w_zp)(x - x_zp) = sum x w' + (128 - w_zp) sum x
+//                                + K w_zp x_zp - x_zp sum w,
+//     per-channel terms folded into the bias, the per-pixel sum of x computed
+//     while packing.
+//   avx2 / scalar: A holds x - x_zp and W holds w - w_zp as int16 (both in
+//     [-255, 255]); vpmaddwd adds two products (|sum| <= 130050) into int32
+//     exactly, with no saturation. No correction terms.
+// The int32 sum is then requantized exactly as the reference does
+// (requantize.h). Results do not depend on the ISA or the thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/requantize.h"
+#include "kernels/reference/conv.h"
+
+namespace delegato::optimized {
+
+struct QuantConvParams {
+  reference::ConvGeometry geometry;  // groups() must be 1
+  bool is_uint8 = false;             // uint8 data and weights; otherwise int8
+  int32_t input_zero_point = 0;
+  int32_t filter_zero_point = 0;  // uint8 only: int8 convolution weights are symmetric
+  int32_t output_zero_point = 0;
+  int32_t act_min = 0, act_max = 0;
+  const int32_t* multiplier = nullptr;  // one per output channel
+  const int32_t* shift = nullptr;
+  const void* filter = nullptr;   // [out][filter_y][filter_x][in], uint8 or int8
+  const int32_t* bias = nullptr;  // one per output channel, or null
+};
+
+class QuantConv {
+ public:
+  // Whether this kernel handles the geometry (ungrouped, sizes in range).
+  static bool Covers(const reference::ConvGeometry& g);
+
+  // Packs the weights for `isa` and plans `num_threads` tasks.
+  QuantConv(const QuantConvParams& params, Isa isa, int num_threads);
+
+  Isa isa() const { return isa_; }
+  // Per-Eval scratch for all tasks (packed input rows).
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // Eval runs tasks [0, num_tasks()) in any order, on any threads; each
+  // writes its own output elements.
+  int num_tasks() const { return num_tasks_; }
+  void RunTask(int task, const void* input, void* output, uint8_t* scratch) const;
+
+  // Packed weight bytes (for memory reports).
+  size_t packed_bytes() const { return weights8_.bytes() + weights16_.bytes(); }
+
+ private:
+  struct Slab {
+    int n0 = 0;       // first output channel
+    int blocks = 0;   // 16-channel blocks (1..4)
+    size_t offset = 0;  // into the packed weights, in elements
+  };
+
+  template <class Ops>
+  void Run(int task, const uint8_t* input, uint8_t* output, uint8_t* scratch) const;
+  template <class Ops>
+  void PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
+                 int32_t* row_terms) const;
+
+  friend struct VnniOps;
+  friend struct Avx2Ops;
+  friend struct ScalarOps;
+
+  reference::ConvGeometry g_;
+  Isa isa_ = Isa::kScalar;
+  bool is_uint8_ = false;
+  int k_ = 0;         // filter_height * filter_width * input_depth
+  int k_padded_ = 0;  // rounded up to the k group (4 for vnni, 2 otherwise)
+  int n_ = 0;
+  int64_t m_ = 0;  // output pixels
+  std::vector<Slab> slabs_;
+  AlignedBuffer<int8_t> weights8_;    // vnni: [slab][k/4][block][16][4]
+  AlignedBuffer<int16_t> weights16_;  // avx2/scalar: [slab][k/2][16][2]
+  AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
+  RequantChannels requant_;
+  int32_t row_coefficient_ = 0;  // vnni uint8: 128 - w_zp, times each row's sum of x
+  uint8_t pad_byte_ = 0;         // vnni: packed value of a padded tap
+  uint8_t xor_mask_ = 0;         // vnni: 0x80 turns int8 into x + 128
+  int32_t input_zero_point_ = 0;
+  int block_rows_ = 0;  // rows packed at a time (a multiple of 48)
+  int num_tasks_ = 1;
+  bool split_rows_ = true;  // tasks split rows (else output-channel slabs)
+  size_t panel_bytes_ = 0;
+  size_t per_task_bytes_ = 0;
+};
+
+}  // namespace delegato::optimized

@@ -1,0 +1,404 @@
+#include "kernels/optimized/quant_depthwise.h"
+
+#include <algorithm>
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+namespace {
+
+// Taps [*lo, *hi) of one dimension whose input coordinate
+// origin + dilation * tap lies in [0, size).
+inline void ValidTaps(int32_t origin, int32_t dilation, int32_t filter, int32_t size, int32_t* lo,
+                      int32_t* hi) {
+  const int32_t l = origin < 0 ? (-origin + dilation - 1) / dilation : 0;
+  int32_t h = origin >= size ? 0 : std::min(filter, (size - 1 - origin) / dilation + 1);
+  *lo = std::min(l, filter);
+  *hi = std::max(h, *lo);
+}
+
+inline int32_t WeightOf(int32_t packed) {
+  return static_cast<int16_t>(static_cast<uint16_t>(packed & 0xFFFF));
+}
+
+// Channels [c_begin, c_end) of output rows [begin, end), one at a time.
+void ScalarRows(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* input,
+                uint8_t* output, int32_t c_begin, int32_t c_end) {
+  const reference::DepthwiseGeometry& g = d.geometry();
+  const size_t channels = g.output_depth;
+  const size_t in_channels = g.input_depth;
+  const int32_t multiplier = g.depth_multiplier;
+  const size_t padded = d.padded_channels();
+  const bool is_uint8 = d.is_uint8();
+  const int32_t x_off = d.input_offset();
+  const size_t batch_size = static_cast<size_t>(g.input_height) * g.input_width * in_channels;
+  for (int64_t row = begin; row < end; ++row) {
+    const int32_t b = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const int32_t fy_lo = d.y_taps()[oy].lo, fy_hi = d.y_taps()[oy].hi;
+    const uint8_t* in_batch = input + b * batch_size;
+    uint8_t* out_row = output + static_cast<size_t>(row) * g.output_width * channels;
+    for (int32_t ox = 0; ox < g.output_width; ++ox) {
+      const int32_t ix0 = ox * g.stride_width - g.pad_width;
+      const int32_t fx_lo = d.x_taps()[ox].lo, fx_hi = d.x_taps()[ox].hi;
+      for (int32_t c = c_begin; c < c_end; ++c) {
+        uint32_t acc = static_cast<uint32_t>(d.bias_border()[c]);
+        for (int32_t fy = fy_lo; fy < fy_hi; ++fy) {
+          const int32_t iy = iy0 + g.dilation_height * fy;
+          for (int32_t fx = fx_lo; fx < fx_hi; ++fx) {
+            const int32_t ix = ix0 + g.dilation_width * fx;
+            const uint8_t raw =
+                in_batch[(static_cast<size_t>(iy) * g.input_width + ix) * in_channels + c / multiplier];
+            const int32_t x = (is_uint8 ? int32_t{raw} : int32_t{static_cast<int8_t>(raw)}) + x_off;
+            const int32_t w = WeightOf(d.weights()[(fy * g.filter_width + fx) * padded + c]);
+            acc += static_cast<uint32_t>(w * x);
+          }
+        }
+        out_row[static_cast<size_t>(ox) * channels + c] =
+            static_cast<uint8_t>(RequantizeOne(d.requant(), c, static_cast<int32_t>(acc)));
+      }
+    }
+  }
+}
+
+#if DELEGATO_X86
+
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __m512i Widen512(__m128i bytes) {
+  return kSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+}
+
+// Everything one 16-channel block of one row needs.
+struct Block512 {
+  const uint8_t* in;  // input at (batch, row 0, column 0, block's first input channel)
+  uint8_t* out;       // output at (batch, y, column 0, block's first channel)
+  const int32_t* w;   // weights of the block's first channel, tap stride `padded`
+  size_t padded, pixel_stride, row_stride, dilated_x, dilated_y;
+  int32_t iy0, fy_lo, fy_hi, fw, stride_w, pad_w, dilation_w, dilation_h, channels;
+  __mmask16 mask;     // output channels of the block
+  __mmask16 in_mask;  // input bytes the block reads
+  __m128i expand;     // depth multiplier > 1: byte shuffle input -> output channels
+  __m512i bias_border, x_off, lo, hi, offset;
+  Requant512 requant;
+};
+
+// kFull: 16 output channels, read unmasked (multiplier 1 only). kExpand:
+// input channel (cb + j) / multiplier goes to lane j.
+template <bool kSigned, bool kFull, bool kExpand>
+DLG_TARGET_AVX512 inline __m512i LoadWiden512(const uint8_t* p, const Block512& b) {
+  __m128i bytes;
+  if constexpr (kFull && !kExpand)
+    bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  else
+    bytes = _mm_maskz_loadu_epi8(b.in_mask, p);
+  if constexpr (kExpand) bytes = _mm_shuffle_epi8(bytes, b.expand);
+  return Widen512<kSigned>(bytes);
+}
+
+DLG_TARGET_AVX512 inline void StorePixel512(const Block512& b, int32_t ox, __m512i acc) {
+  const __m512i v = Requantize512(acc, b.requant, b.lo, b.hi, b.offset);
+  _mm_mask_storeu_epi8(b.out + static_cast<size_t>(ox) * b.channels, b.mask,
+                       _mm512_cvtepi32_epi8(v));
+}
+
+// A pixel with taps outside the image: the input offset is added per tap.
+template <bool kSigned, bool kExpand>
+DLG_TARGET_AVX512 void BorderPixel512(const Block512& b, int32_t ox, int32_t fx_lo, int32_t fx_hi) {
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  __m512i acc = b.bias_border;
+  for (int32_t fy = b.fy_lo; fy < b.fy_hi; ++fy) {
+    const uint8_t* in_row = b.in + static_cast<size_t>(b.iy0 + b.dilation_h * fy) * b.row_stride;
+    for (int32_t fx = fx_lo; fx < fx_hi; ++fx) {
+      const int32_t ix = ix0 + b.dilation_w * fx;
+      const __m512i x = _mm512_add_epi32(
+          LoadWiden512<kSigned, false, kExpand>(in_row + static_cast<size_t>(ix) * b.pixel_stride, b),
+          b.x_off);
+      acc = _mm512_dpwssd_epi32(acc, x, _mm512_load_si512(b.w + (fy * b.fw + fx) * b.padded));
+    }
+  }
+  StorePixel512(b, ox, acc);
+}
+
+// Output x in [begin, end), every tap inside the image, two pixels at a
+// time (independent accumulation chains), weights in registers.
+template <bool kSigned, int FH, int FW, bool kFull, bool kExpand>
+DLG_TARGET_AVX512 void InteriorPixels512(const Block512& b, int32_t begin, int32_t end,
+                                         __m512i bias_interior) {
+  __m512i wv[FH * FW];
+#pragma GCC unroll 25
+  for (int t = 0; t < FH * FW; ++t) wv[t] = _mm512_load_si512(b.w + t * b.padded);
+  const size_t step = static_cast<size_t>(b.stride_w) * b.pixel_stride;
+  const uint8_t* origin = b.in + static_cast<size_t>(b.iy0) * b.row_stride +
+                          static_cast<size_t>(begin * b.stride_w - b.pad_w) * b.pixel_stride;
+  int32_t ox = begin;
+  for (; ox + 2 <= end; ox += 2, origin += 2 * step) {
+    __m512i acc0 = bias_interior, acc1 = bias_interior;
+#pragma GCC unroll 5
+    for (int fy = 0; fy < FH; ++fy) {
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx) {
+        const uint8_t* p = origin + fy * b.dilated_y + fx * b.dilated_x;
+        acc0 = _mm512_dpwssd_epi32(acc0, LoadWiden512<kSigned, kFull, kExpand>(p, b),
+                                   wv[fy * FW + fx]);
+        acc1 = _mm512_dpwssd_epi32(acc1, LoadWiden512<kSigned, kFull, kExpand>(p + step, b),
+                                   wv[fy * FW + fx]);
+      }
+    }
+    StorePixel512(b, ox, acc0);
+    StorePixel512(b, ox + 1, acc1);
+  }
+  if (ox < end) {
+    __m512i acc = bias_interior;
+#pragma GCC unroll 5
+    for (int fy = 0; fy < FH; ++fy)
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx)
+        acc = _mm512_dpwssd_epi32(
+            acc, LoadWiden512<kSigned, kFull, kExpand>(origin + fy * b.dilated_y + fx * b.dilated_x, b),
+            wv[fy * FW + fx]);
+    StorePixel512(b, ox, acc);
+  }
+}
+
+// FH/FW: the filter size when known at compile time (0: any size, border
+// path everywhere).
+template <bool kSigned, int FH, int FW, bool kExpand>
+DLG_TARGET_AVX512 void Avx512Rows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                                  const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const int32_t in_channels = g.input_depth;
+  const int32_t multiplier = g.depth_multiplier;
+  const size_t row_stride = static_cast<size_t>(g.input_width) * in_channels;
+  const size_t batch_size = static_cast<size_t>(g.input_height) * row_stride;
+  const QuantDepthwise::TapRange* x_taps = d.x_taps();
+  const RequantChannels& rq = d.requant();
+  Block512 b;
+  b.padded = d.padded_channels();
+  b.pixel_stride = in_channels;
+  b.row_stride = row_stride;
+  b.dilated_x = static_cast<size_t>(g.dilation_width) * in_channels;
+  b.dilated_y = static_cast<size_t>(g.dilation_height) * row_stride;
+  b.fw = g.filter_width;
+  b.stride_w = g.stride_width;
+  b.pad_w = g.pad_width;
+  b.dilation_w = g.dilation_width;
+  b.dilation_h = g.dilation_height;
+  b.channels = channels;
+  b.x_off = _mm512_set1_epi32(d.input_offset());
+  b.lo = _mm512_set1_epi32(rq.clamp_min);
+  b.hi = _mm512_set1_epi32(rq.clamp_max);
+  b.offset = _mm512_set1_epi32(rq.output_offset);
+  const int32_t interior_begin = d.interior_x_begin(), interior_end = d.interior_x_end();
+  for (int64_t row = begin; row < end; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    b.iy0 = oy * g.stride_height - g.pad_height;
+    b.fy_lo = d.y_taps()[oy].lo;
+    b.fy_hi = d.y_taps()[oy].hi;
+    const bool rows_full = FH > 0 && b.fy_lo == 0 && b.fy_hi == g.filter_height;
+    for (int32_t cb = 0; cb < channels; cb += 16) {
+      const int32_t count = std::min(16, channels - cb);
+      const bool full = count == 16;
+      b.mask = static_cast<__mmask16>(_bzhi_u32(0xFFFF, count));
+      const int32_t in_first = cb / multiplier;
+      b.in_mask = static_cast<__mmask16>(
+          _bzhi_u32(0xFFFF, (cb + count - 1) / multiplier - in_first + 1));
+      if constexpr (kExpand) {
+        alignas(16) uint8_t pattern[16];
+        for (int j = 0; j < 16; ++j)
+          pattern[j] = static_cast<uint8_t>(std::min(cb + j, channels - 1) / multiplier - in_first);
+        b.expand = _mm_load_si128(reinterpret_cast<const __m128i*>(pattern));
+      }
+      b.requant = LoadRequant512(rq, cb);
+      b.bias_border = _mm512_load_si512(d.bias_border() + cb);
+      b.w = d.weights() + cb;
+      b.in = input + batch * batch_size + in_first;
+      b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
+      int32_t ib = 0, ie = 0;  // interior columns of this row
+      if (rows_full) {
+        ib = interior_begin;
+        ie = interior_end;
+      }
+      for (int32_t ox = 0; ox < ib; ++ox)
+        BorderPixel512<kSigned, kExpand>(b, ox, x_taps[ox].lo, x_taps[ox].hi);
+      if constexpr (FH > 0) {
+        if (ib < ie) {
+          const __m512i bias_interior = _mm512_load_si512(d.bias_interior() + cb);
+          if (full)
+            InteriorPixels512<kSigned, FH, FW, true, kExpand>(b, ib, ie, bias_interior);
+          else
+            InteriorPixels512<kSigned, FH, FW, false, kExpand>(b, ib, ie, bias_interior);
+        }
+      }
+      for (int32_t ox = std::max(ie, ib); ox < g.output_width; ++ox)
+        if (ox < ib || ox >= ie)
+          BorderPixel512<kSigned, kExpand>(b, ox, x_taps[ox].lo, x_taps[ox].hi);
+    }
+  }
+}
+
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m256i Widen256(__m128i bytes) {
+  return kSigned ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+}
+
+// Full blocks of 8 channels; the remaining channels go through ScalarRows.
+template <bool kSigned>
+DLG_TARGET_AVX2 void Avx2Rows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                              const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const int32_t full = channels / 8 * 8;
+  const size_t padded = d.padded_channels();
+  const size_t batch_size = static_cast<size_t>(g.input_height) * g.input_width * channels;
+  const RequantChannels& rq = d.requant();
+  const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
+  const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
+  const __m256i offset = _mm256_set1_epi32(rq.output_offset);
+  const __m256i x_off = _mm256_set1_epi32(d.input_offset());
+  for (int64_t row = begin; row < end; ++row) {
+    const int32_t b = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const int32_t fy_lo = d.y_taps()[oy].lo, fy_hi = d.y_taps()[oy].hi;
+    const bool rows_full = fy_lo == 0 && fy_hi == g.filter_height;
+    const uint8_t* in_batch = input + b * batch_size;
+    uint8_t* out_row = output + static_cast<size_t>(row) * g.output_width * channels;
+    for (int32_t cb = 0; cb < full; cb += 8) {
+      const Requant256 p = LoadRequant256(rq, cb);
+      const __m256i bias_interior = Load256(d.bias_interior() + cb);
+      const __m256i bias_border = Load256(d.bias_border() + cb);
+      const int32_t* w = d.weights() + cb;
+      for (int32_t ox = 0; ox < g.output_width; ++ox) {
+        const int32_t ix0 = ox * g.stride_width - g.pad_width;
+        const int32_t fx_lo = d.x_taps()[ox].lo, fx_hi = d.x_taps()[ox].hi;
+        const bool interior = rows_full && fx_lo == 0 && fx_hi == g.filter_width;
+        __m256i acc = interior ? bias_interior : bias_border;
+        for (int32_t fy = fy_lo; fy < fy_hi; ++fy) {
+          const int32_t iy = iy0 + g.dilation_height * fy;
+          const uint8_t* in_row = in_batch + static_cast<size_t>(iy) * g.input_width * channels + cb;
+          for (int32_t fx = fx_lo; fx < fx_hi; ++fx) {
+            const int32_t ix = ix0 + g.dilation_width * fx;
+            __m256i x = Widen256<kSigned>(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in_row + static_cast<size_t>(ix) * channels)));
+            if (!interior) x = _mm256_add_epi32(x, x_off);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, Load256(w + (fy * g.filter_width + fx) * padded)));
+          }
+        }
+        const __m256i v = Requantize256(acc, p, lo, hi, offset);
+        // 8 low bytes of the 8 lanes.
+        const __m128i bytes = NarrowToBytes256(v, v);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out_row + static_cast<size_t>(ox) * channels + cb), bytes);
+      }
+    }
+  }
+  if (full < channels) ScalarRows(d, begin, end, input, output, full, channels);
+}
+
+template <bool kSigned, bool kExpand>
+void Avx512Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                    uint8_t* out) {
+  const reference::DepthwiseGeometry& g = d.geometry();
+  if (g.filter_height == 3 && g.filter_width == 3)
+    Avx512Rows<kSigned, 3, 3, kExpand>(d, begin, end, in, out);
+  else if (g.filter_height == 5 && g.filter_width == 5)
+    Avx512Rows<kSigned, 5, 5, kExpand>(d, begin, end, in, out);
+  else
+    Avx512Rows<kSigned, 0, 0, kExpand>(d, begin, end, in, out);
+}
+
+#endif  // DELEGATO_X86
+
+}  // namespace
+
+bool QuantDepthwise::Covers(const reference::DepthwiseGeometry& g) {
+  return g.depth_multiplier >= 1 && g.input_depth > 0 &&
+         int64_t{g.input_depth} * g.depth_multiplier == g.output_depth &&
+         g.filter_height > 0 && g.filter_width > 0 &&
+         int64_t{g.filter_height} * g.filter_width <= 4096;
+}
+
+QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
+    : g_(p.geometry), isa_(isa), is_uint8_(p.is_uint8) {
+  const int channels = g_.output_depth;
+  const int taps = g_.filter_height * g_.filter_width;
+  padded_channels_ = static_cast<int>(RoundUp(channels, 16));
+  input_offset_ = -p.input_zero_point;
+  weights_.Resize(static_cast<size_t>(taps) * padded_channels_);
+  bias_interior_.Resize(padded_channels_);
+  bias_border_.Resize(padded_channels_);
+  const uint8_t* f_u8 = static_cast<const uint8_t*>(p.filter);
+  const int8_t* f_s8 = static_cast<const int8_t*>(p.filter);
+  for (int c = 0; c < channels; ++c) {
+    uint32_t sum = 0;
+    for (int t = 0; t < taps; ++t) {
+      const size_t i = static_cast<size_t>(t) * channels + c;
+      const int32_t w = (is_uint8_ ? int32_t{f_u8[i]} : int32_t{f_s8[i]}) + p.filter_offset;
+      sum += static_cast<uint32_t>(w);
+      weights_[static_cast<size_t>(t) * padded_channels_ + c] =
+          static_cast<int32_t>(static_cast<uint16_t>(static_cast<int16_t>(w)));
+    }
+    const uint32_t bias = p.bias != nullptr ? static_cast<uint32_t>(p.bias[c]) : 0u;
+    bias_border_[c] = static_cast<int32_t>(bias);
+    bias_interior_[c] = static_cast<int32_t>(bias + static_cast<uint32_t>(input_offset_) * sum);
+  }
+  requant_.Init(p.multiplier, p.shift, channels, padded_channels_, p.output_zero_point,
+                p.act_min, p.act_max);
+  x_taps_.resize(g_.output_width);
+  for (int32_t ox = 0; ox < g_.output_width; ++ox)
+    ValidTaps(ox * g_.stride_width - g_.pad_width, g_.dilation_width, g_.filter_width,
+              g_.input_width, &x_taps_[ox].lo, &x_taps_[ox].hi);
+  interior_x_begin_ = interior_x_end_ = 0;
+  for (int32_t ox = 0; ox < g_.output_width; ++ox) {
+    if (x_taps_[ox].lo != 0 || x_taps_[ox].hi != g_.filter_width) continue;
+    if (interior_x_end_ == 0) interior_x_begin_ = ox;
+    interior_x_end_ = ox + 1;  // interior columns are contiguous
+  }
+  y_taps_.resize(g_.output_height);
+  for (int32_t oy = 0; oy < g_.output_height; ++oy)
+    ValidTaps(oy * g_.stride_height - g_.pad_height, g_.dilation_height, g_.filter_height,
+              g_.input_height, &y_taps_[oy].lo, &y_taps_[oy].hi);
+}
+
+void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void* output) const {
+  const uint8_t* in = static_cast<const uint8_t*>(input);
+  uint8_t* out = static_cast<uint8_t*>(output);
+  switch (isa_) {
+#if DELEGATO_X86
+    case Isa::kAvx512Vnni:
+      if (g_.depth_multiplier == 1) {
+        if (is_uint8_)
+          Avx512Dispatch<false, false>(*this, begin, end, in, out);
+        else
+          Avx512Dispatch<true, false>(*this, begin, end, in, out);
+      } else {
+        if (is_uint8_)
+          Avx512Dispatch<false, true>(*this, begin, end, in, out);
+        else
+          Avx512Dispatch<true, true>(*this, begin, end, in, out);
+      }
+      return;
+    case Isa::kAvx2:
+      if (g_.depth_multiplier != 1)
+        ScalarRows(*this, begin, end, in, out, 0, g_.output_depth);
+      else if (is_uint8_)
+        Avx2Rows<false>(*this, begin, end, in, out);
+      else
+        Avx2Rows<true>(*this, begin, end, in, out);
+      return;
+#endif
+    default:
+      ScalarRows(*this, begin, end, in, out, 0, g_.output_depth);
+      return;
+  }
+}
+
+}  // namespace delegato::optimized

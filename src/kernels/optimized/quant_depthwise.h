@@ -1,0 +1,91 @@
+// Quantized DEPTHWISE_CONV_2D (uint8 with per-tensor weights, int8 with
+// per-tensor or per-channel weights), any depth multiplier, vectorized over
+// output channels; bit-exact with reference::DepthwiseConvQuantized. (With
+// a multiplier > 1, output channel c reads input channel c / multiplier: the
+// AVX-512 path expands the input bytes with a shuffle, AVX2 falls back to the
+// scalar loop.)
+//
+// Each output channel sums (w + w_off)(x - x_zp) over its window's taps
+// inside the image. Weights are widened once (Prepare) to int32 lanes whose
+// low 16 bits hold w + w_off and high 16 bits are zero, so vpmaddwd /
+// vpdpwssd of a lane holding a sign- or zero-extended input yields exactly
+// (w + w_off) * x. For pixels whose whole window lies inside the image the
+// input offset is folded into a per-channel bias (bias - x_zp * sum of
+// weights); border pixels add it to each tap they use instead. The int32 sum
+// wraps modulo 2^32 like the reference, then is requantized exactly
+// (requantize.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/requantize.h"
+#include "kernels/reference/depthwise_conv.h"
+
+namespace delegato::optimized {
+
+struct QuantDepthwiseParams {
+  reference::DepthwiseGeometry geometry;
+  bool is_uint8 = false;
+  int32_t input_zero_point = 0;
+  int32_t filter_offset = 0;  // added to each weight (-w_zp for uint8, 0 for int8)
+  int32_t output_zero_point = 0;
+  int32_t act_min = 0, act_max = 0;
+  const int32_t* multiplier = nullptr;  // one per channel
+  const int32_t* shift = nullptr;
+  const void* filter = nullptr;   // [1][filter_y][filter_x][channels]
+  const int32_t* bias = nullptr;  // one per channel, or null
+};
+
+class QuantDepthwise {
+ public:
+  static bool Covers(const reference::DepthwiseGeometry& g);
+  QuantDepthwise(const QuantDepthwiseParams& params, Isa isa);
+
+  Isa isa() const { return isa_; }
+  // Output rows ((batch, y) pairs); RunRows may split them across threads.
+  int64_t rows() const { return int64_t{g_.batches} * g_.output_height; }
+  void RunRows(int64_t begin, int64_t end, const void* input, void* output) const;
+
+  size_t packed_bytes() const {
+    return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes();
+  }
+
+  // Internals shared with the per-ISA loops.
+  const reference::DepthwiseGeometry& geometry() const { return g_; }
+  const int32_t* weights() const { return weights_.data(); }  // [tap][padded channels]
+  const int32_t* bias_interior() const { return bias_interior_.data(); }
+  const int32_t* bias_border() const { return bias_border_.data(); }
+  const RequantChannels& requant() const { return requant_; }
+  int padded_channels() const { return padded_channels_; }
+  int32_t input_offset() const { return input_offset_; }
+  bool is_uint8() const { return is_uint8_; }
+  // Taps [lo, hi) of the filter inside the image, per output x and per
+  // output y (precomputed: no division per pixel).
+  struct TapRange {
+    int32_t lo = 0, hi = 0;
+  };
+  const TapRange* x_taps() const { return x_taps_.data(); }
+  const TapRange* y_taps() const { return y_taps_.data(); }
+  // Output x in [begin, end) have every filter column inside the image.
+  int32_t interior_x_begin() const { return interior_x_begin_; }
+  int32_t interior_x_end() const { return interior_x_end_; }
+
+ private:
+  reference::DepthwiseGeometry g_;
+  Isa isa_ = Isa::kScalar;
+  bool is_uint8_ = false;
+  int padded_channels_ = 0;
+  int32_t input_offset_ = 0;  // -x_zp
+  AlignedBuffer<int32_t> weights_;
+  AlignedBuffer<int32_t> bias_interior_;  // bias + input_offset * sum of the channel's weights
+  AlignedBuffer<int32_t> bias_border_;    // bias
+  RequantChannels requant_;
+  std::vector<TapRange> x_taps_, y_taps_;
+  int32_t interior_x_begin_ = 0, interior_x_end_ = 0;
+};
+
+}  // namespace delegato::optimized

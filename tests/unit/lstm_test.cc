@@ -1,0 +1,312 @@
+// UNIDIRECTIONAL_SEQUENCE_LSTM, full integer (int8 activations, int16 cell
+// state): expected outputs come from LiteRT's reference kernels on the same
+// models; state carries across invocations; malformed nodes are rejected.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using testing::OpModel;
+using testing::Q;
+
+template <class T>
+struct QuantTensor {
+  std::vector<T> values;
+  float scale = 1.0f;
+};
+
+// The LSTM's tensors, in TFLite's input order; absent optional ones are empty.
+struct LstmSpec {
+  std::vector<int32_t> input_dims;  // [batch, time, n_input] or [time, batch, n_input]
+  int batch = 1, n_input = 1, n_cell = 1, n_output = 1;
+  float input_scale = 1.0f;
+  int32_t input_zp = 0;
+  std::optional<QuantTensor<int8_t>> input_to_gate[4];  // input, forget, cell, output
+  std::optional<QuantTensor<int8_t>> recurrent_to_gate[4];
+  std::optional<QuantTensor<int16_t>> peephole[3];  // input, forget, output
+  std::optional<std::vector<int32_t>> gate_bias[4];
+  std::optional<QuantTensor<int8_t>> projection_weights;
+  std::optional<std::vector<int32_t>> projection_bias;
+  std::optional<QuantTensor<int16_t>> layer_norm[4];
+  float output_state_scale = 1.0f;
+  int32_t output_state_zp = 0;
+  float cell_scale = 1.0f / 2048;
+  float hidden_scale = 1.0f;
+  int32_t hidden_zp = 0;
+  float gate_intermediate_scale = 0.0f;  // > 0: quantized gate intermediates (layer norm)
+  SequenceLstmParams params;
+  int input_count = 24;
+  bool states_are_variable = true;
+  DataType input_type = DataType::kInt8;
+};
+
+void BuildLstm(OpModel& m, const LstmSpec& s) {
+  std::vector<int32_t> in(s.input_count, -1);
+  in[0] = m.AddInput(s.input_type, s.input_dims, Q(s.input_scale, s.input_zp));
+  for (int g = 0; g < 4; ++g) {
+    if (const auto& w = s.input_to_gate[g])
+      in[1 + g] =
+          m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_input}, w->values, Q(w->scale, 0));
+    if (const auto& w = s.recurrent_to_gate[g])
+      in[5 + g] =
+          m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_output}, w->values, Q(w->scale, 0));
+    if (const auto& b = s.gate_bias[g])
+      in[12 + g] = m.AddConst<int32_t>(DataType::kInt32, {s.n_cell}, *b, Q(1.0f, 0));
+    if (const auto& ln = s.layer_norm[g])
+      in[20 + g] = m.AddConst<int16_t>(DataType::kInt16, {s.n_cell}, ln->values, Q(ln->scale, 0));
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (const auto& p = s.peephole[k])
+      in[9 + k] = m.AddConst<int16_t>(DataType::kInt16, {s.n_cell}, p->values, Q(p->scale, 0));
+  }
+  if (const auto& w = s.projection_weights)
+    in[16] = m.AddConst<int8_t>(DataType::kInt8, {s.n_output, s.n_cell}, w->values, Q(w->scale, 0));
+  if (const auto& b = s.projection_bias)
+    in[17] = m.AddConst<int32_t>(DataType::kInt32, {s.n_output}, *b, Q(1.0f, 0));
+  if (s.states_are_variable) {
+    in[18] = m.AddTensor(DataType::kInt8, Q(s.output_state_scale, s.output_state_zp),
+                         {s.batch, s.n_output});
+    in[19] = m.AddTensor(DataType::kInt16, Q(s.cell_scale, 0), {s.batch, s.n_cell});
+    m.model().subgraphs[0].tensors[in[18]].is_variable = true;
+    m.model().subgraphs[0].tensors[in[19]].is_variable = true;
+  } else {
+    in[18] = m.AddInput(DataType::kInt8, {s.batch, s.n_output},
+                        Q(s.output_state_scale, s.output_state_zp));
+    in[19] = m.AddInput(DataType::kInt16, {s.batch, s.n_cell}, Q(s.cell_scale, 0));
+  }
+  std::vector<int32_t> intermediates;
+  for (int g = 0; g < 4; ++g)
+    intermediates.push_back(m.AddTensor(
+        DataType::kInt16,
+        s.gate_intermediate_scale > 0 ? Q(s.gate_intermediate_scale, 0) : Quantization{}, {0}));
+  intermediates.push_back(m.AddTensor(DataType::kInt8, Q(s.hidden_scale, s.hidden_zp), {0}));
+  const int out = m.AddOutput(DataType::kInt8, Q(s.output_state_scale, s.output_state_zp));
+  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, s.params, 1);
+  m.model().subgraphs[0].operators.back().intermediates = intermediates;
+}
+
+// Gates with input gate, no peephole / layer norm / projection; batch-major,
+// 20 inputs. Weight scales 0.010..0.013 (input) and 0.020..0.023 (recurrent).
+LstmSpec BasicSpec() {
+  LstmSpec s;
+  s.input_dims = {2, 3, 3};
+  s.batch = 2;
+  s.n_input = 3;
+  s.n_cell = 2;
+  s.n_output = 2;
+  s.input_scale = 1.0f / 64;
+  s.input_zp = 5;
+  s.input_to_gate[0] = {{-119, -91, 82, 114, -64, -48}, 0.01f};
+  s.input_to_gate[1] = {{-58, 84, -62, -23, 37, 13}, 0.011f};
+  s.input_to_gate[2] = {{93, 65, 86, 10, 81, -43}, 0.012f};
+  s.input_to_gate[3] = {{-96, -50, -96, -12, 122, -93}, 0.013f};
+  s.recurrent_to_gate[0] = {{103, -76, 1, -61}, 0.02f};
+  s.recurrent_to_gate[1] = {{-112, -56, 0, -4}, 0.021f};
+  s.recurrent_to_gate[2] = {{64, 118, -104, 57}, 0.022f};
+  s.recurrent_to_gate[3] = {{108, -57, 58, -87}, 0.023f};
+  s.gate_bias[0] = std::vector<int32_t>{-1065, 2820};
+  s.gate_bias[1] = std::vector<int32_t>{-473, 96};
+  s.gate_bias[2] = std::vector<int32_t>{-1242, -2305};
+  s.gate_bias[3] = std::vector<int32_t>{-452, 741};
+  s.output_state_scale = 1.0f / 128;
+  s.output_state_zp = -3;
+  s.cell_scale = 1.0f / 2048;
+  s.hidden_scale = 1.0f / 128;
+  s.hidden_zp = -3;
+  s.params.activation = Activation::kTanh;
+  s.input_count = 20;
+  return s;
+}
+
+// CIFG + peephole + layer norm + projection with bias, cell and projection
+// clipping, time-major.
+LstmSpec FullSpec() {
+  LstmSpec s;
+  s.input_dims = {2, 2, 3};  // [time, batch, n_input]
+  s.batch = 2;
+  s.n_input = 3;
+  s.n_cell = 4;
+  s.n_output = 3;
+  s.input_scale = 1.0f / 64;
+  s.input_zp = -2;
+  s.input_to_gate[1] = {{-51, -12, -104, -42, 26, 80, 58, 126, -80, 97, -113, 15}, 0.011f};
+  s.input_to_gate[2] = {{-57, -50, 16, -61, -89, 64, -17, 46, 43, 114, -20, -71}, 0.012f};
+  s.input_to_gate[3] = {{34, 94, 47, -31, -28, -117, -80, -43, -39, 20, 3, 49}, 0.013f};
+  s.recurrent_to_gate[1] = {{100, 122, -46, 104, 108, -70, -7, 18, 49, 51, -100, -6}, 0.021f};
+  s.recurrent_to_gate[2] = {{-101, -13, 98, 6, 46, 0, 89, 24, 37, -12, -24, 24}, 0.022f};
+  s.recurrent_to_gate[3] = {{4, -7, 92, -73, -16, -4, 100, -15, 29, -108, 84, -14}, 0.023f};
+  s.peephole[1] = {{-127, 8712, -10549, 17640}, 0.0005f};
+  s.peephole[2] = {{1496, -15810, -26168, 72}, 0.0006f};
+  s.gate_bias[1] = std::vector<int32_t>{-2769, 133, 1212, 476};
+  s.gate_bias[2] = std::vector<int32_t>{-261, -1394, 2387, -1069};
+  s.gate_bias[3] = std::vector<int32_t>{2011, -337, -690, 1161};
+  s.projection_weights = {{121, -100, 68, 73, -24, -35, -77, 123, -84, -2, -81, 73}, 0.01f};
+  s.projection_bias = std::vector<int32_t>{1038, -3418, -3874};
+  s.layer_norm[1] = {{28210, 27462, 13055, 4158}, 0.0002f};
+  s.layer_norm[2] = {{18101, 16518, 20650, 20704}, 0.0003f};
+  s.layer_norm[3] = {{15160, 30777, 27051, 24838}, 0.0004f};
+  s.output_state_scale = 0.01f;
+  s.output_state_zp = 4;
+  s.cell_scale = 1.0f / 4096;
+  s.hidden_scale = 1.0f / 64;
+  s.hidden_zp = -1;
+  s.gate_intermediate_scale = 1.0f / 1024;
+  s.params.activation = Activation::kTanh;
+  s.params.cell_clip = 2.0f;
+  s.params.proj_clip = 0.5f;
+  s.params.time_major = true;
+  return s;
+}
+
+class LstmThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(LstmThreads, BasicMatchesReferenceAndCarriesState) {
+  OpModel m;
+  BuildLstm(m, BasicSpec());
+  m.Build(GetParam());
+  EXPECT_THAT(m.GetOutputShape(0), ElementsAre(2, 3, 2));
+  m.SetInput<int8_t>(
+      0, {103, 28, 81, -124, 2, -80, 68, 91, -82, -109, -16, -77, -5, 33, -104, -103, 45, -90});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-2, -16, -72, -33, -15, 71, -84, -13, -55, 63, -82, 49}));
+  // The second sequence starts from the state the first one left.
+  m.SetInput<int8_t>(
+      0, {-102, -82, 115, -95, 80, 123, -13, 67, -27, -64, -101, -3, 122, -74, -56, -36, -64, 105});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-8, -3, 10, 8, 26, 34, -66, -3, -12, 2, -12, -4}));
+}
+
+TEST_P(LstmThreads, CifgPeepholeLayerNormProjectionTimeMajor) {
+  OpModel m;
+  BuildLstm(m, FullSpec());
+  m.Build(GetParam());
+  EXPECT_THAT(m.GetOutputShape(0), ElementsAre(2, 2, 3));
+  m.SetInput<int8_t>(0, {26, -31, 70, -37, 101, 63, 28, -29, 68, -42, -113, 14});
+  m.Invoke();
+  // Projection clipping at 0.5 / 0.01 = 50 LSB around the zero point.
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-22, -8, -11, -29, -50, -50, 14, -49, -50, -50, -50, -46}));
+  m.SetInput<int8_t>(0, {-37, -81, 90, -98, 74, 87, 105, -25, -8, 109, -83, -39});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-30, 0, -3, -15, -50, -50, 26, 25, 3, 50, -31, -50}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
+
+TEST(LstmInt8, InitialOutputStateIsItsZeroPoint) {
+  // Input weights and biases zero: each gate sees only R (h - zp). A fresh
+  // output state holds its zero point (real 0, as TFLite resets int8
+  // variables), so every gate input is 0: the cell gate tanh(0) = 0 leaves
+  // c = 0 and h = 0.5 * tanh(0) = 0, the zero point, at every step.
+  LstmSpec s = BasicSpec();
+  for (int g = 0; g < 4; ++g) {
+    s.input_to_gate[g]->values.assign(6, 0);
+    s.gate_bias[g] = std::vector<int32_t>{0, 0};
+  }
+  OpModel m;
+  BuildLstm(m, s);
+  m.Build();
+  m.SetInput<int8_t>(0, std::vector<int8_t>(18, 77));
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0), ::testing::Each(int8_t{-3}));
+}
+
+Status TryBuildLstm(const LstmSpec& s) {
+  OpModel m;
+  BuildLstm(m, s);
+  return m.TryBuild();
+}
+
+TEST(LstmInt8, RejectsMalformedNodes) {
+  {
+    LstmSpec s = BasicSpec();
+    s.states_are_variable = false;
+    Status st = TryBuildLstm(s);
+    EXPECT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("must be a variable tensor"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.input_count = 21;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("expects 20 or 24 inputs"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.recurrent_to_gate[0].reset();  // input gate half present
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("both present or both absent"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.cell_scale = 0.0003f;  // not a power of two
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("not a power of two"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.cell_scale = 1.0f / 256;  // 2^-8: tanh would need 7 integer bits
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("outside the supported range"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.gate_bias[2] = std::vector<int32_t>{1, 2, 3};  // declared [2]
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("holds 12 bytes, its shape needs 8"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.input_dims = {2, 3, 4};  // 4 features, weights built for 3
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("must have shape [2, 4], has [2, 3]"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.input_dims = {2, 9};
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("must have rank 3"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.params.cell_clip = -1.0f;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("cell_clip"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.input_type = DataType::kInt16;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("INT8 input and weights expected"));
+  }
+}
+
+TEST(LstmInt8, RejectsMissingIntermediatesAndUnsupportedTypes) {
+  {
+    OpModel m;
+    BuildLstm(m, BasicSpec());
+    m.model().subgraphs[0].operators.back().intermediates.resize(3);
+    Status st = m.TryBuild();
+    EXPECT_THAT(st.message(), HasSubstr("5 intermediate tensors"));
+  }
+  {
+    OpModel m;
+    BuildLstm(m, BasicSpec());
+    // The hidden state intermediate without quantization.
+    auto& op = m.model().subgraphs[0].operators.back();
+    m.model().subgraphs[0].tensors[op.intermediates[4]].quantization = Quantization{};
+    EXPECT_THAT(m.TryBuild().message(), HasSubstr("hidden state intermediate"));
+  }
+  {
+    LstmSpec s = BasicSpec();
+    s.input_type = DataType::kFloat32;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("hybrid LSTM"));
+  }
+}
+
+}  // namespace
+}  // namespace delegato

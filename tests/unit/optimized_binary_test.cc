@@ -1,0 +1,213 @@
+// Optimized quantized ADD / SUB / MUL (kernels/optimized/quant_binary)
+// against the reference kernels, bit for bit: random broadcast shapes (runs
+// shorter and longer than the 8/16 lanes, broadcast scalars on either side),
+// scales, zero points at the extremes, fused activations, every ISA this CPU
+// runs, outputs split arbitrarily; then through the interpreter with 1 and 2
+// threads.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/quant_binary.h"
+#include "kernels/quantization.h"
+#include "kernels/reference/elementwise.h"
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+using optimized::QuantBinary;
+using testing::OpModel;
+using testing::Q;
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
+    if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+struct Shapes {
+  std::vector<int32_t> a, b, out;
+};
+
+Shapes RandomShapes(std::mt19937& rng) {
+  const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
+  Shapes s;
+  for (int i = 0; i < rank; ++i) {
+    const int d = i == rank - 1 ? std::vector<int>{1, 3, 7, 8, 15, 16, 17, 24, 33, 64, 70}[rng() % 11]
+                                : std::uniform_int_distribution<int>(1, 6)(rng);
+    s.out.push_back(d);
+    const int mode = std::uniform_int_distribution<int>(0, 5)(rng);
+    s.a.push_back(mode == 1 ? 1 : d);
+    s.b.push_back(mode == 2 ? 1 : d);
+  }
+  // Sometimes a lower-rank or scalar second input.
+  if (std::uniform_int_distribution<int>(0, 4)(rng) == 0) s.b.erase(s.b.begin(), s.b.begin() + rng() % (s.b.size() + 1));
+  std::vector<int32_t> out;
+  reference::BroadcastShapes(s.a, s.b, &out);
+  s.out = out;
+  return s;
+}
+
+int64_t Count(const std::vector<int32_t>& dims) {
+  int64_t n = 1;
+  for (int32_t d : dims) n *= d;
+  return n;
+}
+
+struct Case {
+  QuantBinary::Kind kind;
+  bool is_uint8;
+  float s1, s2, so;
+  int32_t z1, z2, zo;
+  Activation act;
+};
+
+int32_t ZeroPoint(std::mt19937& rng, bool u8) {
+  const int lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+  const int pick = std::uniform_int_distribution<int>(0, 3)(rng);
+  return pick == 0 ? lo : pick == 1 ? hi : std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+Case RandomCase(std::mt19937& rng, QuantBinary::Kind kind, bool u8) {
+  std::uniform_real_distribution<float> log_scale(-3.0f, 0.0f);
+  Case c{kind, u8, std::pow(10.0f, log_scale(rng)), std::pow(10.0f, log_scale(rng)),
+         std::pow(10.0f, log_scale(rng)), ZeroPoint(rng, u8), ZeroPoint(rng, u8),
+         ZeroPoint(rng, u8), Activation::kNone};
+  const int act = std::uniform_int_distribution<int>(0, 3)(rng);
+  c.act = act == 1 ? Activation::kRelu : act == 2 ? Activation::kRelu6 : Activation::kNone;
+  return c;
+}
+
+// Parameters derived as the op's Prepare does (below-one multipliers).
+void Params(const Case& c, reference::QuantizedAddParams* add, reference::QuantizedMulDivParams* mul) {
+  add->input1_offset = mul->input1_offset = -c.z1;
+  add->input2_offset = mul->input2_offset = -c.z2;
+  add->output_offset = mul->output_offset = c.zo;
+  add->left_shift = 20;
+  const double twice_max = 2 * static_cast<double>(std::max(c.s1, c.s2));
+  quant::QuantizeMultiplier(c.s1 / twice_max, &add->input1_multiplier, &add->input1_shift);
+  quant::QuantizeMultiplier(c.s2 / twice_max, &add->input2_multiplier, &add->input2_shift);
+  quant::QuantizeMultiplier(twice_max / ((1 << 20) * static_cast<double>(c.so)),
+                            &add->output_multiplier, &add->output_shift);
+  quant::QuantizeMultiplier(c.s1 * c.s2 / c.so, &mul->output_multiplier, &mul->output_shift);
+  const int lo = c.is_uint8 ? 0 : -128, hi = c.is_uint8 ? 255 : 127;
+  int32_t amin = lo, amax = hi;
+  if (c.act != Activation::kNone) {
+    if (c.is_uint8)
+      quant::ActivationRangeQuantized<uint8_t>(c.act, c.so, c.zo, &amin, &amax);
+    else
+      quant::ActivationRangeQuantized<int8_t>(c.act, c.so, c.zo, &amin, &amax);
+  }
+  add->act_min = mul->act_min = amin;
+  add->act_max = mul->act_max = amax;
+}
+
+template <class T>
+std::vector<uint8_t> Reference(const Case& c, const reference::BroadcastPlan& plan,
+                               const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                               const reference::QuantizedAddParams& add,
+                               const reference::QuantizedMulDivParams& mul) {
+  std::vector<uint8_t> out(plan.num_elements);
+  const T* pa = reinterpret_cast<const T*>(a.data());
+  const T* pb = reinterpret_cast<const T*>(b.data());
+  T* po = reinterpret_cast<T*>(out.data());
+  if (c.kind == QuantBinary::Kind::kMul)
+    reference::QuantizedMulBroadcast(plan, pa, pb, po, mul, 0, plan.num_elements);
+  else
+    reference::QuantizedAdd(plan, pa, pb, po, add, c.kind == QuantBinary::Kind::kSub, 0,
+                            plan.num_elements);
+  return out;
+}
+
+TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
+  std::mt19937 rng(31);
+  const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
+                                     QuantBinary::Kind::kMul};
+  for (int trial = 0; trial < 600; ++trial) {
+    const Case c = RandomCase(rng, kinds[trial % 3], (trial / 3) % 2 == 0);
+    reference::QuantizedAddParams add;
+    reference::QuantizedMulDivParams mul;
+    Params(c, &add, &mul);
+    ASSERT_TRUE(c.kind == QuantBinary::Kind::kMul ? QuantBinary::CoversMul(mul)
+                                                  : QuantBinary::CoversAddSub(add));
+    const Shapes s = RandomShapes(rng);
+    const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(s.a, s.b, s.out);
+    std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    for (auto& v : b) v = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
+                                                     : Reference<int8_t>(c, plan, a, b, add, mul);
+    for (Isa isa : SupportedIsas()) {
+      const QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
+      for (int splits : {1, 2, 3}) {
+        std::vector<uint8_t> out(plan.num_elements, 0xCD);
+        for (int i = splits - 1; i >= 0; --i)
+          k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
+                plan.num_elements * (i + 1) / splits);
+        ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " kind "
+                                 << static_cast<int>(c.kind) << " splits " << splits;
+      }
+    }
+  }
+}
+
+template <class T>
+std::vector<T> RunModel(const Case& c, const Shapes& s, const std::vector<uint8_t>& a,
+                        const std::vector<uint8_t>& b, KernelSet kernels, int threads) {
+  const DataType type = c.is_uint8 ? DataType::kUInt8 : DataType::kInt8;
+  OpModel m;
+  const int in1 = m.AddInput(type, s.a, Q(c.s1, c.z1));
+  const int in2 = m.AddInput(type, s.b, Q(c.s2, c.z2));
+  const int out = m.AddOutput(type, Q(c.so, c.zo));
+  ElementwiseParams params;
+  params.activation = c.act;
+  const BuiltinOp op = c.kind == QuantBinary::Kind::kAdd   ? BuiltinOp::kAdd
+                       : c.kind == QuantBinary::Kind::kSub ? BuiltinOp::kSub
+                                                           : BuiltinOp::kMul;
+  m.AddOp(op, {in1, in2}, {out}, params, 2);
+  m.Build(threads, kernels);
+  std::vector<T> va(a.size()), vb(b.size());
+  std::memcpy(va.data(), a.data(), a.size());
+  std::memcpy(vb.data(), b.data(), b.size());
+  m.SetInput<T>(0, va);
+  m.SetInput<T>(1, vb);
+  m.Invoke();
+  return m.GetOutput<T>(0);
+}
+
+TEST(OptimizedBinaryTest, InterpreterOptimizedEqualsReference) {
+  std::mt19937 rng(8);
+  const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
+                                     QuantBinary::Kind::kMul};
+  for (int trial = 0; trial < 60; ++trial) {
+    const Case c = RandomCase(rng, kinds[trial % 3], (trial / 3) % 2 == 0);
+    Shapes s = RandomShapes(rng);
+    if (trial % 10 == 0) s = Shapes{{1, 56, 56, 24}, {1, 56, 56, 24}, {1, 56, 56, 24}};  // threads split
+    std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    for (auto& v : b) v = static_cast<uint8_t>(rng());
+    for (int threads : {1, 2}) {
+      if (c.is_uint8)
+        EXPECT_EQ((RunModel<uint8_t>(c, s, a, b, KernelSet::kReference, threads)),
+                  (RunModel<uint8_t>(c, s, a, b, KernelSet::kOptimized, threads)))
+            << "trial " << trial;
+      else
+        EXPECT_EQ((RunModel<int8_t>(c, s, a, b, KernelSet::kReference, threads)),
+                  (RunModel<int8_t>(c, s, a, b, KernelSet::kOptimized, threads)))
+            << "trial " << trial;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace delegato

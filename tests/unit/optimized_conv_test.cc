@@ -1,0 +1,362 @@
+// Optimized quantized CONV_2D (kernels/optimized/quant_conv) against the
+// reference kernel, bit for bit: random geometries around the tile sizes
+// (16-channel blocks, 64-channel slabs, 4/6/8/12/16-row tiles, 48-row
+// panels), odd channel counts, padding, strides, dilations, zero points at
+// the extremes, per-tensor and per-channel multipliers, every ISA this CPU
+// runs, 1 to 3 tasks run in any order. Then the same through the interpreter
+// (optimized vs reference kernel sets, 1 and 2 threads).
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/quant_conv.h"
+#include "kernels/quantization.h"
+#include "kernels/reference/conv.h"
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+using testing::OpModel;
+using testing::Q;
+using testing::QPerAxis;
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
+    if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+struct RandomConv {
+  reference::ConvGeometry g;
+  bool is_uint8 = false;
+  int32_t input_zp = 0, filter_zp = 0, output_zp = 0, act_min = 0, act_max = 0;
+  std::vector<int32_t> multipliers, shifts, bias;
+  bool has_bias = true;
+  std::vector<uint8_t> input, filter;  // raw bytes (uint8 or int8)
+  std::string Describe() const {
+    return std::string(is_uint8 ? "uint8" : "int8") + " in " + std::to_string(g.batches) + "x" +
+           std::to_string(g.input_height) + "x" + std::to_string(g.input_width) + "x" +
+           std::to_string(g.input_depth) + " filter " + std::to_string(g.output_depth) + "x" +
+           std::to_string(g.filter_height) + "x" + std::to_string(g.filter_width) + " stride " +
+           std::to_string(g.stride_height) + "x" + std::to_string(g.stride_width) + " dilation " +
+           std::to_string(g.dilation_height) + "x" + std::to_string(g.dilation_width) + " pad " +
+           std::to_string(g.pad_height) + "x" + std::to_string(g.pad_width) + " zp in/w/out " +
+           std::to_string(input_zp) + "/" + std::to_string(filter_zp) + "/" +
+           std::to_string(output_zp);
+  }
+};
+
+template <class T>
+T Pick(std::mt19937& rng, const std::vector<T>& values) {
+  return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+}
+
+int32_t PickZeroPoint(std::mt19937& rng, bool is_uint8) {
+  const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0: return lo;
+    case 1: return hi;
+    default: return std::uniform_int_distribution<int>(lo, hi)(rng);
+  }
+}
+
+RandomConv MakeConv(std::mt19937& rng, bool is_uint8) {
+  RandomConv c;
+  c.is_uint8 = is_uint8;
+  reference::ConvGeometry& g = c.g;
+  g.batches = Pick(rng, std::vector<int>{1, 1, 1, 2});
+  g.input_depth = Pick(rng, std::vector<int>{1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 64, 65, 96});
+  g.filter_depth = g.input_depth;
+  g.output_depth = Pick(rng, std::vector<int>{1, 3, 8, 15, 16, 17, 24, 31, 32, 33, 47, 48, 49,
+                                              63, 64, 65, 80, 96, 97, 129, 144, 193});
+  const bool pointwise = std::uniform_int_distribution<int>(0, 2)(rng) == 0;
+  g.filter_height = pointwise ? 1 : Pick(rng, std::vector<int>{1, 2, 3, 3, 5});
+  g.filter_width = pointwise ? 1 : Pick(rng, std::vector<int>{1, 2, 3, 3, 4});
+  g.stride_height = pointwise ? 1 : Pick(rng, std::vector<int>{1, 1, 2, 3});
+  g.stride_width = pointwise ? 1 : Pick(rng, std::vector<int>{1, 1, 2, 3});
+  g.dilation_height = pointwise ? 1 : Pick(rng, std::vector<int>{1, 1, 1, 2});
+  g.dilation_width = pointwise ? 1 : Pick(rng, std::vector<int>{1, 1, 1, 2, 3});
+  g.input_height = std::uniform_int_distribution<int>(1, 14)(rng);
+  g.input_width = std::uniform_int_distribution<int>(1, 17)(rng);
+  const Padding padding = std::uniform_int_distribution<int>(0, 1)(rng) ? Padding::kSame
+                                                                         : Padding::kValid;
+  reference::Window2D w = reference::ComputeWindow2D(
+      padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
+      g.input_height, g.input_width, g.filter_height, g.filter_width);
+  if (w.out_height <= 0 || w.out_width <= 0) {
+    w = reference::ComputeWindow2D(Padding::kSame, g.stride_height, g.stride_width,
+                                   g.dilation_height, g.dilation_width, g.input_height,
+                                   g.input_width, g.filter_height, g.filter_width);
+  }
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+
+  c.input_zp = PickZeroPoint(rng, is_uint8);
+  c.filter_zp = is_uint8 ? PickZeroPoint(rng, true) : 0;
+  c.output_zp = PickZeroPoint(rng, is_uint8);
+  const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+  c.act_min = lo;
+  c.act_max = hi;
+  if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+    c.act_min = std::uniform_int_distribution<int>(lo, hi)(rng);
+    c.act_max = std::uniform_int_distribution<int>(c.act_min, hi)(rng);
+  }
+  const bool per_channel = !is_uint8 && std::uniform_int_distribution<int>(0, 1)(rng);
+  const int k = g.filter_height * g.filter_width * g.input_depth;
+  // Effective scales around 1 / (K * 100) keep outputs spread over the range;
+  // some channels get larger (left-shift) or tiny multipliers.
+  std::uniform_real_distribution<double> log_scale(-3.0, 1.0);
+  double base = std::pow(10.0, log_scale(rng)) / (k * 64.0);
+  for (int ch = 0; ch < g.output_depth; ++ch) {
+    double real = base;
+    if (per_channel) real = std::pow(10.0, log_scale(rng)) / (k * 64.0);
+    if (std::uniform_int_distribution<int>(0, 15)(rng) == 0) real *= 1 << 20;  // left shifts
+    if (std::uniform_int_distribution<int>(0, 31)(rng) == 0) real = 0.0;
+    int32_t m;
+    int s;
+    quant::QuantizeMultiplier(real, &m, &s);
+    if (s > 31) s = 31;
+    c.multipliers.push_back(m);
+    c.shifts.push_back(s);
+  }
+  c.has_bias = std::uniform_int_distribution<int>(0, 4)(rng) != 0;
+  const bool huge_bias = std::uniform_int_distribution<int>(0, 7)(rng) == 0;  // wraparound
+  for (int ch = 0; ch < g.output_depth; ++ch) {
+    c.bias.push_back(huge_bias ? static_cast<int32_t>(rng())
+                               : std::uniform_int_distribution<int32_t>(-20000, 20000)(rng));
+  }
+  std::uniform_int_distribution<int> byte(0, 255);
+  c.input.resize(static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth);
+  for (auto& v : c.input) v = static_cast<uint8_t>(byte(rng));
+  c.filter.resize(static_cast<size_t>(g.output_depth) * k);
+  // Some filters at the extremes stress the correction terms.
+  const int extreme = std::uniform_int_distribution<int>(0, 5)(rng);
+  for (auto& v : c.filter) {
+    v = static_cast<uint8_t>(byte(rng));
+    if (extreme == 0) v = is_uint8 ? 255 : 0x80;  // 255 or -128
+    if (extreme == 1) v = is_uint8 ? 0 : 0x7F;
+  }
+  return c;
+}
+
+std::vector<uint8_t> ReferenceOutput(const RandomConv& c) {
+  const reference::ConvGeometry& g = c.g;
+  std::vector<int16_t> packed(g.packed_filter_elements());
+  if (c.is_uint8)
+    reference::PackConvFilter(g, c.filter.data(), -c.filter_zp, packed.data());
+  else
+    reference::PackConvFilter(g, reinterpret_cast<const int8_t*>(c.filter.data()), 0,
+                              packed.data());
+  reference::ConvQuantParams q;
+  q.input_offset = -c.input_zp;
+  q.output_offset = c.output_zp;
+  q.act_min = c.act_min;
+  q.act_max = c.act_max;
+  q.multiplier = c.multipliers.data();
+  q.shift = c.shifts.data();
+  std::vector<uint8_t> out(static_cast<size_t>(g.output_rows()) * g.output_width * g.output_depth);
+  const int32_t* bias = c.has_bias ? c.bias.data() : nullptr;
+  if (c.is_uint8) {
+    reference::ConvQuantized(g, c.input.data(), packed.data(), bias, q, out.data(), 0,
+                             g.output_rows());
+  } else {
+    reference::ConvQuantized(g, reinterpret_cast<const int8_t*>(c.input.data()), packed.data(),
+                             bias, q, reinterpret_cast<int8_t*>(out.data()), 0, g.output_rows());
+  }
+  return out;
+}
+
+std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
+  optimized::QuantConvParams p;
+  p.geometry = c.g;
+  p.is_uint8 = c.is_uint8;
+  p.input_zero_point = c.input_zp;
+  p.filter_zero_point = c.filter_zp;
+  p.output_zero_point = c.output_zp;
+  p.act_min = c.act_min;
+  p.act_max = c.act_max;
+  p.multiplier = c.multipliers.data();
+  p.shift = c.shifts.data();
+  p.filter = c.filter.data();
+  p.bias = c.has_bias ? c.bias.data() : nullptr;
+  optimized::QuantConv conv(p, isa, tasks);
+  EXPECT_EQ(conv.isa(), isa);
+  optimized::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
+  std::vector<uint8_t> out(
+      static_cast<size_t>(c.g.output_rows()) * c.g.output_width * c.g.output_depth, 0xCD);
+  for (int t = conv.num_tasks() - 1; t >= 0; --t)  // any order
+    conv.RunTask(t, c.input.data(), out.data(), scratch.data());
+  return out;
+}
+
+void ExpectSame(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual,
+                const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  size_t mismatches = 0, first = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i] && mismatches++ == 0) first = i;
+  }
+  EXPECT_EQ(mismatches, 0u) << what << ": first mismatch at " << first << " expected "
+                            << int{expected[first]} << " got " << int{actual[first]};
+}
+
+TEST(OptimizedConvTest, RequantizationMatchesReference) {
+  // The vector requantization against quant::MultiplyByQuantizedMultiplier
+  // over extreme and random accumulators, multipliers and shifts.
+  std::mt19937 rng(7);
+  std::vector<int32_t> accs = {0, 1, -1, 2, -2, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
+                               1 << 30, -(1 << 30), 12345, -12345};
+  for (int i = 0; i < 2000; ++i) accs.push_back(static_cast<int32_t>(rng()));
+  for (Isa isa : SupportedIsas()) {
+    for (int trial = 0; trial < 200; ++trial) {
+      RandomConv c;
+      c.is_uint8 = false;
+      reference::ConvGeometry& g = c.g;
+      g.batches = 1;
+      g.input_height = g.input_width = 1;
+      g.output_height = g.output_width = 1;
+      g.filter_height = g.filter_width = 1;
+      g.input_depth = g.filter_depth = 1;
+      g.output_depth = 16;
+      c.input_zp = 0;
+      c.output_zp = PickZeroPoint(rng, false);
+      c.act_min = -128;
+      c.act_max = 127;
+      c.input = {1};
+      c.filter.assign(16, 1);  // w = 1, x = 1: accumulator = 1 + bias
+      for (int ch = 0; ch < 16; ++ch) {
+        int32_t m = static_cast<int32_t>((1u << 30) + (rng() & 0x3FFFFFFF));
+        if (trial % 17 == 0) m = ch == 0 ? 0 : INT32_MAX;
+        c.multipliers.push_back(m);
+        c.shifts.push_back(std::uniform_int_distribution<int>(-31, 31)(rng));
+        c.bias.push_back(accs[rng() % accs.size()] - 1);
+      }
+      ExpectSame(ReferenceOutput(c), OptimizedOutput(c, isa, 1),
+                 std::string(optimized::IsaName(isa)) + " trial " + std::to_string(trial));
+    }
+  }
+}
+
+TEST(OptimizedConvTest, RandomizedMatchesReference) {
+  std::mt19937 rng(2024);
+  const std::vector<Isa> isas = SupportedIsas();
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomConv c = MakeConv(rng, trial % 2 == 0);
+    ASSERT_TRUE(optimized::QuantConv::Covers(c.g));
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : isas) {
+      for (int tasks : {1, 2, 3}) {
+        ExpectSame(expected, OptimizedOutput(c, isa, tasks),
+                   std::string(optimized::IsaName(isa)) + " tasks " + std::to_string(tasks) +
+                       " trial " + std::to_string(trial) + ": " + c.Describe());
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(OptimizedConvTest, LargePanelsAndManyRows) {
+  // Enough rows for several panel blocks per task, and K past the panel
+  // target so blocks are at their minimum.
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 6; ++trial) {
+    RandomConv c = MakeConv(rng, trial % 2 == 0);
+    reference::ConvGeometry& g = c.g;
+    g.input_height = 40;
+    g.input_width = 37;
+    g.input_depth = g.filter_depth = trial < 3 ? 24 : 1100;
+    g.filter_height = g.filter_width = trial < 3 ? 3 : 1;
+    g.stride_height = g.stride_width = 1;
+    g.dilation_height = g.dilation_width = 1;
+    g.batches = 1;
+    const reference::Window2D w = reference::ComputeWindow2D(
+        Padding::kSame, 1, 1, 1, 1, g.input_height, g.input_width, g.filter_height,
+        g.filter_width);
+    g.output_height = w.out_height;
+    g.output_width = w.out_width;
+    g.pad_height = w.pad_height;
+    g.pad_width = w.pad_width;
+    const int k = g.filter_height * g.filter_width * g.input_depth;
+    c.input.resize(static_cast<size_t>(g.input_height) * g.input_width * g.input_depth);
+    for (auto& v : c.input) v = static_cast<uint8_t>(rng());
+    c.filter.resize(static_cast<size_t>(g.output_depth) * k);
+    for (auto& v : c.filter) v = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas())
+      for (int tasks : {1, 2})
+        ExpectSame(expected, OptimizedOutput(c, isa, tasks),
+                   std::string(optimized::IsaName(isa)) + " " + c.Describe());
+  }
+}
+
+// ------------------------------------------------------ through the runtime
+
+template <class T>
+std::vector<T> RunModel(const RandomConv& c, bool per_channel_q, KernelSet kernels, int threads) {
+  const DataType type = c.is_uint8 ? DataType::kUInt8 : DataType::kInt8;
+  OpModel m;
+  const reference::ConvGeometry& g = c.g;
+  const int in = m.AddInput(type, {g.batches, g.input_height, g.input_width, g.input_depth},
+                            Q(0.5f, c.input_zp));
+  Quantization fq = Q(0.01f, c.filter_zp);
+  if (per_channel_q) {
+    std::vector<float> scales(g.output_depth);
+    for (int ch = 0; ch < g.output_depth; ++ch) scales[ch] = 0.001f * (1 + ch % 7);
+    fq = QPerAxis(scales, std::vector<int64_t>(g.output_depth, 0), 0);
+  }
+  std::vector<T> filter(c.filter.size());
+  std::memcpy(filter.data(), c.filter.data(), filter.size());
+  const int f = m.AddConst<T>(type, {g.output_depth, g.filter_height, g.filter_width, g.input_depth},
+                              filter, fq);
+  const int b = m.AddConst<int32_t>(DataType::kInt32, {g.output_depth}, c.bias, Q(0.005f, 0));
+  const int out = m.AddOutput(type, Q(0.02f * g.filter_height * g.filter_width, c.output_zp));
+  Conv2DParams params;
+  params.padding = g.pad_height > 0 || g.pad_width > 0 ? Padding::kSame : Padding::kValid;
+  params.stride_h = g.stride_height;
+  params.stride_w = g.stride_width;
+  params.dilation_h = g.dilation_height;
+  params.dilation_w = g.dilation_width;
+  params.activation = Activation::kRelu6;
+  m.AddOp(BuiltinOp::kConv2d, {in, f, b}, {out}, params, 3);
+  m.Build(threads, kernels);
+  std::vector<T> input(c.input.size());
+  std::memcpy(input.data(), c.input.data(), input.size());
+  m.SetInput<T>(0, input);
+  m.Invoke();
+  return m.GetOutput<T>(0);
+}
+
+TEST(OptimizedConvTest, InterpreterOptimizedEqualsReference) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    RandomConv c = MakeConv(rng, trial % 2 == 0);
+    // Valid padding leaves no pad; SAME with pad 0 is re-derived identically.
+    const bool per_channel = !c.is_uint8 && trial % 4 == 1;
+    for (int bias_i = 0; bias_i < static_cast<int>(c.bias.size()); ++bias_i)
+      c.bias[bias_i] = c.bias[bias_i] % 5000;
+    for (int threads : {1, 2}) {
+      if (c.is_uint8) {
+        EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
+                  RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
+            << c.Describe() << " threads " << threads;
+      } else {
+        EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
+                  RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
+            << c.Describe() << " threads " << threads;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace delegato

@@ -1,0 +1,302 @@
+// Optimized quantized DEPTHWISE_CONV_2D (kernels/optimized/quant_depthwise)
+// against the reference kernel, bit for bit: random geometries (channel
+// counts around the 8/16-lane blocks, 3x3 and 5x5 with their compile-time
+// paths and other sizes, strides, dilations, padding, borders), zero points at
+// the extremes, per-tensor and per-channel multipliers, every ISA this CPU
+// runs, rows split arbitrarily, depth multipliers 1 and above. Then through
+// the interpreter (optimized vs reference kernel sets, 1 and 2 threads).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/quant_depthwise.h"
+#include "kernels/quantization.h"
+#include "kernels/reference/depthwise_conv.h"
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+using testing::OpModel;
+using testing::Q;
+using testing::QPerAxis;
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
+    if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+template <class T>
+T Pick(std::mt19937& rng, const std::vector<T>& values) {
+  return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+}
+
+int32_t PickZeroPoint(std::mt19937& rng, bool is_uint8) {
+  const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0: return lo;
+    case 1: return hi;
+    default: return std::uniform_int_distribution<int>(lo, hi)(rng);
+  }
+}
+
+struct RandomDepthwise {
+  reference::DepthwiseGeometry g;
+  Padding padding = Padding::kSame;
+  bool is_uint8 = false;
+  int32_t input_zp = 0, filter_zp = 0, output_zp = 0, act_min = 0, act_max = 0;
+  std::vector<int32_t> multipliers, shifts, bias;
+  bool has_bias = true;
+  std::vector<uint8_t> input, filter;
+  std::string Describe() const {
+    return std::string(is_uint8 ? "uint8" : "int8") + " in " + std::to_string(g.batches) + "x" +
+           std::to_string(g.input_height) + "x" + std::to_string(g.input_width) + "x" +
+           std::to_string(g.input_depth) + " filter " + std::to_string(g.filter_height) + "x" +
+           std::to_string(g.filter_width) + "x" + std::to_string(g.output_depth) + " stride " +
+           std::to_string(g.stride_height) + "x" + std::to_string(g.stride_width) +
+           " dilation " + std::to_string(g.dilation_height) + "x" +
+           std::to_string(g.dilation_width) + " zp in/w/out " + std::to_string(input_zp) + "/" +
+           std::to_string(filter_zp) + "/" + std::to_string(output_zp);
+  }
+};
+
+RandomDepthwise MakeDepthwise(std::mt19937& rng, bool is_uint8, int depth_multiplier = 1,
+                              int input_depth = 0) {
+  RandomDepthwise c;
+  c.is_uint8 = is_uint8;
+  reference::DepthwiseGeometry& g = c.g;
+  g.batches = Pick(rng, std::vector<int>{1, 1, 2});
+  g.input_depth = Pick(rng, std::vector<int>{1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 63, 96, 97});
+  if (input_depth > 0) g.input_depth = input_depth;
+  g.depth_multiplier = depth_multiplier;
+  g.output_depth = g.input_depth * depth_multiplier;
+  const int kind = std::uniform_int_distribution<int>(0, 5)(rng);
+  g.filter_height = kind < 3 ? 3 : kind == 3 ? 5 : Pick(rng, std::vector<int>{1, 2, 4, 7});
+  g.filter_width = kind < 3 ? 3 : kind == 3 ? 5 : Pick(rng, std::vector<int>{1, 2, 3, 6});
+  g.stride_height = Pick(rng, std::vector<int>{1, 1, 2, 3});
+  g.stride_width = Pick(rng, std::vector<int>{1, 1, 2, 3});
+  g.dilation_height = Pick(rng, std::vector<int>{1, 1, 1, 2});
+  g.dilation_width = Pick(rng, std::vector<int>{1, 1, 1, 2, 3});
+  g.input_height = std::uniform_int_distribution<int>(1, 13)(rng);
+  g.input_width = std::uniform_int_distribution<int>(1, 15)(rng);
+  c.padding = std::uniform_int_distribution<int>(0, 2)(rng) ? Padding::kSame : Padding::kValid;
+  reference::Window2D w = reference::ComputeWindow2D(
+      c.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
+      g.input_height, g.input_width, g.filter_height, g.filter_width);
+  if (w.out_height <= 0 || w.out_width <= 0) {
+    c.padding = Padding::kSame;
+    w = reference::ComputeWindow2D(c.padding, g.stride_height, g.stride_width, g.dilation_height,
+                                   g.dilation_width, g.input_height, g.input_width,
+                                   g.filter_height, g.filter_width);
+  }
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+
+  c.input_zp = PickZeroPoint(rng, is_uint8);
+  c.filter_zp = is_uint8 ? PickZeroPoint(rng, true) : 0;
+  c.output_zp = PickZeroPoint(rng, is_uint8);
+  const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+  c.act_min = lo;
+  c.act_max = hi;
+  if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+    c.act_min = std::uniform_int_distribution<int>(lo, hi)(rng);
+    c.act_max = std::uniform_int_distribution<int>(c.act_min, hi)(rng);
+  }
+  const bool per_channel = !is_uint8 && std::uniform_int_distribution<int>(0, 1)(rng);
+  const int taps = g.filter_height * g.filter_width;
+  std::uniform_real_distribution<double> log_scale(-2.0, 1.0);
+  const double base = std::pow(10.0, log_scale(rng)) / (taps * 64.0);
+  for (int ch = 0; ch < g.output_depth; ++ch) {
+    double real = per_channel ? std::pow(10.0, log_scale(rng)) / (taps * 64.0) : base;
+    if (std::uniform_int_distribution<int>(0, 15)(rng) == 0) real *= 1 << 20;
+    int32_t m;
+    int s;
+    quant::QuantizeMultiplier(real, &m, &s);
+    c.multipliers.push_back(m);
+    c.shifts.push_back(std::min(s, 31));
+  }
+  c.has_bias = std::uniform_int_distribution<int>(0, 4)(rng) != 0;
+  const bool huge_bias = std::uniform_int_distribution<int>(0, 7)(rng) == 0;
+  for (int ch = 0; ch < g.output_depth; ++ch)
+    c.bias.push_back(huge_bias ? static_cast<int32_t>(rng())
+                               : std::uniform_int_distribution<int32_t>(-5000, 5000)(rng));
+  c.input.resize(static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth);
+  for (auto& v : c.input) v = static_cast<uint8_t>(rng());
+  c.filter.resize(static_cast<size_t>(taps) * g.output_depth);
+  const int extreme = std::uniform_int_distribution<int>(0, 5)(rng);
+  for (auto& v : c.filter) {
+    v = static_cast<uint8_t>(rng());
+    if (extreme == 0) v = is_uint8 ? 255 : 0x80;
+    if (extreme == 1) v = is_uint8 ? 0 : 0x7F;
+  }
+  return c;
+}
+
+std::vector<uint8_t> ReferenceOutput(const RandomDepthwise& c) {
+  const reference::DepthwiseGeometry& g = c.g;
+  std::vector<int16_t> packed(g.filter_elements());
+  if (c.is_uint8)
+    reference::PackDepthwiseFilter(g, c.filter.data(), -c.filter_zp, packed.data());
+  else
+    reference::PackDepthwiseFilter(g, reinterpret_cast<const int8_t*>(c.filter.data()), 0,
+                                   packed.data());
+  reference::ConvQuantParams q;
+  q.input_offset = -c.input_zp;
+  q.output_offset = c.output_zp;
+  q.act_min = c.act_min;
+  q.act_max = c.act_max;
+  q.multiplier = c.multipliers.data();
+  q.shift = c.shifts.data();
+  std::vector<uint8_t> out(static_cast<size_t>(g.output_rows()) * g.output_width * g.output_depth);
+  const int32_t* bias = c.has_bias ? c.bias.data() : nullptr;
+  if (c.is_uint8) {
+    reference::DepthwiseConvQuantized(g, c.input.data(), packed.data(), bias, q, out.data(), 0,
+                                      g.output_rows());
+  } else {
+    reference::DepthwiseConvQuantized(g, reinterpret_cast<const int8_t*>(c.input.data()),
+                                      packed.data(), bias, q,
+                                      reinterpret_cast<int8_t*>(out.data()), 0, g.output_rows());
+  }
+  return out;
+}
+
+std::vector<uint8_t> OptimizedOutput(const RandomDepthwise& c, Isa isa, int splits) {
+  optimized::QuantDepthwiseParams p;
+  p.geometry = c.g;
+  p.is_uint8 = c.is_uint8;
+  p.input_zero_point = c.input_zp;
+  p.filter_offset = c.is_uint8 ? -c.filter_zp : 0;
+  p.output_zero_point = c.output_zp;
+  p.act_min = c.act_min;
+  p.act_max = c.act_max;
+  p.multiplier = c.multipliers.data();
+  p.shift = c.shifts.data();
+  p.filter = c.filter.data();
+  p.bias = c.has_bias ? c.bias.data() : nullptr;
+  optimized::QuantDepthwise dw(p, isa);
+  EXPECT_EQ(dw.isa(), isa);
+  std::vector<uint8_t> out(
+      static_cast<size_t>(c.g.output_rows()) * c.g.output_width * c.g.output_depth, 0xCD);
+  const int64_t rows = dw.rows();
+  for (int s = splits - 1; s >= 0; --s)
+    dw.RunRows(rows * s / splits, rows * (s + 1) / splits, c.input.data(), out.data());
+  return out;
+}
+
+void ExpectSame(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual,
+                const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  size_t mismatches = 0, first = 0;
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (expected[i] != actual[i] && mismatches++ == 0) first = i;
+  EXPECT_EQ(mismatches, 0u) << what << ": first mismatch at " << first << " expected "
+                            << int{expected[first]} << " got " << int{actual[first]};
+}
+
+TEST(OptimizedDepthwiseTest, RandomizedMatchesReference) {
+  std::mt19937 rng(11);
+  int diverse = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const int multiplier = trial % 5 == 4 ? Pick(rng, std::vector<int>{2, 3, 4, 8, 17}) : 1;
+    const RandomDepthwise c = MakeDepthwise(rng, trial % 2 == 0, multiplier);
+    ASSERT_TRUE(optimized::QuantDepthwise::Covers(c.g));
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    std::vector<bool> seen(256);
+    int distinct = 0;
+    for (uint8_t v : expected) distinct += seen[v] ? 0 : (seen[v] = true, 1);
+    diverse += distinct >= 8;
+    for (Isa isa : SupportedIsas()) {
+      for (int splits : {1, 2, 3}) {
+        ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                   std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                       " trial " + std::to_string(trial) + ": " + c.Describe());
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(diverse, 120) << "outputs should not be mostly clamped";
+}
+
+TEST(OptimizedDepthwiseTest, SingleInputChannelWideMultiplier) {
+  // person_detect's first layer: one input channel, multiplier 8.
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 30; ++trial) {
+    const RandomDepthwise c =
+        MakeDepthwise(rng, trial % 2 == 0, Pick(rng, std::vector<int>{8, 16, 19, 33}), 1);
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas())
+      ExpectSame(expected, OptimizedOutput(c, isa, 2),
+                 std::string(optimized::IsaName(isa)) + " " + c.Describe());
+  }
+}
+
+template <class T>
+std::vector<T> RunModel(const RandomDepthwise& c, bool per_channel_q, KernelSet kernels,
+                        int threads) {
+  const DataType type = c.is_uint8 ? DataType::kUInt8 : DataType::kInt8;
+  const reference::DepthwiseGeometry& g = c.g;
+  OpModel m;
+  const int in = m.AddInput(type, {g.batches, g.input_height, g.input_width, g.input_depth},
+                            Q(0.5f, c.input_zp));
+  Quantization fq = Q(0.01f, c.filter_zp);
+  if (per_channel_q) {
+    std::vector<float> scales(g.output_depth);
+    for (int ch = 0; ch < g.output_depth; ++ch) scales[ch] = 0.002f * (1 + ch % 5);
+    fq = QPerAxis(scales, std::vector<int64_t>(g.output_depth, 0), 3);
+  }
+  std::vector<T> filter(c.filter.size());
+  std::memcpy(filter.data(), c.filter.data(), filter.size());
+  const int f =
+      m.AddConst<T>(type, {1, g.filter_height, g.filter_width, g.output_depth}, filter, fq);
+  const int b = m.AddConst<int32_t>(DataType::kInt32, {g.output_depth}, c.bias, Q(0.005f, 0));
+  const int out = m.AddOutput(type, Q(0.05f, c.output_zp));
+  DepthwiseConv2DParams params;
+  params.padding = c.padding;
+  params.stride_h = g.stride_height;
+  params.stride_w = g.stride_width;
+  params.dilation_h = g.dilation_height;
+  params.dilation_w = g.dilation_width;
+  params.depth_multiplier = g.depth_multiplier;
+  params.activation = Activation::kRelu6;
+  m.AddOp(BuiltinOp::kDepthwiseConv2d, {in, f, b}, {out}, params, 3);
+  m.Build(threads, kernels);
+  std::vector<T> input(c.input.size());
+  std::memcpy(input.data(), c.input.data(), input.size());
+  m.SetInput<T>(0, input);
+  m.Invoke();
+  return m.GetOutput<T>(0);
+}
+
+TEST(OptimizedDepthwiseTest, InterpreterOptimizedEqualsReference) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 48; ++trial) {
+    const int multiplier = trial % 6 == 5 ? 2 + trial % 3 : 1;
+    RandomDepthwise c = MakeDepthwise(rng, trial % 2 == 0, multiplier);
+    const bool per_channel = !c.is_uint8 && trial % 4 == 1;
+    for (int threads : {1, 2}) {
+      if (c.is_uint8) {
+        EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
+                  RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
+            << c.Describe() << " threads " << threads;
+      } else {
+        EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
+                  RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
+            << c.Describe() << " threads " << threads;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace delegato
