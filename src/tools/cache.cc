@@ -91,7 +91,7 @@ nlohmann::json EntryJson(const CacheFileInfo& file) {
 void PrintEntry(const CacheFileInfo& file, std::ostream& out) {
   out << fs::path(file.path).filename().string() << "  " << file.size << " bytes  ";
   if (file.status != CacheStatus::kHit) {
-    out << CacheStatusName(file.status) << " (" << file.detail << "): rebuilt on next use\n";
+    out << CacheStatusName(file.status) << " (" << file.detail << "): ignored by runs, rewritten by the next run of its key\n";
     return;
   }
   out << "token=" << file.entry.token << "\n    " << file.entry.description << "\n";
@@ -107,7 +107,8 @@ void PrintEntry(const CacheFileInfo& file, std::ostream& out) {
   out << "    " << d.delegated_nodes().size() << " of " << d.placements.size() << " nodes delegated in "
       << d.partitions.size() << " partition(s)\n";
   for (const CachedPartition& p : d.partitions) {
-    out << "    partition " << p.index << ": " << p.nodes.size() << " nodes (" << OpCounts(p.ops) << "), in "
+    out << "    partition " << p.index << ": " << p.nodes.size() << (p.nodes.size() == 1 ? " node (" : " nodes (")
+        << OpCounts(p.ops) << "), in "
         << TensorList(p.inputs) << " out " << TensorList(p.outputs);
     if (p.compiled)
       out << ", device arena " << p.device_arena_bytes << " bytes, compiled in " << p.compile_us / 1000 << " ms";

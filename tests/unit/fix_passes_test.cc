@@ -49,7 +49,7 @@ struct Outputs {
   std::vector<DataType> types;
 };
 
-Outputs Run(const ModelDef& model, uint64_t seed, const ModelDef* input_types_from = nullptr) {
+Outputs RunModel(const ModelDef& model, uint64_t seed, const ModelDef* input_types_from = nullptr) {
   // Through the writer and reader: what users load is what is tested.
   const std::vector<uint8_t> bytes = WriteModel(model);
   auto loaded = ReadModelBuffer(bytes.data(), bytes.size(), "<test>");
@@ -152,7 +152,7 @@ TEST(ArgMaxInt32, OutputBecomesInt32WithTheSameIndices) {
   EXPECT_TRUE(r.changes[0].changes_interface);
   EXPECT_NE(AllText(r).find("CHANGES TYPE: int64 -> int32"), std::string::npos) << AllText(r);
   EXPECT_EQ(rewritten.subgraphs[0].tensors[out].type, DataType::kInt32);
-  const Outputs a = Run(m.model(), 7), b = Run(rewritten, 7);
+  const Outputs a = RunModel(m.model(), 7), b = RunModel(rewritten, 7);
   EXPECT_EQ(b.types[0], DataType::kInt32);
   EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0);
 }
@@ -171,7 +171,7 @@ TEST(ArgMaxInt32, InternalReadersGetACastBackToInt64) {
   ASSERT_EQ(r.changes.size(), 1u) << AllText(r);
   EXPECT_FALSE(r.changes[0].changes_interface);
   EXPECT_EQ(CountOps(rewritten, BuiltinOp::kCast), 1);
-  const Outputs a = Run(m.model(), 3), b = Run(rewritten, 3);
+  const Outputs a = RunModel(m.model(), 3), b = RunModel(rewritten, 3);
   EXPECT_EQ(b.types[0], DataType::kInt64);
   EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0);
 }
@@ -207,7 +207,7 @@ TEST(ResizeFlags, AlignCornersBecomesALargerResizePlusCropBitExact) {
     ASSERT_NE(p, nullptr);
     EXPECT_FALSE(p->align_corners);
     for (uint64_t seed : {1u, 2u}) {
-      const Outputs a = Run(original, seed), b = Run(rewritten, seed);
+      const Outputs a = RunModel(original, seed), b = RunModel(rewritten, seed);
       EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0) << DataTypeName(type);
     }
   }
@@ -220,7 +220,7 @@ TEST(ResizeFlags, SameSizeResizeIsRemoved) {
   ASSERT_EQ(r.changes.size(), 1u) << AllText(r);
   EXPECT_NE(r.changes[0].what.find("node removed"), std::string::npos);
   EXPECT_EQ(CountOps(rewritten, BuiltinOp::kResizeBilinear), 0);
-  const Outputs a = Run(original, 4), b = Run(rewritten, 4);
+  const Outputs a = RunModel(original, 4), b = RunModel(rewritten, 4);
   EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0);
 }
 
@@ -274,7 +274,7 @@ TEST(AvgPoolSplit, GlobalPoolBecomesMeanOnNnapi12) {
     EXPECT_NE(AllText(r).find("possible window sums"), std::string::npos) << AllText(r);
     EXPECT_NE(AllText(r).find("also considered: AVERAGE_POOL_2D"), std::string::npos) << AllText(r);
     for (uint64_t seed : {1u, 2u, 3u}) {
-      const Outputs a = Run(original, seed), b = Run(rewritten, seed);
+      const Outputs a = RunModel(original, seed), b = RunModel(rewritten, seed);
       EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 0.17 + 1e-6) << "at most one step";
     }
   }
@@ -308,7 +308,7 @@ TEST(AvgPoolSplit, WithoutMeanTheWindowIsSplitIntoTwoPools) {
   EXPECT_EQ(CountOps(rewritten, BuiltinOp::kAveragePool2d), 2);
   EXPECT_NE(AllText(r).find("target refuses"), std::string::npos) << "MEAN refused is reported: " << AllText(r);
   for (int n = 0; n < 2; ++n) EXPECT_TRUE(ctx.Accepts(rewritten, n));
-  const Outputs a = Run(original, 5), b = Run(rewritten, 5);
+  const Outputs a = RunModel(original, 5), b = RunModel(rewritten, 5);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 0.17 + 1e-6) << "double rounding: at most one step";
 }
 
@@ -353,7 +353,7 @@ TEST(Int8ToUint8, ActivationsShiftWeightsGoPerTensorIdentityQuantizesGo) {
   const auto& g = rewritten.subgraphs[0];
   EXPECT_EQ(g.tensors[g.inputs[0]].name, "image");
   EXPECT_EQ(g.tensors[g.outputs[0]].name, "result");
-  const Outputs a = Run(original, 9), b = Run(rewritten, 9);
+  const Outputs a = RunModel(original, 9), b = RunModel(rewritten, 9);
   EXPECT_EQ(b.types[0], DataType::kUInt8);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 4 * 0.05) << "a few output steps at most";
 }
@@ -368,7 +368,7 @@ TEST(Int8ToUint8, UserIoTypesAreKeptUnlessModelTypesAreAsked) {
     EXPECT_EQ(g.tensors[g.outputs[0]].type, DataType::kInt8);
     EXPECT_EQ(g.tensors[g.inputs[0]].name, "image");
     EXPECT_EQ(CountOps(rewritten, BuiltinOp::kQuantize), 2) << AllText(r);
-    const Outputs a = Run(original, 2), b = Run(rewritten, 2);
+    const Outputs a = RunModel(original, 2), b = RunModel(rewritten, 2);
     EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 4 * 0.05);
   }
   {
@@ -383,7 +383,7 @@ TEST(Int8ToUint8, UserIoTypesAreKeptUnlessModelTypesAreAsked) {
     bool said = false;
     for (const auto& c : r.changes) said |= c.changes_interface;
     EXPECT_TRUE(said) << AllText(r);
-    const Outputs a = Run(original, 2), b = Run(rewritten, 2, &original);
+    const Outputs a = RunModel(original, 2), b = RunModel(rewritten, 2, &original);
     EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 4 * 0.05);
   }
 }
@@ -436,9 +436,9 @@ TEST(Int8ToUint8, ChannelGroupsKeepSpreadScalesApart) {
   EXPECT_EQ(CountOps(plain, BuiltinOp::kDepthwiseConv2d), 1);
   double grouped_error = 0, plain_error = 0;
   for (uint64_t seed : {1u, 2u, 3u}) {
-    const Outputs a = Run(original, seed);
-    grouped_error += MaxAbsDiff(a.real[0], Run(grouped, seed).real[0]);
-    plain_error += MaxAbsDiff(a.real[0], Run(plain, seed).real[0]);
+    const Outputs a = RunModel(original, seed);
+    grouped_error += MaxAbsDiff(a.real[0], RunModel(grouped, seed).real[0]);
+    plain_error += MaxAbsDiff(a.real[0], RunModel(plain, seed).real[0]);
   }
   EXPECT_LT(grouped_error, plain_error) << "groups of similar scales lose less than one scale for all";
 }
@@ -463,7 +463,7 @@ TEST(Uint8ToInt8, AsymmetricWeightsBecomeSymmetricPerChannel) {
   EXPECT_EQ(wt.type, DataType::kInt8);
   for (int64_t zp : wt.quantization.zero_point) EXPECT_EQ(zp, 0);
   EXPECT_EQ(g.tensors[g.inputs[0]].type, DataType::kUInt8) << "the user's input type is kept";
-  const Outputs a = Run(m.model(), 6), b = Run(rewritten, 6);
+  const Outputs a = RunModel(m.model(), 6), b = RunModel(rewritten, 6);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 2 * 0.04);
 }
 
@@ -495,7 +495,7 @@ TEST(FloatIslands, OneOpIslandsBecomeIntegerOthersAreReported) {
   EXPECT_NE(text.find("SQRT has no int8 kernel"), std::string::npos) << text;
   EXPECT_EQ(CountOps(rewritten, BuiltinOp::kAdd), 1);
   EXPECT_EQ(CountOps(rewritten, BuiltinOp::kDequantize), 1) << "only the SQRT island's stays";
-  const Outputs a = Run(m.model(), 8), b = Run(rewritten, 8);
+  const Outputs a = RunModel(m.model(), 8), b = RunModel(rewritten, 8);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 0.1);
 }
 
@@ -519,7 +519,7 @@ TEST(FloatIslands, FloatConvolutionGetsQuantizedWeights) {
   EXPECT_NE(AllText(r).find("float -> int8 per-channel"), std::string::npos) << AllText(r);
   EXPECT_FALSE(HasActivationOfType(rewritten, DataType::kFloat32));
   EXPECT_EQ(rewritten.subgraphs[0].operators.size(), 1u);
-  const Outputs a = Run(m.model(), 3), b = Run(rewritten, 3);
+  const Outputs a = RunModel(m.model(), 3), b = RunModel(rewritten, 3);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 3 * 0.03);
 }
 
@@ -541,7 +541,7 @@ TEST(FoldRequantize, IdentitiesAndExactPairsFold) {
   const PassResult r = RunPass("fold-requantize", rewritten);
   EXPECT_EQ(rewritten.subgraphs[0].operators.size(), 1u) << AllText(r);
   for (const auto& c : r.changes) EXPECT_TRUE(c.exact);
-  const Outputs a = Run(m.model(), 1), b = Run(rewritten, 1);
+  const Outputs a = RunModel(m.model(), 1), b = RunModel(rewritten, 1);
   EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0);
 }
 
@@ -557,7 +557,7 @@ TEST(GraphEditor, CompactDropsUnusedTensorsBuffersAndCodes) {
   EXPECT_EQ(model.subgraphs[0].tensors.size(), tensors);
   EXPECT_EQ(model.buffers.size(), buffers);
   EXPECT_EQ(model.operator_codes.size(), 1u);
-  const Outputs a = Run(ResizeModel(DataType::kUInt8, 4, 8, false, false), 1), b = Run(model, 1);
+  const Outputs a = RunModel(ResizeModel(DataType::kUInt8, 4, 8, false, false), 1), b = RunModel(model, 1);
   EXPECT_EQ(MaxAbsDiff(a.real[0], b.real[0]), 0.0);
 }
 
@@ -578,7 +578,7 @@ TEST(SharedModels, DeepLabOnNnapi12BecomesOnePartitionWithTheSameLabels) {
   const tools::Placement after = tools::PlaceModel(model, "nnapi-1.2", {});
   EXPECT_EQ(after.plan.num_delegated_nodes, static_cast<int>(model.subgraphs[0].operators.size()));
   EXPECT_EQ(after.plan.num_partitions(), 1);
-  const Outputs a = Run(*original, 1), b = Run(model, 1);
+  const Outputs a = RunModel(*original, 1), b = RunModel(model, 1);
   size_t equal = 0;
   for (size_t i = 0; i < a.real[0].size(); ++i) equal += a.real[0][i] == b.real[0][i];
   EXPECT_GE(static_cast<double>(equal) / a.real[0].size(), 0.99);
@@ -605,7 +605,7 @@ TEST(SharedModels, Tf2MobileNetOnImx8mpNnapiGetsEveryConvOnTheNpu) {
   const tools::Placement after = tools::PlaceModel(model, "imx8mp-nnapi", {});
   EXPECT_EQ(conv_share(model, after), 1.0);
   EXPECT_EQ(after.plan.num_partitions(), 1);
-  const Outputs a = Run(*original, 2), b = Run(model, 2);
+  const Outputs a = RunModel(*original, 2), b = RunModel(model, 2);
   EXPECT_LE(MaxAbsDiff(a.real[0], b.real[0]), 0.25) << "softmax scores on random input";
 }
 
