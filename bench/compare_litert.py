@@ -213,6 +213,13 @@ def compare(model_name, threads, args, tmp_dir):
             runner.run(count)
     delegato.finish()
     litert.finish()
+    before = None
+    if args.reference_runs > 0 and threads == 1:
+        # The same binary with the reference kernel set: the "before" figure.
+        reference = Runner("delegato reference", delegato_argv + ["--kernels", "reference"])
+        reference.run(args.reference_runs)
+        reference.finish()
+        before = statistics.median(reference.wall)
     row = {"model": model_name, "threads": threads, "note": note, "samples": len(delegato.wall)}
     for key, runner in (("delegato", delegato), ("litert", litert)):
         row[key] = {
@@ -223,6 +230,7 @@ def compare(model_name, threads, args, tmp_dir):
             "peak_rss_mb": runner.info["peak_rss_mb"],
             "rss_before_load_mb": runner.info["rss_before_load_mb"],
         }
+    row["reference_kernels_ms"] = before
     row["ratio"] = row["delegato"]["median_ms"] / row["litert"]["median_ms"]
     if row["delegato"]["cpu_median_ms"] and row["litert"]["cpu_median_ms"]:
         row["cpu_ratio"] = row["delegato"]["cpu_median_ms"] / row["litert"]["cpu_median_ms"]
@@ -300,8 +308,8 @@ def write_report(rows, kernels, peak, macs, args, path):
         "machine disturb less. Init: load + create + allocate (LiteRT's includes applying "
         "XNNPACK, which packs its weights then; delegato packs its weights in Prepare, inside "
         "allocate). Peak RSS: the process high-water mark; Δ subtracts the process's RSS before "
-        "loading the model (for LiteRT, after importing `ai_edge_litert`: Python, numpy and the
-LiteRT library are excluded; delegato's library is part of its binary).",
+        "loading the model (for LiteRT, after importing `ai_edge_litert`: Python, numpy and the "
+        "LiteRT library are excluded; delegato's library is part of its binary).",
         "- The machine is shared (2 cores); other jobs ran at the same time, so absolute numbers "
         "are noisy; ratios from interleaved runs are the meaningful figures.",
         "",
@@ -343,6 +351,18 @@ LiteRT library are excluded; delegato's library is part of its binary).",
         lines.append("Δ RSS above LiteRT's: " + "; ".join(more_memory) + ".")
     for n in notes:
         lines += ["", n]
+
+    befores = [r for r in rows if r.get("reference_kernels_ms")]
+    if befores:
+        lines += ["", "## Before / after (delegato, 1 thread)", "",
+                  "The same binary with `--kernels reference` (the bit-exact reference kernels, "
+                  f"median of {args.reference_runs} runs, not interleaved) and with the default "
+                  "optimized kernels (median from the table above). Outputs are identical.", "",
+                  "| model | reference kernels ms | optimized kernels ms | speed-up |",
+                  "|---|---:|---:|---:|"]
+        for r in befores:
+            b, a = r["reference_kernels_ms"], r["delegato"]["median_ms"]
+            lines.append(f"| `{r['model']}` | {b:.1f} | {a:.2f} | {b / a:.0f}x |")
 
     if macs:
         lines += ["", "## MobileNet v2: achieved MAC/s vs the CPU's int8 peak", ""]
@@ -419,6 +439,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--output", default=str(REPO / "docs" / "performance.md"))
     parser.add_argument("--json", help="also write the raw results here")
+    parser.add_argument("--reference-runs", type=int, default=5,
+                        help="also time delegato's reference kernels (1 thread); 0 to skip")
     args = parser.parse_args()
     if args.serve_litert:
         serve_litert(args)

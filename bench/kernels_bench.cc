@@ -13,7 +13,16 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/quant_conv.h"
+#include "kernels/optimized/arg_minmax.h"
+#include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quant_depthwise.h"
+#include "kernels/optimized/quantize.h"
+#include "kernels/optimized/resize_bilinear.h"
+#include "kernels/reference/arg_minmax.h"
+#include "kernels/reference/elementwise.h"
+#include "kernels/reference/fully_connected.h"
+#include "kernels/reference/quantize.h"
+#include "kernels/reference/resize.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -198,6 +207,150 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
+// ----------------------------------------------- the other optimized kernels
+// Items are output elements (MACs for FULLY_CONNECTED).
+
+void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier, int8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int depth = 1280, units = 1001;
+  const std::vector<uint8_t> input = RandomBytes(depth, 1), weights = RandomBytes(size_t{1} * depth * units, 2);
+  std::vector<int32_t> bias(units, 7);
+  std::vector<double> scales(units, 1.0 / (depth * 40.0));
+  std::vector<uint8_t> output(units);
+  if (isa == kReference) {
+    ref::FullyConnectedGeometry g{1, depth, units};
+    std::vector<int16_t> packed(g.weight_elements());
+    ref::PackFullyConnectedWeights(g, reinterpret_cast<const int8_t*>(weights.data()), 0, packed.data());
+    ref::FullyConnectedQuantParams q;
+    q.input_offset = 3;
+    q.act_min = -128;
+    q.act_max = 127;
+    q.output_scale = scales.data();
+    for (auto _ : state)
+      ref::FullyConnectedQuantized(g, reinterpret_cast<const int8_t*>(input.data()), packed.data(),
+                                   bias.data(), q, reinterpret_cast<int8_t*>(output.data()), 0,
+                                   g.work_units());
+  } else {
+    opt::QuantConvParams p;
+    p.geometry.batches = 1;
+    p.geometry.input_height = p.geometry.input_width = p.geometry.output_height = p.geometry.output_width = 1;
+    p.geometry.filter_height = p.geometry.filter_width = 1;
+    p.geometry.input_depth = p.geometry.filter_depth = depth;
+    p.geometry.output_depth = units;
+    p.input_zero_point = -3;
+    p.act_min = -128;
+    p.act_max = 127;
+    p.output_scale = scales.data();
+    p.filter = weights.data();
+    p.bias = bias.data();
+    opt::QuantConv fc(p, static_cast<Isa>(isa), 1);
+    opt::AlignedBuffer<uint8_t> scratch(fc.scratch_bytes());
+    for (auto _ : state) fc.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * int64_t{depth} * units);
+}
+
+void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const std::vector<int32_t> shape = {1, 56, 56, 24};
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(shape, shape, shape);
+  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(plan.num_elements, 2);
+  std::vector<uint8_t> out(plan.num_elements);
+  ref::QuantizedAddParams p;
+  p.input1_offset = 5;
+  p.input2_offset = -9;
+  p.output_offset = 3;
+  delegato::quant::QuantizeMultiplier(0.45, &p.input1_multiplier, &p.input1_shift);
+  delegato::quant::QuantizeMultiplier(0.5, &p.input2_multiplier, &p.input2_shift);
+  delegato::quant::QuantizeMultiplier(1.7e-6, &p.output_multiplier, &p.output_shift);
+  p.act_min = -128;
+  p.act_max = 127;
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::QuantizedAdd(plan, reinterpret_cast<const int8_t*>(a.data()),
+                        reinterpret_cast<const int8_t*>(b.data()),
+                        reinterpret_cast<int8_t*>(out.data()), p, false, 0, plan.num_elements);
+  } else {
+    const opt::QuantBinary k(opt::QuantBinary::Kind::kAdd, false, p, {}, static_cast<Isa>(isa));
+    for (auto _ : state) k.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
+}
+
+void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 -> 513x513, uint8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ResizeGeometry g{1, 33, 33, 21, 513, 513, true, false};
+  const std::vector<uint8_t> in = RandomBytes(33 * 33 * 21, 1);
+  std::vector<uint8_t> out(size_t{513} * 513 * 21);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ResizeBilinearFloat(g, in.data(), out.data());
+  } else {
+    const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kUInt8, g, static_cast<Isa>(isa));
+    for (auto _ : state) r.RunRows(0, r.rows(), in.data(), out.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
+void BM_ArgMax(benchmark::State& state) {  // deeplab's 513x513 map over 21 classes, uint8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t pixels = 513 * 513;
+  const std::vector<uint8_t> in = RandomBytes(pixels * 21, 1);
+  std::vector<int64_t> out(pixels);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ArgMinMax<uint8_t, int64_t, true>(in.data(), pixels, 21, 1, out.data());
+  } else {
+    const opt::ArgMinMax8 k{true, false, true, 21, static_cast<Isa>(isa)};
+    for (auto _ : state) k.Run(in.data(), out.data(), 0, pixels);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * pixels);
+}
+
+void BM_QuantizeFloat(benchmark::State& state) {  // movenet's input 192x192x3 float -> int8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t n = 192 * 192 * 3;
+  std::vector<float> in(n);
+  std::mt19937 rng(1);
+  for (auto& x : in) x = std::uniform_real_distribution<float>(0, 255)(rng);
+  std::vector<uint8_t> out(n);
+  if (isa == kReference) {
+    for (auto _ : state) ref::AffineQuantize(1.0f, -128, in.data(), reinterpret_cast<int8_t*>(out.data()), 0, n);
+  } else {
+    const opt::QuantizeFloat8 q{1.0f, -128, true, static_cast<Isa>(isa)};
+    for (auto _ : state) q.Run(in.data(), out.data(), 0, n);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_Requantize(benchmark::State& state) {  // deeplab's 33x33x256 uint8 -> uint8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t n = 33 * 33 * 256;
+  const std::vector<uint8_t> in = RandomBytes(n, 1);
+  std::vector<uint8_t> out(n);
+  int32_t m;
+  int shift;
+  delegato::quant::QuantizeMultiplier(0.83, &m, &shift);
+  if (isa == kReference) {
+    for (auto _ : state) ref::Requantize(in.data(), out.data(), m, shift, 128, 120, 0, n);
+  } else {
+    opt::RequantizeTable8 table;  // the same table for every ISA
+    table.Build(false, false, m, shift, 128, 120);
+    for (auto _ : state) table.Run(in.data(), out.data(), 0, n);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 #if DELEGATO_X86
 // The machine's int8 compute limit: 24 independent vpdpbusd per iteration
 // on zmm registers (64 u8 x s8 multiply-adds each), nothing else but the
@@ -264,6 +417,13 @@ int RegisterAll() {
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l)
         ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("quantize_float_int8/192x192x3", BM_QuantizeFloat)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("requantize_uint8/33x33x256", BM_Requantize)->Apply(IsaArgs);
   return 0;
 }
 const int kRegistered = RegisterAll();

@@ -620,6 +620,12 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const optimized::QuantDepthwise& fast = *d.fast;
     const void* in = input.data;
     void* out = output.data;
+    // Small layers run on the calling thread: waking the pool costs more.
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+    if (fast.macs() < kMinParallelMacs) {
+      fast.RunRows(0, fast.rows(), in, out);
+      return;
+    }
     ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
       fast.RunRows(begin, end, in, out);
     });
@@ -677,6 +683,10 @@ struct FullyConnectedData {
   bool weights_packed = false;
   std::vector<float> packed_float;
   std::vector<int16_t> packed_quant;
+  // The optimized kernel (the convolution GEMM in its double-rescale mode),
+  // when allowed: quantized, constant weights and bias, symmetric int8 or
+  // uint8 weights.
+  std::unique_ptr<optimized::QuantConv> fast;
 };
 
 void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, void* dst) {
@@ -780,6 +790,34 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
 
   ctx.SetOutputDims(node, 0, std::move(out_dims));
   const size_t element_size = type == DataType::kFloat32 ? sizeof(float) : sizeof(int16_t);
+  if (ctx.optimized() && type != DataType::kFloat32 && weights.is_constant() &&
+      (bias == nullptr || bias->is_constant()) &&
+      (type == DataType::kUInt8 || d->q.filter_offset == 0) && g.accum_depth > 0 &&
+      g.batches > 0 && g.output_depth > 0) {
+    optimized::QuantConvParams p;
+    reference::ConvGeometry& cg = p.geometry;
+    cg.batches = g.batches;
+    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
+    cg.filter_height = cg.filter_width = 1;
+    cg.input_depth = cg.filter_depth = g.accum_depth;
+    cg.output_depth = g.output_depth;
+    p.is_uint8 = type == DataType::kUInt8;
+    p.input_zero_point = -d->q.input_offset;
+    p.filter_zero_point = -d->q.filter_offset;
+    p.output_zero_point = d->q.output_offset;
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    p.output_scale = d->q.output_scales.data();
+    p.filter = weights.data;
+    p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+    if (optimized::QuantConv::Covers(cg)) {
+      d->fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
+                                                       ctx.pool().num_threads());
+      node.scratch_bytes = d->fast->scratch_bytes();
+      node.op_data = std::move(d);
+      return;
+    }
+  }
   if (weights.is_constant()) {
     if (type == DataType::kFloat32) {
       d->packed_float.resize(g.weight_elements());
@@ -803,6 +841,17 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.fast != nullptr) {
+    const optimized::QuantConv& fast = *d.fast;
+    const void* in = input.data;
+    void* out = output.data;
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fast.RunTask(static_cast<int>(task), in, out, scratch);
+    });
+    return;
+  }
   if (!d.weights_packed) PackFullyConnectedInto(d, weights, node.scratch);
 
   if (d.type == DataType::kFloat32) {

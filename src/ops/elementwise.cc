@@ -13,6 +13,7 @@
 
 #include "kernels/fixed_point.h"
 #include "kernels/optimized/quant_binary.h"
+#include "kernels/optimized/quantize.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/elementwise.h"
@@ -643,6 +644,12 @@ struct QuantizeData {
   PerAxisParams axis;   // when per_axis
   int32_t multiplier = 0;  // requantization in_scale / out_scale
   int shift = 0;
+  // Optimized paths (kernel set allowing): 8-bit -> 8-bit through a table,
+  // float32 -> 8-bit per tensor vectorized.
+  bool use_table = false;
+  optimized::RequantizeTable8 table;
+  bool use_float8 = false;
+  optimized::QuantizeFloat8 float8;
 };
 
 template <class Out>
@@ -909,6 +916,19 @@ void PrepareQuantize(KernelContext& ctx, Node& node) {
         ctx, node, static_cast<double>(data->in.scale) / static_cast<double>(data->out.scale),
         &data->multiplier, &data->shift, "input/output scale ratio");
   }
+  const bool in8 = in.type == DataType::kUInt8 || in.type == DataType::kInt8;
+  const bool out8 = out.type == DataType::kUInt8 || out.type == DataType::kInt8;
+  if (ctx.optimized() && in8 && out8) {
+    data->use_table = true;
+    data->table.Build(in.type == DataType::kInt8, out.type == DataType::kInt8, data->multiplier,
+                      data->shift, data->in.zero_point, data->out.zero_point);
+  } else if (ctx.optimized() && in.type == DataType::kFloat32 && out8 && !data->per_axis) {
+    data->use_float8 = true;
+    data->float8.scale = data->out.scale;
+    data->float8.zero_point = data->out.zero_point;
+    data->float8.out_signed = out.type == DataType::kInt8;
+    data->float8.isa = optimized::SelectedIsa();
+  }
   node.op_data = std::move(data);
 }
 
@@ -916,6 +936,18 @@ void EvalQuantize(KernelContext& ctx, const Node& node) {
   const QuantizeData& d = *node.data<QuantizeData>();
   const Tensor& in = ctx.in(node, 0);
   Tensor& out = ctx.out(node, 0);
+  if (d.use_table) {
+    ParallelElements(ctx, in.NumElements(), [&](int64_t begin, int64_t end) {
+      d.table.Run(in.data, out.data, begin, end);
+    });
+    return;
+  }
+  if (d.use_float8) {
+    ParallelElements(ctx, in.NumElements(), [&](int64_t begin, int64_t end) {
+      d.float8.Run(in.data_as<float>(), out.data, begin, end);
+    });
+    return;
+  }
   ParallelElements(ctx, in.NumElements(), [&](int64_t begin, int64_t end) {
     void* y = out.data;
     switch (d.in_type) {

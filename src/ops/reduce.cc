@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/quantization.h"
+#include "kernels/optimized/arg_minmax.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/reduce.h"
 #include "ops/kernel.h"
@@ -112,9 +113,11 @@ namespace {
 
 struct ArgMinMaxData {
   int64_t outer = 1, axis_size = 0, inner = 1;
+  bool fast = false;  // the optimized 8-bit kernel (kernel set allowing it)
+  optimized::ArgMinMax8 kernel;
 };
 
-void PrepareArgMinMax(KernelContext& ctx, Node& node) {
+void PrepareArgMinMax(KernelContext& ctx, Node& node, bool is_max) {
   ctx.CheckInputCount(node, 2, 2);
   ctx.CheckOutputCount(node, 1);
   const Tensor& in = ctx.input(node, 0);
@@ -152,6 +155,15 @@ void PrepareArgMinMax(KernelContext& ctx, Node& node) {
   data->axis_size = in.dims[axis];
   data->inner = Product(in.dims, axis + 1, rank);
   ctx.SetOutputDims(node, 0, dims);
+  if (ctx.optimized() && (in.type == DataType::kUInt8 || in.type == DataType::kInt8) &&
+      optimized::ArgMinMax8::Covers(data->axis_size, data->inner)) {
+    data->fast = true;
+    data->kernel.is_max = is_max;
+    data->kernel.is_signed = in.type == DataType::kInt8;
+    data->kernel.index64 = out.type == DataType::kInt64;
+    data->kernel.axis_size = data->axis_size;
+    data->kernel.isa = optimized::SelectedIsa();
+  }
 }
 
 template <bool kIsMax, class T>
@@ -169,6 +181,18 @@ void EvalArgMinMax(KernelContext& ctx, const Node& node) {
   const ArgMinMaxData& d = *node.data<ArgMinMaxData>();
   const Tensor& in = ctx.in(node, 0);
   Tensor& out = ctx.out(node, 0);
+  if (d.fast) {
+    struct Job {
+      const optimized::ArgMinMax8* kernel;
+      const uint8_t* in;
+      void* out;
+    } job{&d.kernel, in.data, out.data};
+    const Job* j = &job;
+    ctx.pool().ParallelFor(d.outer, [j](int64_t begin, int64_t end) {
+      j->kernel->Run(j->in, j->out, begin, end);
+    });
+    return;
+  }
   switch (in.type) {
     case DataType::kFloat32: ArgMinMaxTyped<kIsMax, float>(d, in, out); break;
     case DataType::kUInt8: ArgMinMaxTyped<kIsMax, uint8_t>(d, in, out); break;
@@ -183,9 +207,9 @@ void EvalArgMinMax(KernelContext& ctx, const Node& node) {
 
 }  // namespace
 
-void PrepareArgMax(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node); }
+void PrepareArgMax(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node, true); }
 void EvalArgMax(KernelContext& ctx, const Node& node) { EvalArgMinMax<true>(ctx, node); }
-void PrepareArgMin(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node); }
+void PrepareArgMin(KernelContext& ctx, Node& node) { PrepareArgMinMax(ctx, node, false); }
 void EvalArgMin(KernelContext& ctx, const Node& node) { EvalArgMinMax<false>(ctx, node); }
 
 }  // namespace delegato

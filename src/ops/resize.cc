@@ -4,6 +4,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/resize_bilinear.h"
 #include "kernels/reference/resize.h"
 #include "ops/kernel.h"
 #include "ops/shape_ops_util.h"
@@ -19,6 +20,8 @@ namespace {
 
 struct ResizeData {
   reference::ResizeGeometry geometry;
+  // The optimized RESIZE_BILINEAR (float32, uint8, int8), when allowed.
+  std::unique_ptr<optimized::ResizeBilinear> fast;
 };
 
 void PrepareResize(KernelContext& ctx, Node& node) {
@@ -73,12 +76,34 @@ void PrepareResizeBilinear(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, !(params.align_corners && params.half_pixel_centers),
                  "align_corners and half_pixel_centers cannot both be set");
   PrepareResize(ctx, node);
+  if (ctx.optimized() && in.type != DataType::kInt16) {
+    ResizeData& data = *node.data<ResizeData>();
+    const auto type = in.type == DataType::kFloat32 ? optimized::ResizeBilinear::Type::kFloat32
+                      : in.type == DataType::kUInt8 ? optimized::ResizeBilinear::Type::kUInt8
+                                                    : optimized::ResizeBilinear::Type::kInt8;
+    if (optimized::ResizeBilinear::Covers(type, data.geometry))
+      data.fast = std::make_unique<optimized::ResizeBilinear>(type, data.geometry,
+                                                              optimized::SelectedIsa());
+  }
 }
 
 void EvalResizeBilinear(KernelContext& ctx, const Node& node) {
   const reference::ResizeGeometry& g = node.data<ResizeData>()->geometry;
   const Tensor& in = ctx.in(node, 0);
   Tensor& out = ctx.out(node, 0);
+  if (const optimized::ResizeBilinear* fast = node.data<ResizeData>()->fast.get()) {
+    // Output rows split across the pool; the lambda holds only pointers.
+    struct Job {
+      const optimized::ResizeBilinear* kernel;
+      const void* in;
+      void* out;
+    } job{fast, in.data, out.data};
+    const Job* j = &job;
+    ctx.pool().ParallelFor(fast->rows(), [j](int64_t begin, int64_t end) {
+      j->kernel->RunRows(begin, end, j->in, j->out);
+    });
+    return;
+  }
   switch (in.type) {
     case DataType::kFloat32:
       reference::ResizeBilinearFloat(g, in.data_as<float>(), out.data_as<float>());

@@ -492,6 +492,23 @@ void PreparePadCommon(KernelContext& ctx, Node& node) {
       std::memcpy(data->pad_value, &v, 2);
     }
   }
+  // Optimized kernel set: a trailing dim without padding merges into the one
+  // before it (a reshape: the same bytes in the same places), so an NHWC pad
+  // of H and W copies whole rows of W * C elements instead of C at a time.
+  if (ctx.optimized()) {
+    while (data->rank >= 2 && data->before[data->rank - 1] == 0 &&
+           data->after[data->rank - 1] == 0) {
+      const int r = data->rank;
+      const int64_t inner = data->dims[r - 1];
+      const int64_t padded =
+          (int64_t{data->dims[r - 2]} + data->before[r - 2] + data->after[r - 2]) * inner;
+      if (padded > INT32_MAX) break;
+      data->dims[r - 2] = static_cast<int32_t>(data->dims[r - 2] * inner);
+      data->before[r - 2] = static_cast<int32_t>(data->before[r - 2] * inner);
+      data->after[r - 2] = static_cast<int32_t>(data->after[r - 2] * inner);
+      data->rank = r - 1;
+    }
+  }
   ctx.SetOutputDims(node, 0, dims);
 }
 

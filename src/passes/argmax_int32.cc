@@ -75,6 +75,7 @@ class ArgMaxInt32Pass : public Pass {
       }
       result.changes.push_back(std::move(change));
     }
+    if (result.changed()) GraphEditor(model).Compact();
     return result;
   }
 };

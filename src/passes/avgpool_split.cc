@@ -346,6 +346,7 @@ class AvgPoolSplitPass : public Pass {
       result.changes.push_back(std::move(change));
       n += added;
     }
+    if (result.changed()) GraphEditor(model).Compact();
     return result;
   }
 };

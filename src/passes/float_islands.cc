@@ -100,7 +100,9 @@ std::vector<Island> FindIslands(const GraphEditor& g) {
   const int n = g.num_ops();
   auto is_entry = [&](int node) {
     const BuiltinOp c = g.code(node);
-    return c == BuiltinOp::kDequantize || c == BuiltinOp::kCast;
+    const auto& op = g.graph().operators[node];
+    return (c == BuiltinOp::kDequantize || c == BuiltinOp::kCast) && op.inputs.size() == 1 &&
+           op.inputs[0] >= 0 && op.outputs.size() == 1;
   };
   auto is_float_op = [&](int node) {
     if (is_entry(node) || g.code(node) == BuiltinOp::kQuantize) return false;
@@ -148,7 +150,7 @@ std::vector<Island> FindIslands(const GraphEditor& g) {
         }
         for (auto [c, slot] : g.Consumers(t)) {
           if (members.count(c)) continue;
-          if (g.code(c) == BuiltinOp::kQuantize) {
+          if (g.code(c) == BuiltinOp::kQuantize && g.graph().operators[c].outputs.size() == 1) {
             exits.insert(c);
           } else {
             island.closed = false;
@@ -328,7 +330,7 @@ class FloatIslandsPass : public Pass {
     // CAST int -> float -> QUANTIZE pairs: integer values entering the quantized domain.
     GraphEditor g(model);
     for (int n = 0; n < g.num_ops(); ++n) {
-      if (g.code(n) != BuiltinOp::kCast) continue;
+      if (g.code(n) != BuiltinOp::kCast || g.op(n).outputs.size() != 1) continue;
       const int out = g.op(n).outputs[0];
       if (!IsFloatActivation(g, out)) continue;
       const auto consumers = g.Consumers(out);
@@ -337,6 +339,7 @@ class FloatIslandsPass : public Pass {
             "integer -> float -> quantized: ", g.OpLabel(n), " then ", g.OpLabel(consumers[0].first),
             ": TFLite's QUANTIZE takes no integer input, so this pair stays (no float op between them)"));
     }
+    if (result.changed()) GraphEditor(model).Compact();
     return result;
   }
 

@@ -100,13 +100,14 @@ class FoldRequantizePass : public Pass {
       for (int n = 0; n < g.num_ops() && !again; ++n) {
         const BuiltinOp first = g.code(n);
         if (first != BuiltinOp::kDequantize && first != BuiltinOp::kQuantize) continue;
+        if (g.op(n).inputs.size() != 1 || g.op(n).outputs.size() != 1 || g.op(n).inputs[0] < 0) continue;
         const int in = g.op(n).inputs[0], mid = g.op(n).outputs[0];
         if (!IsQuant8(g.tensor(in).type) || g.IsConstant(in)) continue;
         if (first == BuiltinOp::kQuantize && !IsQuant8(g.tensor(mid).type)) continue;
         const auto consumers = g.Consumers(mid);
         if (consumers.size() != 1 || g.IsGraphOutput(mid)) continue;
         const int next = consumers[0].first;
-        if (g.code(next) != BuiltinOp::kQuantize) continue;
+        if (g.code(next) != BuiltinOp::kQuantize || g.op(next).outputs.size() != 1) continue;
         const int out = g.op(next).outputs[0];
         if (!IsQuant8(g.tensor(out).type)) continue;
         const std::string label = StrCat(g.OpLabel(n), " -> ", g.OpLabel(next));

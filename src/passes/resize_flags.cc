@@ -218,6 +218,7 @@ class ResizeFlagsPass : public Pass {
           "measured separately");
       result.changes.push_back(std::move(change));
     }
+    if (result.changed()) GraphEditor(model).Compact();
     return result;
   }
 

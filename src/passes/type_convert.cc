@@ -45,6 +45,31 @@ WeightSlots SlotsOf(BuiltinOp op) {
   }
 }
 
+
+// Ops TFLite runs on uint8 activations (what int8-to-uint8 may hand them).
+bool HasUint8Kernel(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::kAdd: case BuiltinOp::kSub: case BuiltinOp::kMul: case BuiltinOp::kDiv:
+    case BuiltinOp::kConv2d: case BuiltinOp::kDepthwiseConv2d: case BuiltinOp::kFullyConnected:
+    case BuiltinOp::kTransposeConv: case BuiltinOp::kAveragePool2d: case BuiltinOp::kMaxPool2d:
+    case BuiltinOp::kConcatenation: case BuiltinOp::kReshape: case BuiltinOp::kSqueeze:
+    case BuiltinOp::kExpandDims: case BuiltinOp::kSoftmax: case BuiltinOp::kLogistic: case BuiltinOp::kTanh:
+    case BuiltinOp::kRelu: case BuiltinOp::kRelu6: case BuiltinOp::kReluN1To1: case BuiltinOp::kHardSwish:
+    case BuiltinOp::kLeakyRelu: case BuiltinOp::kResizeBilinear: case BuiltinOp::kResizeNearestNeighbor:
+    case BuiltinOp::kMean: case BuiltinOp::kSum: case BuiltinOp::kReduceMax: case BuiltinOp::kReduceMin:
+    case BuiltinOp::kPad: case BuiltinOp::kPadv2: case BuiltinOp::kTranspose: case BuiltinOp::kStridedSlice:
+    case BuiltinOp::kSlice: case BuiltinOp::kGather: case BuiltinOp::kGatherNd: case BuiltinOp::kSplit:
+    case BuiltinOp::kSplitV: case BuiltinOp::kPack: case BuiltinOp::kUnpack: case BuiltinOp::kArgMax:
+    case BuiltinOp::kArgMin: case BuiltinOp::kQuantize: case BuiltinOp::kDequantize: case BuiltinOp::kMaximum:
+    case BuiltinOp::kMinimum: case BuiltinOp::kDepthToSpace: case BuiltinOp::kSpaceToDepth:
+    case BuiltinOp::kBatchToSpaceNd: case BuiltinOp::kSpaceToBatchNd: case BuiltinOp::kTile:
+    case BuiltinOp::kL2Normalization: case BuiltinOp::kCast:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Real weight values (scale * (q - zp), per channel when per-axis).
 template <class T>
 std::vector<double> RealWeights(const GraphEditor& g, int t) {
@@ -251,7 +276,8 @@ int SplitChannelGroups(ModelDef& model, double group_ratio, int max_groups, Pass
     GraphEditor g(model);
     if (g.code(d) != BuiltinOp::kDepthwiseConv2d) continue;
     OperatorDef& dop = g.op(d);
-    if (dop.inputs.size() < 3 || dop.inputs[2] < 0) continue;
+    if (dop.inputs.size() < 3 || dop.inputs[0] < 0 || dop.inputs[1] < 0 || dop.inputs[2] < 0 || dop.outputs.empty())
+      continue;
     const int d_in = dop.inputs[0], d_w = dop.inputs[1], d_b = dop.inputs[2], d_out = dop.outputs[0];
     if (g.tensor(d_in).type != DataType::kInt8 || g.tensor(d_w).type != DataType::kInt8 ||
         !g.tensor(d_w).quantization.per_axis() || g.tensor(d_w).shape.size() != 4)
@@ -264,8 +290,11 @@ int SplitChannelGroups(ModelDef& model, double group_ratio, int max_groups, Pass
       continue;
     const int q = d_consumers[0].first;
     if (g.code(q) != BuiltinOp::kConv2d || d_consumers[0].second != 0) continue;
+    if (g.op(q).inputs.size() < 2 || g.op(q).inputs[1] < 0 || !g.IsConstant(g.op(q).inputs[1])) continue;
     OperatorDef& pop = g.op(p);
-    if (pop.inputs.size() < 3 || pop.inputs[2] < 0) continue;
+    if (pop.inputs.size() < 3 || pop.inputs[1] < 0 || pop.inputs[2] < 0 || !g.IsConstant(pop.inputs[1]) ||
+        !g.IsConstant(pop.inputs[2]) || !g.IsConstant(dop.inputs[1]) || !g.IsConstant(dop.inputs[2]))
+      continue;
     const int p_w = pop.inputs[1], p_b = pop.inputs[2];
     const int q_w = g.op(q).inputs[1];
     const int channels = g.tensor(d_w).shape[3];
@@ -359,6 +388,9 @@ int SplitOutputGroups(ModelDef& model, double ratio_limit, int max_groups, PassR
     if (g.code(n) != BuiltinOp::kConv2d) continue;
     const OperatorDef& op = g.op(n);
     if (op.inputs.size() < 3 || op.inputs[2] < 0) continue;
+    if (op.inputs[0] < 0 || op.inputs[1] < 0 || op.outputs.empty() || !g.IsConstant(op.inputs[1]) ||
+        !g.IsConstant(op.inputs[2]))
+      continue;
     const int in = op.inputs[0], w = op.inputs[1], b = op.inputs[2], out = op.outputs[0];
     if (g.tensor(in).type != DataType::kInt8 || g.tensor(w).type != DataType::kInt8 ||
         !g.tensor(w).quantization.per_axis() || g.tensor(out).shape.size() != 4)
@@ -427,6 +459,7 @@ void RemoveIdentityQuantizesImpl(ModelDef& model, PassResult* result) {
   GraphEditor g(model);
   for (int n = 0; n < g.num_ops(); ++n) {
     if (g.code(n) != BuiltinOp::kQuantize) continue;
+    if (g.op(n).inputs.size() != 1 || g.op(n).outputs.size() != 1 || g.op(n).inputs[0] < 0) continue;
     const int in = g.op(n).inputs[0], out = g.op(n).outputs[0];
     if (!SameQuantization(g.tensor(in), g.tensor(out))) continue;
     const std::string label = g.OpLabel(n);
@@ -500,29 +533,57 @@ class TypeConvertPass : public Pass {
 
   PassResult Run(ModelDef& model, const PassContext& ctx) const override {
     PassResult result;
-    // Per-channel weights going per-tensor: first give similar scales their own tensors.
-    if (from_ == DataType::kInt8 && ctx.max_groups > 1) {
-      if (ctx.block_group_ratio > 1) SplitChannelGroups(model, ctx.block_group_ratio, ctx.max_groups, &result);
-      if (ctx.output_group_ratio > 1) SplitOutputGroups(model, ctx.output_group_ratio, ctx.max_groups, &result);
-    }
-    GraphEditor g(model);
     const int delta = to_ == DataType::kUInt8 ? 128 : -128;
-    const int n_tensors = static_cast<int>(g.graph().tensors.size());
-
     // Ops to convert: those with an activation of type `from`.
-    std::vector<bool> converted_op(g.num_ops(), false);
+    std::vector<bool> converted_op;
     std::vector<int> activations;
-    for (int t = 0; t < n_tensors; ++t)
-      if (g.tensor(t).type == from_ && !g.IsConstant(t)) activations.push_back(t);
+    auto collect = [&] {
+      GraphEditor e(model);
+      activations.clear();
+      converted_op.assign(e.num_ops(), false);
+      for (int t = 0; t < static_cast<int>(e.graph().tensors.size()); ++t)
+        if (e.tensor(t).type == from_ && !e.IsConstant(t)) activations.push_back(t);
+      std::set<int> activation_set(activations.begin(), activations.end());
+      for (int n = 0; n < e.num_ops(); ++n)
+        for (const auto* list : {&e.op(n).inputs, &e.op(n).outputs})
+          for (int32_t t : *list)
+            if (t >= 0 && activation_set.count(t)) converted_op[n] = true;
+    };
+    collect();
     if (activations.empty()) {
       result.findings.push_back(StrCat("no ", TypeName(from_), " activations; nothing to convert"));
       return result;
     }
-    std::set<int> activation_set(activations.begin(), activations.end());
-    for (int n = 0; n < g.num_ops(); ++n)
-      for (const auto* list : {&g.op(n).inputs, &g.op(n).outputs})
-        for (int32_t t : *list)
-          if (t >= 0 && activation_set.count(t)) converted_op[n] = true;
+    // Every op touching a converted tensor must have a uint8 kernel (and a
+    // QUANTIZE from int16 cannot produce uint8): otherwise the model is left alone.
+    if (to_ == DataType::kUInt8) {
+      GraphEditor e(model);
+      std::vector<std::string> blockers;
+      for (int n = 0; n < e.num_ops(); ++n) {
+        if (!converted_op[n]) continue;
+        const BuiltinOp code = e.code(n);
+        bool ok = HasUint8Kernel(code);
+        if (code == BuiltinOp::kQuantize && !e.op(n).inputs.empty() && e.op(n).inputs[0] >= 0 &&
+            e.tensor(e.op(n).inputs[0]).type == DataType::kInt16)
+          ok = false;
+        if (!ok && blockers.size() < 5) blockers.push_back(e.OpLabel(n));
+      }
+      if (!blockers.empty()) {
+        std::string list;
+        for (const auto& b : blockers) list += (list.empty() ? "" : ", ") + b;
+        result.findings.push_back(StrCat("not converted: TFLite has no uint8 kernel for ", list,
+                                         "; the model is left in int8"));
+        return result;
+      }
+    }
+    // Per-channel weights going per-tensor: first give similar scales their own tensors.
+    if (from_ == DataType::kInt8 && ctx.max_groups > 1) {
+      if (ctx.block_group_ratio > 1) SplitChannelGroups(model, ctx.block_group_ratio, ctx.max_groups, &result);
+      if (ctx.output_group_ratio > 1) SplitOutputGroups(model, ctx.output_group_ratio, ctx.max_groups, &result);
+      collect();
+    }
+    GraphEditor g(model);
+    const int n_tensors = static_cast<int>(g.graph().tensors.size());
 
     // Original I/O, to restore the user's types afterwards.
     const SubgraphDef original_graph = g.graph();
@@ -535,7 +596,7 @@ class TypeConvertPass : public Pass {
       const WeightSlots slots = SlotsOf(g.code(n));
       if (slots.weights < 0 || static_cast<int>(g.op(n).inputs.size()) <= slots.weights) continue;
       const int w = g.op(n).inputs[slots.weights];
-      if (w < 0 || !g.IsConstant(w) || g.tensor(w).type != from_ || handled.count(w)) continue;
+      if (w < 0 || g.op(n).inputs[0] < 0 || !g.IsConstant(w) || g.tensor(w).type != from_ || handled.count(w)) continue;
       handled.insert(w);
       const int bias = static_cast<int>(g.op(n).inputs.size()) > slots.bias ? g.op(n).inputs[slots.bias] : -1;
       const float in_scale = ScaleOf(g.tensor(g.op(n).inputs[0]));
@@ -791,7 +852,7 @@ class PerTensorWeightsPass : public Pass {
       if (code == BuiltinOp::kDequantize) slots = {0, -1, 0};
       if (slots.weights < 0 || static_cast<int>(g.op(n).inputs.size()) <= slots.weights) continue;
       const int w = g.op(n).inputs[slots.weights];
-      if (w < 0 || done.count(w) || !g.IsConstant(w) || g.tensor(w).type != DataType::kInt8 ||
+      if (w < 0 || g.op(n).inputs[0] < 0 || done.count(w) || !g.IsConstant(w) || g.tensor(w).type != DataType::kInt8 ||
           !g.tensor(w).quantization.per_axis())
         continue;
       if (ctx.target && ctx.Accepts(model, n)) continue;

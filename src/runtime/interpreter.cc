@@ -351,6 +351,9 @@ void InterpreterImpl::AllocateTensorsOnce() {
       last_use[t] = std::max(last_use[t], i + 1);
     }
   }
+  // Graph inputs and outputs live through the whole Invoke: the caller's
+  // inputs must survive it (a second Invoke sees the same values), as in TFLite.
+  for (int32_t t : graph.inputs) last_use[t] = num_steps + 1;
   for (int32_t t : graph.outputs) last_use[t] = num_steps + 1;
 
   ArenaPlanner planner;

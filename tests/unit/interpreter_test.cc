@@ -104,3 +104,30 @@ TEST(InterpreterTest, ArenaLimitIsEnforced) {
 
 }  // namespace
 }  // namespace delegato
+
+namespace delegato {
+namespace {
+
+TEST(InterpreterLifetimeTest, InputsSurviveInvoke) {
+  // in -> RELU -> a -> RELU -> out: without a whole-Invoke lifetime for the
+  // input, the planner could hand its memory to `out`, and a second Invoke
+  // would read the first one's results.
+  testing::OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {4});
+  int a = m.AddTensor(DataType::kFloat32);
+  int out = m.AddOutput(DataType::kFloat32);
+  m.AddOp(BuiltinOp::kRelu, {in}, {a});
+  m.AddOp(BuiltinOp::kRelu, {a}, {out});
+  m.Build();
+  m.SetInput<float>(0, {-1.0f, 2.0f, -3.0f, 4.0f});
+  m.Invoke();
+  EXPECT_EQ(m.interpreter().input(0).data == m.interpreter().output(0).data, false);
+  const std::vector<float> first = m.GetOutput<float>(0);
+  m.Invoke();
+  EXPECT_EQ(m.GetOutput<float>(0), first);
+  const float* input = static_cast<const float*>(m.interpreter().input(0).data);
+  EXPECT_EQ(input[0], -1.0f);
+}
+
+}  // namespace
+}  // namespace delegato

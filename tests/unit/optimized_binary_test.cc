@@ -140,7 +140,11 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
     Params(c, &add, &mul);
     ASSERT_TRUE(c.kind == QuantBinary::Kind::kMul ? QuantBinary::CoversMul(mul)
                                                   : QuantBinary::CoversAddSub(add));
-    const Shapes s = RandomShapes(rng);
+    Shapes s = RandomShapes(rng);
+    // Short repeated rows (a mean subtracted per channel, either side).
+    if (trial % 10 == 3) s = Shapes{{1, 40, 41, 3}, {1, 1, 1, 3}, {1, 40, 41, 3}};
+    if (trial % 10 == 6) s = Shapes{{7}, {2, 9, 7}, {2, 9, 7}};
+    if (trial % 10 == 9) s = Shapes{{48, 48, 1}, {1, 17}, {48, 48, 17}};
     const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(s.a, s.b, s.out);
     std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
     for (auto& v : a) v = static_cast<uint8_t>(rng());

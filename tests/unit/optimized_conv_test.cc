@@ -17,6 +17,7 @@
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
+#include "kernels/reference/fully_connected.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -354,6 +355,135 @@ TEST(OptimizedConvTest, InterpreterOptimizedEqualsReference) {
                   RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
             << c.Describe() << " threads " << threads;
       }
+    }
+  }
+}
+
+// ----------------------------------------------------- FULLY_CONNECTED mode
+
+TEST(OptimizedConvTest, FullyConnectedDoubleRescaleMatchesReference) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool is_uint8 = trial % 2 == 0;
+    reference::FullyConnectedGeometry g;
+    g.batches = Pick(rng, std::vector<int>{1, 1, 2, 3, 7, 20});
+    g.accum_depth = Pick(rng, std::vector<int>{1, 3, 4, 5, 16, 33, 64, 100, 1280});
+    g.output_depth = Pick(rng, std::vector<int>{1, 2, 10, 16, 17, 64, 65, 200, 1001});
+    const int32_t x_zp = PickZeroPoint(rng, is_uint8);
+    const int32_t w_zp = is_uint8 ? PickZeroPoint(rng, true) : 0;
+    const int32_t out_zp = PickZeroPoint(rng, is_uint8);
+    std::vector<uint8_t> input(static_cast<size_t>(g.batches) * g.accum_depth);
+    std::vector<uint8_t> weights(static_cast<size_t>(g.output_depth) * g.accum_depth);
+    for (auto& v : input) v = static_cast<uint8_t>(rng());
+    for (auto& v : weights) v = static_cast<uint8_t>(rng());
+    std::vector<int32_t> bias(g.output_depth);
+    for (auto& b : bias) b = std::uniform_int_distribution<int32_t>(-30000, 30000)(rng);
+    if (trial % 13 == 0) for (auto& b : bias) b = static_cast<int32_t>(rng());  // wraparound
+    std::vector<double> scales(g.output_depth);
+    const double base = std::pow(10.0, std::uniform_real_distribution<double>(-3, 0)(rng)) / (g.accum_depth * 64.0);
+    for (auto& sc : scales) sc = trial % 3 == 0 ? base * (1 + rng() % 7) : base;
+    if (trial % 17 == 0) scales[0] = 1e6;  // out of int32 range -> INT32_MIN, clamped
+    const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+    const int32_t act_min = trial % 4 == 1 ? lo + 10 : lo, act_max = trial % 4 == 1 ? hi - 20 : hi;
+
+    std::vector<int16_t> packed(g.weight_elements());
+    if (is_uint8)
+      reference::PackFullyConnectedWeights(g, weights.data(), -w_zp, packed.data());
+    else
+      reference::PackFullyConnectedWeights(g, reinterpret_cast<const int8_t*>(weights.data()), 0,
+                                           packed.data());
+    reference::FullyConnectedQuantParams q;
+    q.input_offset = -x_zp;
+    q.output_offset = out_zp;
+    q.act_min = act_min;
+    q.act_max = act_max;
+    q.output_scale = scales.data();
+    std::vector<uint8_t> expected(static_cast<size_t>(g.batches) * g.output_depth);
+    if (is_uint8)
+      reference::FullyConnectedQuantized(g, input.data(), packed.data(), bias.data(), q,
+                                         expected.data(), 0, g.work_units());
+    else
+      reference::FullyConnectedQuantized(g, reinterpret_cast<const int8_t*>(input.data()),
+                                         packed.data(), bias.data(), q,
+                                         reinterpret_cast<int8_t*>(expected.data()), 0,
+                                         g.work_units());
+
+    optimized::QuantConvParams p;
+    p.geometry.batches = g.batches;
+    p.geometry.input_height = p.geometry.input_width = 1;
+    p.geometry.output_height = p.geometry.output_width = 1;
+    p.geometry.filter_height = p.geometry.filter_width = 1;
+    p.geometry.input_depth = p.geometry.filter_depth = g.accum_depth;
+    p.geometry.output_depth = g.output_depth;
+    p.is_uint8 = is_uint8;
+    p.input_zero_point = x_zp;
+    p.filter_zero_point = w_zp;
+    p.output_zero_point = out_zp;
+    p.act_min = act_min;
+    p.act_max = act_max;
+    p.output_scale = scales.data();
+    p.filter = weights.data();
+    p.bias = bias.data();
+    for (Isa isa : SupportedIsas()) {
+      for (int tasks : {1, 2}) {
+        optimized::QuantConv fc(p, isa, tasks);
+        optimized::AlignedBuffer<uint8_t> scratch(fc.scratch_bytes());
+        std::vector<uint8_t> out(expected.size(), 0xCD);
+        for (int t = 0; t < fc.num_tasks(); ++t) fc.RunTask(t, input.data(), out.data(), scratch.data());
+        ExpectSame(expected, out, std::string(optimized::IsaName(isa)) + " fc trial " +
+                                      std::to_string(trial));
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(OptimizedConvTest, FullyConnectedInterpreterOptimizedEqualsReference) {
+  std::mt19937 rng(78);
+  for (int trial = 0; trial < 12; ++trial) {
+    const bool is_uint8 = trial % 2 == 0;
+    const DataType type = is_uint8 ? DataType::kUInt8 : DataType::kInt8;
+    const int batches = 1 + trial % 3, depth = 1280, units = 1001;
+    std::vector<uint8_t> weights(static_cast<size_t>(units) * depth), input(batches * depth);
+    for (auto& v : weights) v = static_cast<uint8_t>(rng());
+    for (auto& v : input) v = static_cast<uint8_t>(rng());
+    std::vector<int32_t> bias(units);
+    for (auto& b : bias) b = std::uniform_int_distribution<int32_t>(-3000, 3000)(rng);
+    std::vector<uint8_t> results[2][2];
+    for (int threads : {1, 2}) {
+      for (int opt : {0, 1}) {
+        OpModel m;
+        const int in = m.AddInput(type, {batches, depth}, Q(0.05f, is_uint8 ? 120 : -5));
+        int w;
+        if (is_uint8) {
+          w = m.AddConst<uint8_t>(type, {units, depth}, weights, Q(0.002f, 131));
+        } else {
+          std::vector<int8_t> w8(weights.size());
+          std::memcpy(w8.data(), weights.data(), w8.size());
+          std::vector<float> scales(units);
+          for (int u = 0; u < units; ++u) scales[u] = 0.001f * (1 + u % 3);
+          w = trial % 4 == 1
+                  ? m.AddConst<int8_t>(type, {units, depth}, w8,
+                                       QPerAxis(scales, std::vector<int64_t>(units, 0), 0))
+                  : m.AddConst<int8_t>(type, {units, depth}, w8, Q(0.002f, 0));
+        }
+        const int b = m.AddConst<int32_t>(DataType::kInt32, {units}, bias, Q(0.0001f, 0));
+        const int out = m.AddOutput(type, Q(0.3f, is_uint8 ? 128 : 3));
+        FullyConnectedParams params;
+        params.activation = trial % 3 == 0 ? Activation::kRelu : Activation::kNone;
+        m.AddOp(BuiltinOp::kFullyConnected, {in, w, b}, {out}, params, 4);
+        m.Build(threads, opt ? KernelSet::kOptimized : KernelSet::kReference);
+        if (is_uint8) {
+          m.SetInput<uint8_t>(0, input);
+        } else {
+          std::vector<int8_t> i8(input.size());
+          std::memcpy(i8.data(), input.data(), i8.size());
+          m.SetInput<int8_t>(0, i8);
+        }
+        m.Invoke();
+        results[threads - 1][opt] = m.GetOutput<uint8_t>(0);
+      }
+      EXPECT_EQ(results[threads - 1][0], results[threads - 1][1]) << "trial " << trial;
     }
   }
 }

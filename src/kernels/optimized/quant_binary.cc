@@ -255,8 +255,48 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
     b_offset += index[d] * plan.b_strides[d];
   }
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
+  // Short rows where one input is contiguous over the last two dimensions
+  // and the other repeats one row: several rows per vector call, the
+  // repeating row copied side by side (x[i % n] for i < kGroup * n).
+  constexpr int64_t kGroup = 64;
+  const int64_t n = plan.dims[last];
+  bool a_repeats = false, b_repeats = false;
+  if (last >= 1 && n < kGroup && sa == 1 && sb == 1) {
+    a_repeats = plan.a_strides[last - 1] == 0 && plan.b_strides[last - 1] == n;
+    b_repeats = plan.b_strides[last - 1] == 0 && plan.a_strides[last - 1] == n;
+  }
+  const int64_t rows_per_group = kGroup / n;
+  uint8_t pattern[kGroup];
+  const uint8_t* pattern_source = nullptr;
   int64_t position = begin;
   while (position < end) {
+    if ((a_repeats || b_repeats) && index[last] == 0 && rows_per_group > 1 &&
+        plan.dims[last - 1] - index[last - 1] >= rows_per_group &&
+        end - position >= rows_per_group * n) {
+      const uint8_t* row = a_repeats ? a + a_offset : b + b_offset;
+      if (row != pattern_source) {
+        for (int64_t i = 0; i < rows_per_group * n; ++i) pattern[i] = row[i % n];
+        pattern_source = row;
+      }
+      const int64_t count = rows_per_group * n;
+      if (a_repeats)
+        RunSpan(pattern, 1, b + b_offset, 1, out + position, count);
+      else
+        RunSpan(a + a_offset, 1, pattern, 1, out + position, count);
+      position += count;
+      index[last - 1] += rows_per_group;
+      a_offset += rows_per_group * plan.a_strides[last - 1];
+      b_offset += rows_per_group * plan.b_strides[last - 1];
+      for (int d = last - 1; d > 0 && index[d] == plan.dims[d]; --d) {
+        a_offset -= index[d] * plan.a_strides[d];
+        b_offset -= index[d] * plan.b_strides[d];
+        index[d] = 0;
+        ++index[d - 1];
+        a_offset += plan.a_strides[d - 1];
+        b_offset += plan.b_strides[d - 1];
+      }
+      continue;
+    }
     const int64_t run = std::min(plan.dims[last] - index[last], end - position);
     RunSpan(a + a_offset, sa, b + b_offset, sb, out + position, run);
     position += run;

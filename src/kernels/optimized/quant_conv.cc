@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/reference/fully_connected.h"
+
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
@@ -25,11 +27,34 @@ constexpr int kMaxBlockRows = 1536;
 
 // Rows [0, rows) of the panel times one slab of NB 16-channel blocks, MR rows
 // at a time, accumulators in registers; requantized and stored.
-template <int MR, int NB>
+// round(double(acc) * scale) half away from zero, INT32_MIN when out of
+// range (reference::RescaleDouble), for 8 lanes.
+DLG_TARGET_AVX512 inline __m256i RescaleDouble8(__m256i acc, __m512d scale) {
+  const __m512d x = _mm512_mul_pd(_mm512_cvtepi32_pd(acc), scale);
+  const __m512d t = _mm512_roundscale_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __mmask8 away =
+      _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(x, t)), _mm512_set1_pd(0.5), _CMP_GE_OQ);
+  const __m512d step = _mm512_castsi512_pd(_mm512_or_si512(
+      _mm512_castpd_si512(_mm512_set1_pd(1.0)),
+      _mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN))));
+  const __m512d r = _mm512_mask_add_pd(t, away, t, step);
+  const __mmask8 in_range = _mm512_cmp_pd_mask(r, _mm512_set1_pd(-2147483648.0), _CMP_GE_OQ) &
+                            _mm512_cmp_pd_mask(r, _mm512_set1_pd(2147483648.0), _CMP_LT_OQ);
+  return _mm256_mask_blend_epi32(in_range, _mm256_set1_epi32(INT32_MIN), _mm512_cvttpd_epi32(r));
+}
+
+DLG_TARGET_AVX512 inline __m512i RescaleDouble16(__m512i acc, const double* scale) {
+  const __m256i lo = RescaleDouble8(_mm512_castsi512_si256(acc), _mm512_load_pd(scale));
+  const __m256i hi = RescaleDouble8(_mm512_extracti64x4_epi64(acc, 1), _mm512_load_pd(scale + 8));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+template <int MR, int NB, bool kDouble>
 DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int rows, int k4,
                                       const int8_t* weights, const int32_t* column_bias,
                                       const int32_t* row_terms, const RequantChannels& rq,
-                                      int n0, int n, uint8_t* out, size_t out_stride) {
+                                      const double* double_scale, int n0, int n, uint8_t* out,
+                                      size_t out_stride) {
   const __m512i lo = _mm512_set1_epi32(rq.clamp_min);
   const __m512i hi = _mm512_set1_epi32(rq.clamp_max);
   const __m512i offset = _mm512_set1_epi32(rq.output_offset);
@@ -67,7 +92,12 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
         if (r >= valid_rows) break;
         __m512i v = _mm512_add_epi32(acc[r][j], bias);
         if (row_terms != nullptr) v = _mm512_add_epi32(v, _mm512_set1_epi32(row_terms[r0 + r]));
-        v = Requantize512(v, p, lo, hi, offset);
+        if constexpr (kDouble) {
+          v = RescaleDouble16(v, double_scale + c);
+          v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), offset);
+        } else {
+          v = Requantize512(v, p, lo, hi, offset);
+        }
         _mm_mask_storeu_epi8(out + static_cast<size_t>(r0 + r) * out_stride + c, mask,
                              _mm512_cvtepi32_epi8(v));
       }
@@ -75,11 +105,20 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
   }
 }
 
+// The double rescale of one channel, then offset and clamp.
+inline uint8_t RescaleDoubleOne(const RequantChannels& rq, const double* scale, int c,
+                                int32_t acc) {
+  int32_t v = reference::RescaleDouble(acc, scale[c]);
+  v = v < rq.clamp_min ? rq.clamp_min : v;
+  v = v > rq.clamp_max ? rq.clamp_max : v;
+  return static_cast<uint8_t>(v + rq.output_offset);
+}
+
 template <int MR>
 DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                                     const int16_t* weights, const int32_t* column_bias,
-                                    const RequantChannels& rq, int n0, int n, uint8_t* out,
-                                    size_t out_stride) {
+                                    const RequantChannels& rq, const double* double_scale,
+                                    int n0, int n, uint8_t* out, size_t out_stride) {
   const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
   const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
   const __m256i offset = _mm256_set1_epi32(rq.output_offset);
@@ -110,6 +149,14 @@ DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int row
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       if (r >= valid_rows) break;
+      if (double_scale != nullptr) {
+        alignas(32) int32_t sums[16];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_add_epi32(acc[r][0], bias0));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), _mm256_add_epi32(acc[r][1], bias1));
+        uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
+        for (int l = 0; l < valid; ++l) dst[l] = RescaleDoubleOne(rq, double_scale, n0 + l, sums[l]);
+        continue;
+      }
       const __m256i v0 = Requantize256(_mm256_add_epi32(acc[r][0], bias0), p0, lo, hi, offset);
       const __m256i v1 = Requantize256(_mm256_add_epi32(acc[r][1], bias1), p1, lo, hi, offset);
       const __m128i bytes = NarrowToBytes256(v0, v1);
@@ -176,8 +223,8 @@ DLG_TARGET_AVX2 void Avx2Widen(int16_t* dst, const uint8_t* src, size_t n, bool 
 template <int MR>
 void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                       const int16_t* weights, const int32_t* column_bias,
-                      const RequantChannels& rq, int n0, int n, uint8_t* out,
-                      size_t out_stride) {
+                      const RequantChannels& rq, const double* double_scale, int n0, int n,
+                      uint8_t* out, size_t out_stride) {
   const int valid = std::min(16, n - n0);
   for (int r0 = 0; r0 < rows; r0 += MR) {
     uint32_t acc[MR][16] = {};
@@ -196,7 +243,9 @@ void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
       for (int l = 0; l < valid; ++l) {
         const int c = n0 + l;
         const uint32_t total = acc[r][l] + static_cast<uint32_t>(column_bias[c]);
-        dst[l] = static_cast<uint8_t>(RequantizeOne(rq, c, static_cast<int32_t>(total)));
+        dst[l] = double_scale != nullptr
+                     ? RescaleDoubleOne(rq, double_scale, c, static_cast<int32_t>(total))
+                     : static_cast<uint8_t>(RequantizeOne(rq, c, static_cast<int32_t>(total)));
       }
     }
   }
@@ -220,7 +269,8 @@ struct ScalarOps {
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
     ScalarSlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
-                        c.column_bias_.data(), c.requant_, s.n0, c.n_, out, c.n_);
+                        c.column_bias_.data(), c.requant_, c.DoubleScale(), s.n0, c.n_, out,
+                        c.n_);
   }
 };
 
@@ -232,42 +282,68 @@ struct Avx2Ops : ScalarOps {
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
     Avx2SlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
-                      c.column_bias_.data(), c.requant_, s.n0, c.n_, out, c.n_);
+                      c.column_bias_.data(), c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
   }
 };
 
 struct VnniOps {
   using Elem = uint8_t;
   static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
+    if (n <= 32) {  // few input channels (first layers): not worth a call
+      const uint8_t flip = c.xor_mask_;
+      for (size_t i = 0; i < n; ++i) dst[i] = src[i] ^ flip;
+      return;
+    }
     VnniCopy(dst, src, n, c.xor_mask_);
   }
-  static void Fill(const QuantConv& c, Elem* dst, size_t n) { std::memset(dst, c.pad_byte_, n); }
-  static void Zero(Elem* dst, size_t n) { std::memset(dst, 0, n); }
+  static void Fill(const QuantConv& c, Elem* dst, size_t n) {
+    if (n <= 32) {
+      for (size_t i = 0; i < n; ++i) dst[i] = c.pad_byte_;
+      return;
+    }
+    std::memset(dst, c.pad_byte_, n);
+  }
+  static void Zero(Elem* dst, size_t n) {
+    if (n <= 32) {
+      for (size_t i = 0; i < n; ++i) dst[i] = 0;
+      return;
+    }
+    std::memset(dst, 0, n);
+  }
   static void RowSums(const QuantConv& c, const Elem* panel, int rows, int32_t* row_terms) {
     VnniRowSums(panel, c.k_padded_, rows, c.row_coefficient_, row_terms);
   }
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t* row_terms, uint8_t* out) {
+    if (c.double_rescale_)
+      Dispatch<true>(c, s, panel, rows, row_terms, out);
+    else
+      Dispatch<false>(c, s, panel, rows, row_terms, out);
+  }
+  template <bool kDouble>
+  static void Dispatch(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                       const int32_t* row_terms, uint8_t* out) {
     const int8_t* w = c.weights8_.data() + s.offset;
     const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
     const int k4 = c.k_padded_ / 4;
     const size_t stride = c.k_padded_;
+    const double* ds = c.DoubleScale();
     switch (s.blocks) {
       case 4:
-        VnniSlabKernel<6, 4>(panel, stride, rows, k4, w, c.column_bias_.data(), terms, c.requant_,
-                             s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<6, 4, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                      c.requant_, ds, s.n0, c.n_, out, c.n_);
         break;
       case 3:
-        VnniSlabKernel<8, 3>(panel, stride, rows, k4, w, c.column_bias_.data(), terms, c.requant_,
-                             s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<8, 3, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                      c.requant_, ds, s.n0, c.n_, out, c.n_);
         break;
       case 2:
-        VnniSlabKernel<12, 2>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                              c.requant_, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<12, 2, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                       c.requant_, ds, s.n0, c.n_, out, c.n_);
         break;
       default:
-        VnniSlabKernel<16, 1>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                              c.requant_, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<16, 1, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                       c.requant_, ds, s.n0, c.n_, out, c.n_);
         break;
     }
   }
@@ -320,16 +396,16 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
   // Weights, their per-channel sums and the folded bias.
   const uint8_t* f_u8 = static_cast<const uint8_t*>(p.filter);
   const int8_t* f_s8 = static_cast<const int8_t*>(p.filter);
-  auto weight = [&](int n, int k) -> int32_t {
-    const size_t i = static_cast<size_t>(n) * k_ + k;
-    return is_uint8_ ? int32_t{f_u8[i]} : int32_t{f_s8[i]};
-  };
   const int32_t x_zp = p.input_zero_point;
   const int32_t w_zp = is_uint8_ ? p.filter_zero_point : 0;
   column_bias_.Resize(padded_n);
   for (int n = 0; n < n_; ++n) {
     uint32_t sum = 0;
-    for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(weight(n, k));
+    const size_t row = static_cast<size_t>(n) * k_;
+    if (is_uint8_)
+      for (int k = 0; k < k_; ++k) sum += f_u8[row + k];
+    else
+      for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(int32_t{f_s8[row + k]});
     uint32_t b = p.bias != nullptr ? static_cast<uint32_t>(p.bias[n]) : 0u;
     if (vnni) {
       if (is_uint8_) {
@@ -341,22 +417,25 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
     }
     column_bias_[n] = static_cast<int32_t>(b);
   }
+  // Source rows are read in order; padding entries stay zero (the buffers
+  // are zero-initialized).
   for (const Slab& s : slabs_) {
-    for (int k = 0; k < k_padded_; ++k) {
-      for (int j = 0; j < s.blocks * 16; ++j) {
-        const int n = s.n0 + j;
-        int32_t v = 0;
-        if (n < n_ && k < k_) v = vnni ? (is_uint8_ ? weight(n, k) - 128 : weight(n, k))
-                                       : weight(n, k) - w_zp;
-        if (vnni) {
-          // [k/4][block][16][4]
-          const int block = j / 16, lane = j % 16;
-          weights8_[s.offset + ((static_cast<size_t>(k / 4) * s.blocks + block) * 16 + lane) * 4 +
-                    k % 4] = static_cast<int8_t>(v);
-        } else {
-          // [k/2][16][2]
-          weights16_[s.offset + (static_cast<size_t>(k / 2) * 16 + j) * 2 + k % 2] =
-              static_cast<int16_t>(v);
+    for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
+      const size_t row = static_cast<size_t>(s.n0 + j) * k_;
+      if (vnni) {
+        // [k/4][block][16][4]
+        int8_t* dst = weights8_.data() + s.offset + (static_cast<size_t>(j / 16) * 16 + j % 16) * 4;
+        const size_t step = static_cast<size_t>(s.blocks) * 64;
+        for (int k = 0; k < k_; ++k) {
+          const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
+          dst[(k / 4) * step + k % 4] = static_cast<int8_t>(v);
+        }
+      } else {
+        // [k/2][16][2]
+        int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
+        for (int k = 0; k < k_; ++k) {
+          const int32_t w = is_uint8_ ? int32_t{f_u8[row + k]} : int32_t{f_s8[row + k]};
+          dst[(k / 2) * 32 + k % 2] = static_cast<int16_t>(w - w_zp);
         }
       }
     }
@@ -364,10 +443,22 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
   row_coefficient_ = vnni && is_uint8_ ? 128 - w_zp : 0;
   xor_mask_ = vnni && !is_uint8_ ? 0x80 : 0;
   pad_byte_ = static_cast<uint8_t>(static_cast<uint8_t>(x_zp) ^ xor_mask_);
-  requant_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min, p.act_max);
+  if (p.output_scale != nullptr) {
+    // Fixed-point constants unused; zeros keep the arrays defined.
+    const std::vector<int32_t> zeros(n_, 0);
+    requant_.Init(zeros.data(), zeros.data(), n_, padded_n, p.output_zero_point, p.act_min,
+                  p.act_max);
+    double_rescale_ = true;
+    double_scale_.Resize(padded_n);
+    for (int c = 0; c < n_; ++c) double_scale_[c] = p.output_scale[c];
+  } else {
+    requant_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min, p.act_max);
+  }
 
-  // Work split and per-task panel.
-  num_tasks_ = std::max(1, num_threads);
+  // Work split and per-task panel. Small convolutions stay on one thread:
+  // waking the pool costs more than it saves.
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
+  num_tasks_ = m_ * k_ * n_ < kMinParallelMacs ? 1 : std::max(1, num_threads);
   split_rows_ = num_tasks_ == 1 || m_ >= 16 * num_tasks_ ||
                 static_cast<int>(slabs_.size()) < num_tasks_;
   const size_t elem = vnni ? 1 : 2;
@@ -404,41 +495,58 @@ void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename O
       }
     }
   } else {
-    const int64_t plane = int64_t{g.output_height} * g.output_width;
-    const size_t batch_size = static_cast<size_t>(g.input_height) * g.input_width * cin;
-    const size_t row_taps = static_cast<size_t>(g.filter_width) * cin;
-    for (int r = 0; r < rows; ++r) {
-      const int64_t m = m0 + r;
-      const int64_t b = m / plane;
-      const int32_t rem = static_cast<int32_t>(m % plane);
-      const int32_t oy = rem / g.output_width, ox = rem % g.output_width;
+    // Geometry in locals: the byte stores below may alias anything, and the
+    // compiler would reload every field per row.
+    const int32_t out_h = g.output_height, out_w = g.output_width;
+    const int32_t in_h = g.input_height, in_w = g.input_width;
+    const int32_t filter_h = g.filter_height, filter_w = g.filter_width;
+    const int32_t stride_h = g.stride_height, stride_w = g.stride_width;
+    const int32_t dilation_h = g.dilation_height, dilation_w = g.dilation_width;
+    const int32_t pad_h = g.pad_height, pad_w = g.pad_width;
+    const size_t k = static_cast<size_t>(k_);
+    const int64_t plane = int64_t{out_h} * out_w;
+    const size_t batch_size = static_cast<size_t>(in_h) * in_w * cin;
+    const size_t row_taps = static_cast<size_t>(filter_w) * cin;
+    const size_t in_row_stride = static_cast<size_t>(in_w) * cin;
+    // (batch, y, x) of the first row, then stepped without divisions.
+    int64_t b = m0 / plane;
+    int32_t oy = static_cast<int32_t>((m0 % plane) / out_w);
+    int32_t ox = static_cast<int32_t>((m0 % plane) % out_w);
+    for (int r = 0; r < rows; ++r, ++ox) {
+      if (ox == out_w) {
+        ox = 0;
+        if (++oy == out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
       const uint8_t* batch_in = input + static_cast<size_t>(b) * batch_size;
       Elem* dst = panel + r * kp;
-      const int32_t iy0 = oy * g.stride_height - g.pad_height;
-      const int32_t ix0 = ox * g.stride_width - g.pad_width;
-      const bool whole_row = g.dilation_width == 1 && ix0 >= 0 && ix0 + g.filter_width <= g.input_width;
-      for (int32_t fy = 0; fy < g.filter_height; ++fy) {
-        const int32_t iy = iy0 + g.dilation_height * fy;
-        if (iy < 0 || iy >= g.input_height) {
+      const int32_t iy0 = oy * stride_h - pad_h;
+      const int32_t ix0 = ox * stride_w - pad_w;
+      const bool whole_row = dilation_w == 1 && ix0 >= 0 && ix0 + filter_w <= in_w;
+      for (int32_t fy = 0; fy < filter_h; ++fy) {
+        const int32_t iy = iy0 + dilation_h * fy;
+        if (iy < 0 || iy >= in_h) {
           Ops::Fill(*this, dst, row_taps);
           dst += row_taps;
           continue;
         }
-        const uint8_t* in_row = batch_in + static_cast<size_t>(iy) * g.input_width * cin;
+        const uint8_t* in_row = batch_in + static_cast<size_t>(iy) * in_row_stride;
         if (whole_row) {
           Ops::Copy(*this, dst, in_row + static_cast<size_t>(ix0) * cin, row_taps);
           dst += row_taps;
           continue;
         }
-        for (int32_t fx = 0; fx < g.filter_width; ++fx, dst += cin) {
-          const int32_t ix = ix0 + g.dilation_width * fx;
-          if (ix < 0 || ix >= g.input_width)
+        for (int32_t fx = 0; fx < filter_w; ++fx, dst += cin) {
+          const int32_t ix = ix0 + dilation_w * fx;
+          if (ix < 0 || ix >= in_w)
             Ops::Fill(*this, dst, cin);
           else
             Ops::Copy(*this, dst, in_row + static_cast<size_t>(ix) * cin, cin);
         }
       }
-      Ops::Zero(dst, kp - static_cast<size_t>(k_));
+      Ops::Zero(dst, kp - k);
     }
   }
   // Kernels compute whole tiles of rows: give the rows past the end defined

@@ -49,6 +49,10 @@ struct QuantConvParams {
   const int32_t* shift = nullptr;
   const void* filter = nullptr;   // [out][filter_y][filter_x][in], uint8 or int8
   const int32_t* bias = nullptr;  // one per output channel, or null
+  // FULLY_CONNECTED's reference rescales in double instead of fixed point:
+  // out = round(double(acc) * output_scale[c]) (reference::RescaleDouble).
+  // When set, multiplier/shift are ignored.
+  const double* output_scale = nullptr;
 };
 
 class QuantConv {
@@ -83,6 +87,8 @@ class QuantConv {
   void PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
                  int32_t* row_terms) const;
 
+  const double* DoubleScale() const { return double_rescale_ ? double_scale_.data() : nullptr; }
+
   friend struct VnniOps;
   friend struct Avx2Ops;
   friend struct ScalarOps;
@@ -99,6 +105,8 @@ class QuantConv {
   AlignedBuffer<int16_t> weights16_;  // avx2/scalar: [slab][k/2][16][2]
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
   RequantChannels requant_;
+  AlignedBuffer<double> double_scale_;  // FULLY_CONNECTED mode (empty otherwise)
+  bool double_rescale_ = false;
   int32_t row_coefficient_ = 0;  // vnni uint8: 128 - w_zp, times each row's sum of x
   uint8_t pad_byte_ = 0;         // vnni: packed value of a padded tap
   uint8_t xor_mask_ = 0;         // vnni: 0x80 turns int8 into x + 128

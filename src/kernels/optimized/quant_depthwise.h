@@ -48,6 +48,10 @@ class QuantDepthwise {
   Isa isa() const { return isa_; }
   // Output rows ((batch, y) pairs); RunRows may split them across threads.
   int64_t rows() const { return int64_t{g_.batches} * g_.output_height; }
+  // Multiply-adds per Eval (below a threshold one thread runs everything).
+  int64_t macs() const {
+    return rows() * g_.output_width * g_.output_depth * g_.filter_height * g_.filter_width;
+  }
   void RunRows(int64_t begin, int64_t end, const void* input, void* output) const;
 
   size_t packed_bytes() const {

@@ -1,0 +1,79 @@
+#include "kernels/optimized/arg_minmax.h"
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+namespace {
+
+// The byte transform that turns the wanted extreme into an unsigned maximum.
+inline uint8_t OrderKey(const ArgMinMax8& k) {
+  return static_cast<uint8_t>((k.is_signed ? 0x80 : 0x00) ^ (k.is_max ? 0x00 : 0xFF));
+}
+
+template <class Index>
+void ScalarRows(const ArgMinMax8& k, const uint8_t* input, Index* output, int64_t begin,
+                int64_t end) {
+  const uint8_t key = OrderKey(k);
+  for (int64_t r = begin; r < end; ++r) {
+    const uint8_t* row = input + r * k.axis_size;
+    uint8_t best = row[0] ^ key;
+    Index best_index = 0;
+    for (int64_t a = 1; a < k.axis_size; ++a) {
+      const uint8_t v = row[a] ^ key;
+      if (v > best) {
+        best = v;
+        best_index = static_cast<Index>(a);
+      }
+    }
+    output[r] = best_index;
+  }
+}
+
+#if DELEGATO_X86
+template <class Index>
+DLG_TARGET_AVX512 void Avx512Rows(const ArgMinMax8& k, const uint8_t* input, Index* output,
+                                  int64_t begin, int64_t end) {
+  const __mmask64 valid = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(k.axis_size));
+  const __m512i key = _mm512_set1_epi8(static_cast<char>(OrderKey(k)));
+  for (int64_t r = begin; r < end; ++r) {
+    // Lanes past the row read as key ^ key = 0, the unsigned minimum.
+    const __m512i v =
+        _mm512_xor_si512(_mm512_mask_loadu_epi8(key, valid, input + r * k.axis_size), key);
+    __m512i m = _mm512_max_epu8(v, _mm512_shuffle_i64x2(v, v, 0x4E));
+    m = _mm512_max_epu8(m, _mm512_shuffle_i64x2(m, m, 0xB1));
+    m = _mm512_max_epu8(m, _mm512_shuffle_epi32(m, _MM_PERM_BADC));
+    m = _mm512_max_epu8(m, _mm512_shuffle_epi32(m, _MM_PERM_CDAB));
+    m = _mm512_max_epu8(m, _mm512_srli_epi32(m, 16));
+    m = _mm512_max_epu8(m, _mm512_srli_epi16(m, 8));
+    const __m512i best = _mm512_broadcastb_epi8(_mm512_castsi512_si128(m));
+    const __mmask64 hits = _mm512_cmpeq_epi8_mask(v, best) & valid;
+    output[r] = static_cast<Index>(__builtin_ctzll(hits));  // hits != 0: the maximum is in the row
+  }
+}
+#endif
+
+}  // namespace
+
+void ArgMinMax8::Run(const uint8_t* input, void* output, int64_t begin, int64_t end) const {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) {
+    if (index64)
+      Avx512Rows(*this, input, static_cast<int64_t*>(output), begin, end);
+    else
+      Avx512Rows(*this, input, static_cast<int32_t*>(output), begin, end);
+    return;
+  }
+#endif
+  if (index64)
+    ScalarRows(*this, input, static_cast<int64_t*>(output), begin, end);
+  else
+    ScalarRows(*this, input, static_cast<int32_t*>(output), begin, end);
+}
+
+}  // namespace delegato::optimized

@@ -1,0 +1,35 @@
+// QUANTIZE fast paths, bit-exact with reference/quantize.h:
+//  - 8-bit -> 8-bit requantization as a 256-entry table built in Prepare by
+//    the reference function itself (so equal by construction);
+//  - float32 -> 8-bit per-tensor quantization vectorized with the
+//    reference's float steps: x / scale (IEEE division), round half away
+//    from zero (trunc, then +-1 when the exact remainder is >= 0.5),
+//    truncation to int32 with x86's out-of-range result, wrapping zero-point
+//    add, clamp.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/optimized/isa.h"
+
+namespace delegato::optimized {
+
+struct RequantizeTable8 {
+  uint8_t table[256] = {};
+  // in/out: uint8 when *_signed is false, else int8.
+  void Build(bool in_signed, bool out_signed, int32_t multiplier, int shift,
+             int32_t input_zero_point, int32_t output_zero_point);
+  void Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
+    for (int64_t i = begin; i < end; ++i) out[i] = table[in[i]];
+  }
+};
+
+struct QuantizeFloat8 {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  bool out_signed = false;
+  Isa isa = Isa::kScalar;
+  void Run(const float* in, uint8_t* out, int64_t begin, int64_t end) const;
+};
+
+}  // namespace delegato::optimized

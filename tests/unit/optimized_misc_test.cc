@@ -1,0 +1,316 @@
+// The smaller optimized kernels against their reference kernels, bit for
+// bit, on every ISA this CPU runs: RESIZE_BILINEAR (uint8 and float32 in
+// single precision, int8 in fixed point; align_corners / half_pixel_centers;
+// up- and down-scaling; the precomputed-row path and its fallback), ARG_MAX /
+// ARG_MIN over 8-bit rows (ties, all-equal rows, 1..64 classes), 8-bit
+// requantization tables and float32 -> 8-bit quantization (halves, huge
+// values, infinities, NaN). Then each op through the interpreter, optimized
+// vs reference kernel sets, 1 and 2 threads, and PAD's merged rows.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/arg_minmax.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/quantize.h"
+#include "kernels/optimized/resize_bilinear.h"
+#include "kernels/quantization.h"
+#include "kernels/reference/arg_minmax.h"
+#include "kernels/reference/quantize.h"
+#include "kernels/reference/resize.h"
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+using testing::OpModel;
+using testing::Q;
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
+    if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+// ------------------------------------------------------------------ resize
+
+reference::ResizeGeometry RandomResize(std::mt19937& rng) {
+  reference::ResizeGeometry g;
+  g.batches = 1 + rng() % 2;
+  g.input_height = 1 + rng() % 9;
+  g.input_width = 1 + rng() % 11;
+  g.depth = std::vector<int>{1, 3, 15, 16, 17, 21, 33}[rng() % 7];
+  g.output_height = 1 + rng() % 20;
+  g.output_width = 1 + rng() % 23;
+  const int mode = rng() % 3;
+  g.align_corners = mode == 1;
+  g.half_pixel_centers = mode == 2;
+  return g;
+}
+
+template <class T>
+std::vector<T> RandomValues(std::mt19937& rng, size_t n) {
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    if constexpr (std::is_same_v<T, float>)
+      x = std::uniform_real_distribution<float>(-100.0f, 100.0f)(rng);
+    else
+      x = static_cast<T>(rng());
+  }
+  return v;
+}
+
+template <class T>
+void CheckResize(const reference::ResizeGeometry& g, optimized::ResizeBilinear::Type type,
+                 std::mt19937& rng, const std::string& what) {
+  const auto input = RandomValues<T>(
+      rng, static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.depth);
+  std::vector<T> expected(static_cast<size_t>(g.batches) * g.output_height * g.output_width *
+                          g.depth);
+  if constexpr (std::is_same_v<T, int8_t>)
+    reference::ResizeBilinearFixed(g, input.data(), expected.data());
+  else
+    reference::ResizeBilinearFloat(g, input.data(), expected.data());
+  for (Isa isa : SupportedIsas()) {
+    const optimized::ResizeBilinear r(type, g, isa);
+    std::vector<T> out(expected.size());
+    const int64_t rows = r.rows();
+    r.RunRows(rows / 2, rows, input.data(), out.data());
+    r.RunRows(0, rows / 2, input.data(), out.data());
+    ASSERT_EQ(0, std::memcmp(expected.data(), out.data(), out.size() * sizeof(T)))
+        << what << " " << optimized::IsaName(isa);
+  }
+}
+
+TEST(OptimizedMiscTest, ResizeBilinearMatchesReference) {
+  std::mt19937 rng(41);
+  for (int trial = 0; trial < 300; ++trial) {
+    reference::ResizeGeometry g = RandomResize(rng);
+    if (trial % 50 == 0) {  // deeplab's 33x33 -> 513x513, 21 classes
+      g = reference::ResizeGeometry{1, 33, 33, 21, 129, 97, trial % 100 == 0, false};
+    }
+    if (trial % 75 == 1) g.depth = 700;  // rows past the stack buffer: fallback path
+    const std::string what = "trial " + std::to_string(trial);
+    CheckResize<uint8_t>(g, optimized::ResizeBilinear::Type::kUInt8, rng, what + " uint8");
+    CheckResize<float>(g, optimized::ResizeBilinear::Type::kFloat32, rng, what + " float");
+    CheckResize<int8_t>(g, optimized::ResizeBilinear::Type::kInt8, rng, what + " int8");
+  }
+}
+
+// -------------------------------------------------------------- arg max/min
+
+TEST(OptimizedMiscTest, ArgMinMax8MatchesReference) {
+  std::mt19937 rng(43);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int64_t axis = 1 + rng() % 64, outer = 1 + rng() % 40;
+    const bool is_signed = trial % 2, is_max = (trial / 2) % 2, index64 = (trial / 4) % 2;
+    std::vector<uint8_t> in(outer * axis);
+    const int spread = std::vector<int>{2, 5, 256}[rng() % 3];  // small spreads: many ties
+    for (auto& v : in) v = static_cast<uint8_t>(rng() % spread + (is_signed ? 126 : 0));
+    std::vector<int64_t> expected(outer);
+    if (is_signed) {
+      const int8_t* p = reinterpret_cast<const int8_t*>(in.data());
+      if (is_max) reference::ArgMinMax<int8_t, int64_t, true>(p, outer, axis, 1, expected.data());
+      else reference::ArgMinMax<int8_t, int64_t, false>(p, outer, axis, 1, expected.data());
+    } else {
+      if (is_max) reference::ArgMinMax<uint8_t, int64_t, true>(in.data(), outer, axis, 1, expected.data());
+      else reference::ArgMinMax<uint8_t, int64_t, false>(in.data(), outer, axis, 1, expected.data());
+    }
+    for (Isa isa : SupportedIsas()) {
+      optimized::ArgMinMax8 k{is_max, is_signed, index64, axis, isa};
+      std::vector<int64_t> got(outer);
+      if (index64) {
+        k.Run(in.data(), got.data(), 0, outer);
+      } else {
+        std::vector<int32_t> got32(outer);
+        k.Run(in.data(), got32.data(), 0, outer);
+        for (int64_t i = 0; i < outer; ++i) got[i] = got32[i];
+      }
+      ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- quantize
+
+TEST(OptimizedMiscTest, RequantizeTableMatchesReference) {
+  std::mt19937 rng(47);
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool in_signed = trial % 2, out_signed = (trial / 2) % 2;
+    int32_t m;
+    int s;
+    quant::QuantizeMultiplier(std::pow(10.0, std::uniform_real_distribution<double>(-2, 2)(rng)),
+                              &m, &s);
+    if (trial % 20 == 0) { m = 1 << 30; s = 1; }  // same scale
+    const int32_t in_zp = in_signed ? static_cast<int>(rng() % 256) - 128 : rng() % 256;
+    int32_t out_zp = out_signed ? static_cast<int>(rng() % 256) - 128 : rng() % 256;
+    if (trial % 20 == 0 && in_signed != out_signed) out_zp = in_zp + (in_signed ? 128 : -128);
+    optimized::RequantizeTable8 table;
+    table.Build(in_signed, out_signed, m, s, in_zp, out_zp);
+    std::vector<uint8_t> in(256), expected(256), got(256);
+    for (int i = 0; i < 256; ++i) in[i] = static_cast<uint8_t>(i);
+    auto run = [&](auto* x, auto* y) { reference::Requantize(x, y, m, s, in_zp, out_zp, 0, 256); };
+    if (in_signed && out_signed) run(reinterpret_cast<int8_t*>(in.data()), reinterpret_cast<int8_t*>(expected.data()));
+    else if (in_signed) run(reinterpret_cast<int8_t*>(in.data()), expected.data());
+    else if (out_signed) run(in.data(), reinterpret_cast<int8_t*>(expected.data()));
+    else run(in.data(), expected.data());
+    table.Run(in.data(), got.data(), 0, 256);
+    ASSERT_EQ(expected, got) << "trial " << trial;
+  }
+}
+
+TEST(OptimizedMiscTest, QuantizeFloatMatchesReference) {
+  std::mt19937 rng(53);
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool out_signed = trial % 2;
+    const float scale = std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng));
+    const int32_t zp = out_signed ? static_cast<int>(rng() % 256) - 128 : rng() % 256;
+    std::vector<float> in(1 + rng() % 300);
+    for (auto& x : in) {
+      switch (rng() % 6) {
+        case 0: x = (static_cast<int>(rng() % 400) - 200 + 0.5f) * scale; break;  // ties
+        case 1: x = std::uniform_real_distribution<float>(-3e9f, 3e9f)(rng); break;
+        default: x = std::uniform_real_distribution<float>(-200, 200)(rng) * scale; break;
+      }
+    }
+    in[0] = std::numeric_limits<float>::quiet_NaN();
+    if (in.size() > 2) {
+      in[1] = std::numeric_limits<float>::infinity();
+      in[2] = -std::numeric_limits<float>::infinity();
+    }
+    std::vector<uint8_t> expected(in.size());
+    if (out_signed)
+      reference::AffineQuantize(scale, zp, in.data(), reinterpret_cast<int8_t*>(expected.data()), 0,
+                                static_cast<int64_t>(in.size()));
+    else
+      reference::AffineQuantize(scale, zp, in.data(), expected.data(), 0,
+                                static_cast<int64_t>(in.size()));
+    for (Isa isa : SupportedIsas()) {
+      optimized::QuantizeFloat8 q{scale, zp, out_signed, isa};
+      std::vector<uint8_t> got(in.size());
+      q.Run(in.data(), got.data(), 0, static_cast<int64_t>(in.size()));
+      ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa);
+    }
+  }
+}
+
+// ------------------------------------------------------ through the runtime
+
+template <class T>
+void ExpectKernelSetsAgree(const std::function<void(OpModel&)>& build,
+                           const std::vector<std::vector<uint8_t>>& inputs, const std::string& what) {
+  std::vector<uint8_t> outputs[2][2];
+  for (int threads : {1, 2}) {
+    for (int opt : {0, 1}) {
+      OpModel m;
+      build(m);
+      m.Build(threads, opt ? KernelSet::kOptimized : KernelSet::kReference);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        std::vector<T> values(inputs[i].size() / sizeof(T));
+        std::memcpy(values.data(), inputs[i].data(), inputs[i].size());
+        m.SetInput<T>(static_cast<int>(i), values);
+      }
+      m.Invoke();
+      const auto out = m.GetOutput<uint8_t>(0);
+      outputs[threads - 1][opt] = out;
+    }
+    EXPECT_EQ(outputs[threads - 1][0], outputs[threads - 1][1]) << what << " threads " << threads;
+  }
+}
+
+std::vector<uint8_t> RandomBytes(std::mt19937& rng, size_t n) {
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+TEST(OptimizedMiscTest, InterpreterOptimizedEqualsReference) {
+  std::mt19937 rng(59);
+  for (int trial = 0; trial < 6; ++trial) {
+    // RESIZE_BILINEAR uint8 / int8.
+    const bool u8 = trial % 2 == 0;
+    const DataType type = u8 ? DataType::kUInt8 : DataType::kInt8;
+    ExpectKernelSetsAgree<uint8_t>(
+        [&](OpModel& m) {
+          const int in = m.AddInput(type, {1, 33, 33, 21}, Q(0.1f, u8 ? 128 : 0));
+          const int size = m.AddConst<int32_t>(DataType::kInt32, {2}, {129, 129});
+          const int out = m.AddOutput(type, Q(0.1f, u8 ? 128 : 0));
+          ResizeParams p;
+          p.align_corners = trial % 3 == 0;
+          m.AddOp(BuiltinOp::kResizeBilinear, {in, size}, {out}, p, 3);
+        },
+        {RandomBytes(rng, 33 * 33 * 21)}, "resize trial " + std::to_string(trial));
+    // ARG_MAX over 21 classes.
+    ExpectKernelSetsAgree<uint8_t>(
+        [&](OpModel& m) {
+          const int in = m.AddInput(type, {1, 65, 65, 21}, Q(0.1f, 0));
+          const int axis = m.AddConst<int32_t>(DataType::kInt32, {}, {3});
+          const int out = m.AddOutput(DataType::kInt64);
+          ArgMinMaxParams p;
+          p.output_type = DataType::kInt64;
+          m.AddOp(BuiltinOp::kArgMax, {in, axis}, {out}, p, 2);
+        },
+        {RandomBytes(rng, 65 * 65 * 21)}, "arg_max trial " + std::to_string(trial));
+    // QUANTIZE 8-bit -> 8-bit.
+    ExpectKernelSetsAgree<uint8_t>(
+        [&](OpModel& m) {
+          const int in = m.AddInput(type, {1, 40, 40, 16}, Q(0.05f, u8 ? 100 : -3));
+          const int out = m.AddOutput(trial % 3 == 1 ? DataType::kInt8 : type, Q(0.07f, 5));
+          m.AddOp(BuiltinOp::kQuantize, {in}, {out}, std::monostate{}, 2);
+        },
+        {RandomBytes(rng, 40 * 40 * 16)}, "requantize trial " + std::to_string(trial));
+    // QUANTIZE float -> 8-bit.
+    std::vector<float> floats(40 * 40 * 3);
+    for (auto& f : floats) f = std::uniform_real_distribution<float>(-3, 3)(rng);
+    std::vector<uint8_t> float_bytes(floats.size() * 4);
+    std::memcpy(float_bytes.data(), floats.data(), float_bytes.size());
+    ExpectKernelSetsAgree<float>(
+        [&](OpModel& m) {
+          const int in = m.AddInput(DataType::kFloat32, {1, 40, 40, 3});
+          const int out = m.AddOutput(type, Q(0.0235f, u8 ? 128 : 0));
+          m.AddOp(BuiltinOp::kQuantize, {in}, {out}, std::monostate{}, 1);
+        },
+        {float_bytes}, "quantize trial " + std::to_string(trial));
+  }
+}
+
+TEST(OptimizedMiscTest, PadMergedRowsEqualReference) {
+  // The optimized kernel set merges unpadded trailing dims into rows.
+  std::mt19937 rng(61);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int rank = 1 + trial % 5;
+    std::vector<int32_t> dims(rank), pads(2 * rank);
+    int64_t count = 1;
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = 1 + rng() % 6;
+      count *= dims[d];
+      const bool padded = rng() % 2;
+      pads[2 * d] = padded ? rng() % 3 : 0;
+      pads[2 * d + 1] = padded ? rng() % 3 : 0;
+    }
+    const bool wide = trial % 3 == 0;  // int32 elements
+    const DataType type = wide ? DataType::kInt32 : DataType::kUInt8;
+    auto build = [&](OpModel& m) {
+      const int in = m.AddInput(type, dims, wide ? Quantization{} : Q(0.5f, 7));
+      const int p = m.AddConst<int32_t>(DataType::kInt32, {rank, 2}, pads);
+      const int out = m.AddOutput(type, wide ? Quantization{} : Q(0.5f, 7));
+      m.AddOp(BuiltinOp::kPad, {in, p}, {out}, EmptyParams{});
+    };
+    const std::vector<uint8_t> bytes = RandomBytes(rng, count * (wide ? 4 : 1));
+    if (wide)
+      ExpectKernelSetsAgree<int32_t>(build, {bytes}, "pad trial " + std::to_string(trial));
+    else
+      ExpectKernelSetsAgree<uint8_t>(build, {bytes}, "pad trial " + std::to_string(trial));
+  }
+}
+
+}  // namespace
+}  // namespace delegato
