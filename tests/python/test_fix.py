@@ -7,7 +7,13 @@ import pathlib
 import numpy as np
 import pytest
 
-from conftest import shared_dir
+import os as _os
+import pathlib as _pathlib
+
+
+def shared_dir():
+    repo = _pathlib.Path(__file__).resolve().parents[2]
+    return _pathlib.Path(_os.environ.get("DELEGATO_SHARED_DIR", repo.parent / "shared"))
 from test_plan import run
 
 IMAGES = shared_dir() / "images"

@@ -422,20 +422,32 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
   for (const Slab& s : slabs_) {
     for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
       const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-      if (vnni) {
-        // [k/4][block][16][4]
-        int8_t* dst = weights8_.data() + s.offset + (static_cast<size_t>(j / 16) * 16 + j % 16) * 4;
-        const size_t step = static_cast<size_t>(s.blocks) * 64;
-        for (int k = 0; k < k_; ++k) {
-          const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
-          dst[(k / 4) * step + k % 4] = static_cast<int8_t>(v);
-        }
-      } else {
+      if (vnni) continue;  // below, written in destination order
+      {
         // [k/2][16][2]
         int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
         for (int k = 0; k < k_; ++k) {
           const int32_t w = is_uint8_ ? int32_t{f_u8[row + k]} : int32_t{f_s8[row + k]};
           dst[(k / 2) * 32 + k % 2] = static_cast<int16_t>(w - w_zp);
+        }
+      }
+    }
+  }
+  if (vnni) {
+    // [k/4][block][16][4], written sequentially; the slab's source rows stay
+    // in cache across consecutive groups of 4.
+    for (const Slab& s : slabs_) {
+      const int channels = std::min(s.blocks * 16, n_ - s.n0);
+      int8_t* dst = weights8_.data() + s.offset;
+      for (int k4 = 0; k4 < k_padded_ / 4; ++k4, dst += s.blocks * 64) {
+        for (int j = 0; j < channels; ++j) {
+          const size_t row = static_cast<size_t>(s.n0 + j) * k_;
+          for (int i = 0; i < 4; ++i) {
+            const int k = 4 * k4 + i;
+            if (k >= k_) break;
+            const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
+            dst[j * 4 + i] = static_cast<int8_t>(v);
+          }
         }
       }
     }
