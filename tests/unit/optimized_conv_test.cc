@@ -233,14 +233,14 @@ TEST(OptimizedConvTest, RequantizationMatchesReference) {
       c.output_zp = PickZeroPoint(rng, false);
       c.act_min = -128;
       c.act_max = 127;
-      c.input = {1};
-      c.filter.assign(16, 1);  // w = 1, x = 1: accumulator = 1 + bias
+      c.input = {0};
+      c.filter.assign(16, 1);  // x = 0: the accumulator is the bias itself
       for (int ch = 0; ch < 16; ++ch) {
         int32_t m = static_cast<int32_t>((1u << 30) + (rng() & 0x3FFFFFFF));
         if (trial % 17 == 0) m = ch == 0 ? 0 : INT32_MAX;
         c.multipliers.push_back(m);
         c.shifts.push_back(std::uniform_int_distribution<int>(-31, 31)(rng));
-        c.bias.push_back(accs[rng() % accs.size()] - 1);
+        c.bias.push_back(accs[rng() % accs.size()]);
       }
       ExpectSame(ReferenceOutput(c), OptimizedOutput(c, isa, 1),
                  std::string(optimized::IsaName(isa)) + " trial " + std::to_string(trial));
