@@ -24,6 +24,7 @@ enum class ReasonCode {
   // The delegate cannot run the node.
   kUnsupportedOp,            // the op (builtin or custom code) is unknown to the delegate
   kUnsupportedOpVersion,     // the op is known, this version of it is not
+  kFeatureLevelTooLow,       // the op (or this use of it) needs a newer API / feature level
   kUnsupportedInputType,     // an input's element type
   kUnsupportedOutputType,    // an output's element type
   kUnsupportedOperandValue,  // an option or constant operand value (stride, axis, flag...)

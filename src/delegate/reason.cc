@@ -15,6 +15,7 @@ struct NamedCode {
 constexpr NamedCode kReasonNames[] = {
     {ReasonCode::kUnsupportedOp, "unsupported_op"},
     {ReasonCode::kUnsupportedOpVersion, "unsupported_op_version"},
+    {ReasonCode::kFeatureLevelTooLow, "feature_level_too_low"},
     {ReasonCode::kUnsupportedInputType, "unsupported_input_type"},
     {ReasonCode::kUnsupportedOutputType, "unsupported_output_type"},
     {ReasonCode::kUnsupportedOperandValue, "unsupported_operand_value"},

@@ -1200,7 +1200,7 @@ std::vector<Reason> EvaluateLayer(const NodeView& node, const TargetLayer& layer
   if (entry) {
     if (entry->min_feature_level > 0 && feature_level && *feature_level < entry->min_feature_level) {
       reasons.push_back(Reason{
-          ReasonCode::kUnsupportedOp, layer.name,
+          ReasonCode::kFeatureLevelTooLow, layer.name,
           StrCat(node.op_name, " needs feature level >= ", entry->min_feature_level,
                  "; this target is at ", *feature_level),
           !entry->fix.empty() ? entry->fix : layer.feature_level_fix});

@@ -618,6 +618,7 @@ TEST(ReasonCodeTest, NamesAreStableSnakeCaseAndRoundTrip) {
   EXPECT_STREQ(ReasonCodeName(ReasonCode::kBelowMinNodes), "below_min_nodes");
   EXPECT_STREQ(ReasonCodeName(ReasonCode::kUserExcluded), "user_excluded");
   EXPECT_STREQ(ReasonCodeName(ReasonCode::kAfterCut), "after_cut");
+  EXPECT_STREQ(ReasonCodeName(ReasonCode::kFeatureLevelTooLow), "feature_level_too_low");
   std::set<std::string> seen;
   for (int value = 0; value <= static_cast<int>(ReasonCode::kAfterCut); ++value) {
     const ReasonCode code = static_cast<ReasonCode>(value);

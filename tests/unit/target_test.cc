@@ -299,7 +299,7 @@ TEST(TargetEngine, UnlistedOpVersionAndFeatureLevelGates) {
   const std::string gated = std::string(R"([{"op": "CONV_2D", "min_feature_level": 30, )") + kSource + "}]";
   s = EvaluateNode(TinyTarget("[" + Layer("delegate", "reject", gated, "[]") + "]"), model, 0, "");
   ASSERT_EQ(s.reasons.size(), 1u);
-  EXPECT_EQ(s.reasons[0].code, ReasonCode::kUnsupportedOp);
+  EXPECT_EQ(s.reasons[0].code, ReasonCode::kFeatureLevelTooLow);
   EXPECT_NE(s.reasons[0].message.find("feature level >= 30"), std::string::npos) << s.reasons[0].message;
 
   s = EvaluateNode(TinyTarget("[" + Layer("delegate", "accept", "[]", "[]") + "]"), model, 0, "");
