@@ -401,7 +401,8 @@ def write_report(rows, kernels, peak, macs, args, path):
     if kernels:
         lines += ["", "## Optimized kernels (micro-benchmarks)", "",
                   "`bench/kernels_bench` (Google Benchmark), one thread, MobileNet v2 layer shapes, "
-                  "int8 with per-channel requantization; each cell is CPU µs per call and GMAC/s. "
+                  "int8 with per-channel requantization; each cell is CPU µs per call and throughput in "
+                  "GMAC/s (convolutions, FULLY_CONNECTED) or G output elements/s (the others). "
                   "`reference` is the bit-exact reference kernel; the others are the optimized "
                   "kernel forced to one ISA (every ISA gives identical results).", "",
                   "| kernel / layer | reference | scalar | avx2 | avx512vnni | speed-up vs reference |",
@@ -441,9 +442,18 @@ def main():
     parser.add_argument("--json", help="also write the raw results here")
     parser.add_argument("--reference-runs", type=int, default=5,
                         help="also time delegato's reference kernels (1 thread); 0 to skip")
+    parser.add_argument("--from-json", help="rewrite the report from a --json file, no runs")
     args = parser.parse_args()
     if args.serve_litert:
         serve_litert(args)
+        return
+    if args.from_json:
+        saved = json.loads(pathlib.Path(args.from_json).read_text())
+        for key, value in saved.get("args", {}).items():
+            setattr(args, key, value)
+        write_report(saved["rows"], saved["kernels"], saved["peak_mac_per_s"], saved["macs"],
+                     args, pathlib.Path(args.output))
+        print(f"wrote {args.output}")
         return
     args.load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     rows = []
@@ -464,7 +474,10 @@ def main():
     write_report(rows, kernels, peak, macs, args, pathlib.Path(args.output))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(
-            {"rows": rows, "kernels": kernels, "peak_mac_per_s": peak, "macs": macs}, indent=1))
+            {"rows": rows, "kernels": kernels, "peak_mac_per_s": peak, "macs": macs,
+             "args": {k: getattr(args, k) for k in ("rounds", "batch_seconds", "seed",
+                                                    "load_before", "reference_runs")}},
+            indent=1))
     print(f"wrote {args.output}")
 
 

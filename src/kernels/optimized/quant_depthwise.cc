@@ -48,21 +48,28 @@ void ScalarRows(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8
     for (int32_t ox = 0; ox < g.output_width; ++ox) {
       const int32_t ix0 = ox * g.stride_width - g.pad_width;
       const int32_t fx_lo = d.x_taps()[ox].lo, fx_hi = d.x_taps()[ox].hi;
-      for (int32_t c = c_begin; c < c_end; ++c) {
-        uint32_t acc = static_cast<uint32_t>(d.bias_border()[c]);
+      // Blocks of channels, tap by tap: contiguous inner loops.
+      constexpr int32_t kBlock = 64;
+      for (int32_t c0 = c_begin; c0 < c_end; c0 += kBlock) {
+        const int32_t n = std::min(kBlock, c_end - c0);
+        uint32_t acc[kBlock];
+        for (int32_t j = 0; j < n; ++j) acc[j] = static_cast<uint32_t>(d.bias_border()[c0 + j]);
         for (int32_t fy = fy_lo; fy < fy_hi; ++fy) {
           const int32_t iy = iy0 + g.dilation_height * fy;
           for (int32_t fx = fx_lo; fx < fx_hi; ++fx) {
             const int32_t ix = ix0 + g.dilation_width * fx;
-            const uint8_t raw =
-                in_batch[(static_cast<size_t>(iy) * g.input_width + ix) * in_channels + c / multiplier];
-            const int32_t x = (is_uint8 ? int32_t{raw} : int32_t{static_cast<int8_t>(raw)}) + x_off;
-            const int32_t w = WeightOf(d.weights()[(fy * g.filter_width + fx) * padded + c]);
-            acc += static_cast<uint32_t>(w * x);
+            const uint8_t* px = in_batch + (static_cast<size_t>(iy) * g.input_width + ix) * in_channels;
+            const int32_t* w = d.weights() + (fy * g.filter_width + fx) * padded + c0;
+            for (int32_t j = 0; j < n; ++j) {
+              const uint8_t raw = px[multiplier == 1 ? c0 + j : (c0 + j) / multiplier];
+              const int32_t x = (is_uint8 ? int32_t{raw} : int32_t{static_cast<int8_t>(raw)}) + x_off;
+              acc[j] += static_cast<uint32_t>(WeightOf(w[j]) * x);
+            }
           }
         }
-        out_row[static_cast<size_t>(ox) * channels + c] =
-            static_cast<uint8_t>(RequantizeOne(d.requant(), c, static_cast<int32_t>(acc)));
+        uint8_t* out = out_row + static_cast<size_t>(ox) * channels + c0;
+        for (int32_t j = 0; j < n; ++j)
+          out[j] = static_cast<uint8_t>(RequantizeOne(d.requant(), c0 + j, static_cast<int32_t>(acc[j])));
       }
     }
   }
