@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "delegato/delegate.h"
+#include "delegato/packed_weights.h"
 #include "delegato/status.h"
 #include "delegato/types.h"
 
@@ -94,6 +95,13 @@ class Interpreter {
   NodeView node(int index) const;
 
   size_t arena_bytes() const;  // size of the planned activation arena
+
+  // Optimized kernels load their packed weights from `store` when it holds
+  // a matching entry, and record what they pack into it (the compilation
+  // cache saves it between runs). Takes effect at the next AllocateTensors
+  // (or ModifyGraphWithDelegate); nullptr detaches. The emulated delegate's
+  // device graphs use it through EmulatedDelegate::SetPackedWeightStore.
+  void SetPackedWeightStore(std::shared_ptr<PackedWeightStore> store);
   const ModelDef& model() const;
 
   // Hands supported partitions to `delegate` (which must outlive the

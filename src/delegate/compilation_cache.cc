@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "delegate/graph_view.h"
 #include "delegate/partitioner.h"
+#include "kernels/optimized/isa.h"
 
 namespace delegato {
 namespace {
@@ -117,14 +119,20 @@ class ByteReader {
   bool ok_ = true;
 };
 
-std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> table{};
+// Slicing-by-8 tables: table[0] is the classic byte table, table[k][b] the
+// CRC of byte b followed by k zero bytes, so eight bytes are folded per step
+// (several times faster than byte at a time on megabytes of packed weights).
+using CrcTables = std::array<std::array<uint32_t, 256>, 8>;
+CrcTables MakeCrcTables() {
+  CrcTables tables{};
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
     for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
+    tables[0][i] = c;
   }
-  return table;
+  for (uint32_t i = 0; i < 256; ++i)
+    for (int k = 1; k < 8; ++k) tables[k][i] = (tables[k - 1][i] >> 8) ^ tables[0][tables[k - 1][i] & 0xFF];
+  return tables;
 }
 
 bool ReadWholeFile(const std::string& path, std::vector<uint8_t>* bytes, std::string* error) {
@@ -234,14 +242,44 @@ std::string FormatOptions(const DelegateOptions& options) {
                 options.greedy ? "" : " greedy=false");
 }
 
+// Fills `store` from a hit's packed_weights section (moved out of the
+// entry). A section that does not parse makes the entry corrupt.
+void LoadPackedSection(CacheLookup* lookup, PackedWeightStore* store) {
+  if (lookup->status != CacheStatus::kHit) return;
+  for (CacheSection& s : lookup->entry.sections) {
+    if (s.type != static_cast<uint32_t>(CacheSectionType::kPackedWeights)) continue;
+    std::string error;
+    if (!store->Deserialize(std::move(s.data), &error)) {
+      lookup->status = CacheStatus::kCorrupt;
+      lookup->detail = "packed_weights section: " + error;
+    }
+    s.data.clear();
+    return;
+  }
+}
+
+// Puts the store's entries into `entry` (no section when there are none).
+void StorePackedSection(const PackedWeightStore& store, CacheEntry* entry) {
+  if (store.num_entries() > 0) entry->Set(CacheSectionType::kPackedWeights, store.Serialize());
+}
+
+std::string CurrentIsaName() { return optimized::IsaName(optimized::SelectedIsa()); }
+
 }  // namespace
 
 // ------------------------------------------------------------ hashing
 
 uint32_t Crc32(std::span<const uint8_t> data, uint32_t crc) {
-  static const std::array<uint32_t, 256> table = MakeCrcTable();
+  static const CrcTables t = MakeCrcTables();
   crc = ~crc;
-  for (uint8_t byte : data) crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8);
+  const uint8_t* p = data.data();
+  size_t n = data.size();
+  for (; n >= 8; n -= 8, p += 8) {
+    const uint32_t lo = crc ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
+          t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+  }
+  for (; n > 0; --n, ++p) crc = t[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);
   return ~crc;
 }
 
@@ -257,7 +295,15 @@ Fingerprinter& Fingerprinter::Add(std::span<const uint8_t> bytes) {
   uint8_t prefix[8];
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<uint8_t>(size >> (8 * i));
   Mix(prefix, 8);
-  Mix(bytes.data(), bytes.size());
+  if (size <= kLargePiece) {
+    Mix(bytes.data(), bytes.size());
+    return *this;
+  }
+  // Megabytes (a model file): byte-wise FNV would cost milliseconds per run.
+  const uint64_t digest = Hash64(bytes.data(), bytes.size());
+  uint8_t digest_bytes[8];
+  for (int i = 0; i < 8; ++i) digest_bytes[i] = static_cast<uint8_t>(digest >> (8 * i));
+  Mix(digest_bytes, 8);
   return *this;
 }
 
@@ -704,6 +750,7 @@ uint64_t TargetCacheFingerprint(std::span<const uint8_t> model_bytes, const Targ
   f.Add(int64_t(options.skip_nodes.size()));
   for (int n : options.skip_nodes) f.Add(int64_t{n});
   f.Add(int64_t{options.first_node}).Add(int64_t{options.last_node}).Add(int64_t{options.greedy});
+  f.Add(CurrentIsaName());  // packed weights differ per ISA: machines sharing a directory keep their own
   f.Add(token);
   const uint64_t value = f.value();
   return value == 0 ? 1 : value;  // 0 means "any" to DecodeCacheEntry
@@ -724,6 +771,8 @@ TargetDelegationCache::TargetDelegationCache(const std::string& dir, const std::
                         accelerator_name.empty() ? "" : " accelerator=" + accelerator_name, " ",
                         FormatOptions(options_), " delegato=", DELEGATO_VERSION);
   lookup_ = cache_.Load(fingerprint_);
+  packed_weights_ = std::make_shared<PackedWeightStore>();
+  LoadPackedSection(&lookup_, packed_weights_.get());
 }
 
 void TargetDelegationCache::LoadCached(const ModelDef& model) {
@@ -744,7 +793,7 @@ std::unique_ptr<EmulatedDelegate> TargetDelegationCache::MakeDelegate(const Mode
   support_ = cached_valid_ ? cached_.support : EvaluateTarget(target_, model, accelerator_name_);
   auto support = std::make_shared<std::vector<NodeSupport>>(support_);
   const ModelDef* made_for = &model;
-  return std::make_unique<EmulatedDelegate>(
+  auto delegate = std::make_unique<EmulatedDelegate>(
       target_.id,
       [support, made_for, id = target_.id](const ModelDef& m, int node) -> NodeSupport {
         DLG_CHECK(&m == made_for, "the ", id, " delegate was made for another model");
@@ -752,6 +801,8 @@ std::unique_ptr<EmulatedDelegate> TargetDelegationCache::MakeDelegate(const Mode
         return (*support)[node];
       },
       options_, num_threads);
+  delegate->SetPackedWeightStore(packed_weights_);
+  return delegate;
 }
 
 std::string TargetDelegationCache::Commit(const Interpreter& interpreter, EmulatedDelegate& delegate) {
@@ -795,20 +846,28 @@ std::string TargetDelegationCache::CommitBeforeApply(const ModelDef& model, Dele
 
 std::string TargetDelegationCache::Finish(CachedDelegation fresh) {
   const std::string& path = lookup_.path;
+  const std::string packed = PackedWeightsSummary(*packed_weights_);
   if (lookup_.status == CacheStatus::kHit && cached_valid_) {
     const std::string difference = DescribeDifference(cached_, fresh);
     if (difference.empty()) {
-      // Same decisions. Keep the cold compile record; add one when the entry had none.
+      // Same decisions. Keep the cold compile record; add one when the entry
+      // had none; rewrite the packed weights when kernels packed anything.
       bool adds_compile = false;
       for (size_t k = 0; k < fresh.partitions.size(); ++k) {
         if (cached_.partitions[k].compiled) fresh.partitions[k] = cached_.partitions[k];
         else adds_compile = adds_compile || fresh.partitions[k].compiled;
       }
-      if (!adds_compile) return StrCat("cache: hit ", path);
+      const bool repacked = packed_weights_->modified();
+      if (!adds_compile && !repacked)
+        return StrCat("cache: hit ", path, packed.empty() ? "" : " (" + packed + ")");
       CacheEntry entry = lookup_.entry;
       StoreDelegation(fresh, &entry);
+      StorePackedSection(*packed_weights_, &entry);
       const std::string error = cache_.Store(entry);
-      return StrCat("cache: hit ", path, error.empty() ? " (compile record added)" : " (update failed: " + error + ")");
+      return StrCat("cache: hit ", path, " (", packed.empty() ? "" : packed + "; ",
+                    error.empty() ? (adds_compile ? "compile record added" : "packed weights rewritten")
+                                  : "update failed: " + error,
+                    ")");
     }
     lookup_.status = CacheStatus::kStale;
     lookup_.detail = "cached decisions differ from this run's: " + difference;
@@ -818,13 +877,69 @@ std::string TargetDelegationCache::Finish(CachedDelegation fresh) {
   entry.token = cache_.token();
   entry.description = description_;
   StoreDelegation(fresh, &entry);
+  StorePackedSection(*packed_weights_, &entry);
   const std::string error = cache_.Store(entry);
   std::string line = StrCat("cache: ", CacheStatusName(lookup_.status), " ", path, " (");
   if (!lookup_.detail.empty()) line += lookup_.detail + "; ";
+  if (!packed.empty()) line += packed + "; ";
   if (!error.empty()) return line + "not written: " + error + ")";
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   return line + (lookup_.status == CacheStatus::kMiss ? "written, " : "rebuilt and rewritten, ") +
+         std::to_string(ec ? 0 : size) + " bytes)";
+}
+
+}  // namespace delegato
+
+namespace delegato {
+
+// ------------------------------------------------------------ CPU-only entries
+
+uint64_t CpuCacheFingerprint(std::span<const uint8_t> model_bytes, const std::string& token) {
+  Fingerprinter f;
+  f.Add("delegato compilation cache, cpu").Add(int64_t{kCacheFormatVersion}).Add(DELEGATO_VERSION);
+  f.Add(model_bytes).Add(CurrentIsaName()).Add(token);
+  const uint64_t value = f.value();
+  return value == 0 ? 1 : value;
+}
+
+std::string PackedWeightsSummary(const PackedWeightStore& store) {
+  const PackedWeightStore::Counters c = store.counters();
+  if (c.loaded == 0 && c.packed == 0 && c.rejected == 0) return {};
+  return StrCat("packed weights: ", c.loaded, " loaded, ", c.packed, " packed",
+                c.rejected > 0 ? StrCat(" (", c.rejected, " stored entries rejected)") : "");
+}
+
+CpuCompilationCache::CpuCompilationCache(const std::string& dir, const std::string& token,
+                                         std::span<const uint8_t> model_bytes, const std::string& model_label)
+    : cache_(dir, token), packed_weights_(std::make_shared<PackedWeightStore>()) {
+  fingerprint_ = CpuCacheFingerprint(model_bytes, token);
+  description_ = StrCat("model=", model_label, " (", model_bytes.size(), " bytes) cpu isa=", CurrentIsaName(),
+                        " delegato=", DELEGATO_VERSION);
+  lookup_ = cache_.Load(fingerprint_);
+  LoadPackedSection(&lookup_, packed_weights_.get());
+}
+
+std::string CpuCompilationCache::Commit() {
+  const std::string& path = lookup_.path;
+  const std::string packed = PackedWeightsSummary(*packed_weights_);
+  if (lookup_.status == CacheStatus::kHit && !packed_weights_->modified())
+    return StrCat("cache: hit ", path, packed.empty() ? "" : " (" + packed + ")");
+  CacheEntry entry;
+  entry.fingerprint = fingerprint_;
+  entry.token = cache_.token();
+  entry.description = description_;
+  StorePackedSection(*packed_weights_, &entry);
+  const std::string error = cache_.Store(entry);
+  std::string line = StrCat("cache: ", CacheStatusName(lookup_.status), " ", path, " (");
+  if (!lookup_.detail.empty()) line += lookup_.detail + "; ";
+  if (!packed.empty()) line += packed + "; ";
+  if (!error.empty()) return line + "not written: " + error + ")";
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  return line + (lookup_.status == CacheStatus::kMiss ? "written, "
+                 : lookup_.status == CacheStatus::kHit ? "packed weights rewritten, "
+                                                       : "rebuilt and rewritten, ") +
          std::to_string(ec ? 0 : size) + " bytes)";
 }
 

@@ -54,21 +54,29 @@ std::shared_ptr<ModelDef> BuildDeviceGraph(const ModelDef& model, const Delegate
 
 class EmulatedKernel : public DelegateKernel {
  public:
-  EmulatedKernel(std::shared_ptr<ModelDef> device_graph, int num_threads,
+  EmulatedKernel(std::shared_ptr<ModelDef> device_graph, InterpreterOptions options,
                  std::shared_ptr<std::vector<PartitionStats>> stats, size_t stats_index,
                  bool profile_nodes)
       : device_graph_(std::move(device_graph)),
-        num_threads_(num_threads),
+        options_(options),
         stats_(std::move(stats)),
         stats_index_(stats_index),
-        profile_nodes_(profile_nodes) {}
+        profile_nodes_(profile_nodes) {
+    // Variable (state) tensors the partition reads: the device graph updates
+    // them in place, and Eval writes them back so the host's state tensor
+    // stays the one truth across invocations (TFLite's NNAPI delegate does
+    // the same with its state outputs).
+    const SubgraphDef& graph = device_graph_->subgraphs[0];
+    for (int32_t t : graph.inputs) state_input_.push_back(t >= 0 && graph.tensors[t].is_variable);
+  }
 
   Status Prepare(std::span<const TensorView> inputs,
                  std::vector<std::vector<int32_t>>* output_dims) override {
     const auto start = std::chrono::steady_clock::now();
     Status status;
-    device_ = Interpreter::Create(device_graph_, InterpreterOptions{num_threads_}, &status);
+    device_ = Interpreter::Create(device_graph_, options_, &status);
     if (!status.ok()) return status;
+    if (packed_weights_) device_->SetPackedWeightStore(packed_weights_);
     for (size_t i = 0; i < inputs.size(); ++i) {
       status = device_->ResizeInput(static_cast<int>(i),
                                     std::vector<int32_t>(inputs[i].dims.begin(), inputs[i].dims.end()));
@@ -112,6 +120,11 @@ class EmulatedKernel : public DelegateKernel {
       status = device_->Invoke();
     }
     if (!status.ok()) return Status::Error("on the device graph: " + status.message());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!state_input_[i]) continue;
+      std::memcpy(inputs[i].data, device_->input(static_cast<int>(i)).data, inputs[i].bytes);
+      stats.bytes_out += inputs[i].bytes;
+    }
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorView device_out = device_->output(static_cast<int>(i));
       std::memcpy(outputs[i].data, device_out.data, outputs[i].bytes);
@@ -125,7 +138,12 @@ class EmulatedKernel : public DelegateKernel {
 
  private:
   std::shared_ptr<ModelDef> device_graph_;
-  int num_threads_;
+  InterpreterOptions options_;
+  std::vector<bool> state_input_;  // per device input: a variable tensor to write back
+ public:
+  // Device node i is model node partition.nodes[i] (EmulatedDelegate::SetPackedWeightStore).
+  std::shared_ptr<PackedWeightStore> packed_weights_;
+ private:
   std::unique_ptr<Interpreter> device_;
   std::shared_ptr<std::vector<PartitionStats>> stats_;
   size_t stats_index_;
@@ -152,8 +170,13 @@ std::unique_ptr<DelegateKernel> EmulatedDelegate::CreateKernel(const ModelDef& m
   stats.partition = partition.index;
   stats.nodes = partition.nodes;
   stats_->push_back(stats);
-  return std::make_unique<EmulatedKernel>(BuildDeviceGraph(model, partition), num_threads_, stats_,
-                                          stats_->size() - 1, profile_nodes_);
+  InterpreterOptions device_options;
+  device_options.num_threads = num_threads_;
+  device_options.kernels = kernels_;
+  auto kernel = std::make_unique<EmulatedKernel>(BuildDeviceGraph(model, partition), device_options, stats_,
+                                                 stats_->size() - 1, profile_nodes_);
+  if (packed_weights_) kernel->packed_weights_ = packed_weights_->View(partition.nodes);
+  return kernel;
 }
 
 std::vector<NodeSupport> EvaluateTarget(const Target& target, const ModelDef& model,

@@ -58,6 +58,14 @@ class EmulatedDelegate : public Delegate {
   // (profilers). Takes effect for kernels created afterwards: call it before
   // ModifyGraphWithDelegate.
   void EnableNodeProfiling(bool on) { profile_nodes_ = on; }
+  // The CPU kernels device graphs run with (the host's --kernels choice), so
+  // a reference run stays reference inside partitions too. Takes effect for
+  // kernels created afterwards.
+  void UseKernels(KernelSet kernels) { kernels_ = kernels; }
+  // Device graphs load and record their kernels' packed weights here, keyed
+  // by model node index (the compilation cache). Call before
+  // ModifyGraphWithDelegate; nullptr: none.
+  void SetPackedWeightStore(std::shared_ptr<PackedWeightStore> store) { packed_weights_ = std::move(store); }
 
  private:
   std::string name_;
@@ -65,6 +73,8 @@ class EmulatedDelegate : public Delegate {
   DelegateOptions options_;
   int num_threads_;
   bool profile_nodes_ = false;
+  KernelSet kernels_ = KernelSet::kOptimized;
+  std::shared_ptr<PackedWeightStore> packed_weights_;
   std::shared_ptr<std::vector<PartitionStats>> stats_;
 };
 

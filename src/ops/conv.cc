@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/quant_depthwise.h"
 #include "kernels/quantization.h"
@@ -30,6 +31,28 @@
 
 namespace delegato {
 namespace {
+
+// The optimized convolution GEMM (CONV_2D, FULLY_CONNECTED). Its packed
+// weights come from the interpreter's PackedWeightStore when that holds an
+// entry the kernel accepts for this node; otherwise it packs and records.
+std::unique_ptr<optimized::QuantConv> MakeQuantConv(KernelContext& ctx, const Node& node,
+                                                    const optimized::QuantConvParams& p) {
+  PackedWeightStore* store = ctx.packed_weights();
+  constexpr uint32_t kKind = static_cast<uint32_t>(optimized::PackedKind::kQuantConv);
+  const PackedWeightStore::Blob stored =
+      store != nullptr ? store->Find(node.index, kKind) : PackedWeightStore::Blob{};
+  auto fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
+                                                     ctx.pool().num_threads(), stored.bytes);
+  if (store != nullptr) {
+    if (fast->reused_packed()) {
+      store->CountLoaded();
+    } else {
+      if (!stored.bytes.empty()) store->CountRejected();
+      store->Record(node.index, kKind, fast->SerializePacked(p));
+    }
+  }
+  return fast;
+}
 
 // ------------------------------------------------------------------ helpers
 
@@ -403,8 +426,7 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.shift = d->q.shifts.data();
     p.filter = filter.data;
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
-    d->fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
-                                                     ctx.pool().num_threads());
+    d->fast = MakeQuantConv(ctx, node, p);
     node.scratch_bytes = d->fast->scratch_bytes();
   } else if (filter.is_constant()) {
     PackConv(*d, filter);
@@ -811,8 +833,7 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
     p.filter = weights.data;
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     if (optimized::QuantConv::Covers(cg)) {
-      d->fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
-                                                       ctx.pool().num_threads());
+      d->fast = MakeQuantConv(ctx, node, p);
       node.scratch_bytes = d->fast->scratch_bytes();
       node.op_data = std::move(d);
       return;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "delegato/packed_weights.h"
 #include "model/model.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
@@ -78,6 +79,11 @@ class KernelContext {
 
   ThreadPool& pool() const { return pool_; }
 
+  // Where optimized kernels look up and record their packed weights
+  // (Interpreter::SetPackedWeightStore); nullptr: pack, record nothing.
+  PackedWeightStore* packed_weights() const { return packed_weights_; }
+  void set_packed_weights(PackedWeightStore* store) { packed_weights_ = store; }
+
   // Eval's only error channel (e.g. an index tensor out of range, an integer
   // division by zero). Takes a string literal, so it cannot allocate; Invoke
   // stops after the node and returns "node N (OP): <message>".
@@ -106,6 +112,7 @@ class KernelContext {
   std::vector<Tensor>& tensors_;
   ThreadPool& pool_;
   bool optimized_ = false;
+  PackedWeightStore* packed_weights_ = nullptr;
   mutable const char* eval_error_ = nullptr;
   mutable int eval_error_node_ = -1;
 };

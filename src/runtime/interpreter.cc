@@ -572,6 +572,10 @@ NodeView Interpreter::node(int index) const {
 
 size_t Interpreter::arena_bytes() const { return impl_->arena_bytes(); }
 
+void Interpreter::SetPackedWeightStore(std::shared_ptr<PackedWeightStore> store) {
+  impl_->SetPackedWeightStore(std::move(store));
+}
+
 Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
   try {
     impl_->ModifyGraphWithDelegate(delegate);

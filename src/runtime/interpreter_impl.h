@@ -40,6 +40,10 @@ class InterpreterImpl {
   const std::vector<std::string>& delegation_log() const { return delegation_log_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   bool allocated() const { return allocated_; }
+  void SetPackedWeightStore(std::shared_ptr<PackedWeightStore> store) {
+    packed_weights_ = std::move(store);
+    context_.set_packed_weights(packed_weights_.get());
+  }
   size_t arena_bytes() const { return arena_bytes_; }
 
  private:
@@ -64,6 +68,7 @@ class InterpreterImpl {
   std::vector<std::vector<int32_t>> input_dims_;  // current dims of each graph input
   ThreadPool pool_;
   KernelContext context_;
+  std::shared_ptr<PackedWeightStore> packed_weights_;
   std::unique_ptr<uint8_t[]> arena_storage_;
   std::vector<std::unique_ptr<uint8_t[]>> variable_storage_;
   size_t arena_bytes_ = 0;

@@ -477,19 +477,21 @@ int Bench(const Args& args) {
       cache = std::make_unique<CompilationCacheSession>(
           flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"), graph_path,
           *model, *target, flags.GetString("nnapi_accelerator_name"), options);
+      interpreter->SetPackedWeightStore(cache->packed_weights());
       delegate = cache->MakeDelegate(num_threads);
     } else {
       delegate = MakeTargetDelegate(*target, *model, flags.GetString("nnapi_accelerator_name"), std::move(options),
                                     num_threads);
     }
     delegate->EnableNodeProfiling(op_profiling);
+    delegate->UseKernels(kernels);
     log.Info(StrCat("Created emulated delegate for target ", target->id, "."));
     const MemorySample before = SampleMemory();
     const int64_t start_us = NowMicros();
     status = interpreter->ModifyGraphWithDelegate(delegate.get());
     const int64_t elapsed_us = NowMicros() - start_us;
     if (!status.ok()) Fail("failed to apply the ", target->id, " delegate: ", status.message());
-    if (cache) cache_line = cache->Commit(*interpreter, *delegate);
+    if (cache) cache_line = cache->Commit(*interpreter, delegate.get());
     init_profile.Add("ModifyGraphWithDelegate/0", "ModifyGraphWithDelegate", elapsed_us,
                      before.ok() ? (SampleMemory().rss_kb - before.rss_kb) * 1000 : 0);
 
@@ -542,20 +544,23 @@ int Bench(const Args& args) {
                        {"log", log_lines},
                        {"warnings", interpreter->warnings()}};
   } else {
+    // CPU only: the cache holds the optimized kernels' packed weights.
+    std::unique_ptr<CompilationCacheSession> cache;
     if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")) {
-      CompilationCacheRequest request;
-      request.serialize_dir = flags.GetString("delegate_serialize_dir");
-      request.serialize_token = flags.GetString("delegate_serialize_token");
-      request.model_path = graph_path;
-      request.model = model.get();
-      cache_line = ApplyCompilationCache(request);
-      log.Info(cache_line);
+      cache = std::make_unique<CompilationCacheSession>(flags.GetString("delegate_serialize_dir"),
+                                                        flags.GetString("delegate_serialize_token"), graph_path,
+                                                        *model, kernels);
+      interpreter->SetPackedWeightStore(cache->packed_weights());
     }
     const MemorySample before = SampleMemory();
     const int64_t start_us = NowMicros();
     status = interpreter->AllocateTensors();
     const int64_t elapsed_us = NowMicros() - start_us;
     if (!status.ok()) Fail(status.message());
+    if (cache) {
+      cache_line = cache->Commit(*interpreter, nullptr);
+      log.Info(cache_line);
+    }
     init_profile.Add("AllocateTensors/0", "AllocateTensors", elapsed_us,
                      before.ok() ? (SampleMemory().rss_kb - before.rss_kb) * 1000 : 0);
   }

@@ -311,6 +311,7 @@ int Diff(const Args& args) {
         ParseIntList("skip_nodes", flags.GetString("skip_nodes")), -1, -1);
     test.delegate = MakeTargetDelegate(target, *test.model, flags.GetString("nnapi_accelerator_name"),
                                        std::move(options), num_threads);
+    test.delegate->UseKernels(test_kernels);
     status = test.interpreter->ModifyGraphWithDelegate(test.delegate.get());
     if (!status.ok()) Fail("test: ", status.message());
     if (!json) {

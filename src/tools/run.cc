@@ -142,21 +142,30 @@ int Run(const Args& args) {
       cache = std::make_unique<CompilationCacheSession>(
           flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"),
           flags.GetString("graph"), *model, target, flags.GetString("nnapi_accelerator_name"), options);
+      interpreter->SetPackedWeightStore(cache->packed_weights());
       delegate = cache->MakeDelegate(num_threads);
     } else {
       delegate = MakeTargetDelegate(target, *model, flags.GetString("nnapi_accelerator_name"),
                                     std::move(options), num_threads);
     }
+    delegate->UseKernels(interpreter_options.kernels);
     status = interpreter->ModifyGraphWithDelegate(delegate.get());
     if (!status.ok()) Fail(status.message());
-    if (cache) std::cerr << cache->Commit(*interpreter, *delegate) << "\n";
+    if (cache) std::cerr << cache->Commit(*interpreter, delegate.get()) << "\n";
     for (const std::string& line : interpreter->delegation_log()) std::cerr << line << "\n";
     for (const std::string& warning : interpreter->warnings()) std::cerr << "WARNING: " << warning << "\n";
   } else {
-    if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token"))
-      throw UsageError("--delegate_serialize_dir/--delegate_serialize_token need --target (only delegations are cached)");
+    // CPU only: the cache holds the optimized kernels' packed weights.
+    std::unique_ptr<CompilationCacheSession> cache;
+    if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")) {
+      cache = std::make_unique<CompilationCacheSession>(flags.GetString("delegate_serialize_dir"),
+                                                        flags.GetString("delegate_serialize_token"),
+                                                        flags.GetString("graph"), *model, interpreter_options.kernels);
+      interpreter->SetPackedWeightStore(cache->packed_weights());
+    }
     status = interpreter->AllocateTensors();
     if (!status.ok()) Fail(status.message());
+    if (cache) std::cerr << cache->Commit(*interpreter, nullptr) << "\n";
   }
 
   FillRandomInputs(*interpreter, seed);

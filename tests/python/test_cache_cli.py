@@ -110,10 +110,46 @@ def test_cache_ls_reports_a_damaged_entry(delegato_bin, model, tmp_path):
 def test_flag_errors(delegato_bin, model, tmp_path):
     proc = run(delegato_bin, "run", f"--graph={model}", "--target=nnapi-1.2", "--delegate_serialize_token=x", check=2)
     assert "--delegate_serialize_token needs --delegate_serialize_dir" in proc.stderr
-    proc = run(delegato_bin, "run", f"--graph={model}", f"--delegate_serialize_dir={tmp_path}", check=2)
-    assert "need --target" in proc.stderr
+    proc = run(delegato_bin, "run", f"--graph={model}", "--delegate_serialize_token=x", check=2)
+    assert "--delegate_serialize_token needs --delegate_serialize_dir" in proc.stderr
     assert "ls or clear" in run(delegato_bin, "cache", "list", str(tmp_path), check=2).stderr
     assert "not a directory" in run(delegato_bin, "cache", "ls", str(tmp_path / "nope"), check=1).stderr
+
+
+def test_cpu_only_entry_holds_packed_weights(delegato_bin, model, tmp_path):
+    """Without --target the entry holds the optimized kernels' packed weights:
+    a hit loads every one of them, a damaged entry is rebuilt, and outputs
+    never change."""
+    expected_dir = tmp_path / "plain"
+    run(delegato_bin, "run", f"--graph={model}", "--seed=3", f"--output_dir={expected_dir}")
+    expected = (expected_dir / "output_0.npy").read_bytes()
+    cache = tmp_path / "cache"
+
+    def cpu_run(out):
+        proc = run(delegato_bin, "run", f"--graph={model}", "--seed=3", f"--delegate_serialize_dir={cache}",
+                   f"--output_dir={tmp_path / out}")
+        status, path, line = cache_line(proc.stderr)
+        return status, path, line, (tmp_path / out / "output_0.npy").read_bytes()
+
+    status, path, line, out = cpu_run("o1")
+    packed = re.search(r"packed weights: 0 loaded, (\d+) packed", line)
+    assert status == "miss" and packed and int(packed.group(1)) > 0, line
+    assert out == expected
+    status, path2, line, out = cpu_run("o2")
+    assert (status, path2, out) == ("hit", path, expected)
+    assert f"packed weights: {packed.group(1)} loaded, 0 packed" in line, line
+
+    entry = open(path, "rb").read()
+    damaged = bytearray(entry)
+    damaged[len(damaged) * 3 // 4] ^= 0x01  # inside the packed weights
+    open(path, "wb").write(bytes(damaged))
+    status, _, line, out = cpu_run("o3")
+    assert status == "corrupt" and out == expected, line
+    status, _, _, out = cpu_run("o4")
+    assert status == "hit" and out == expected
+
+    proc = run(delegato_bin, "run", f"--graph={model}", "--kernels=reference", f"--delegate_serialize_dir={cache}")
+    assert "cache: not used" in proc.stderr
 
 
 def test_bench_reports_the_cache(delegato_bin, model, tmp_path):

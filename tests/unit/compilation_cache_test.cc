@@ -174,6 +174,7 @@ class CompilationCacheRun : public ::testing::Test {
     Status status;
     auto interpreter = Interpreter::Create(model, {}, &status);
     EXPECT_TRUE(status.ok());
+    interpreter->SetPackedWeightStore(cache.packed_weights());
     EXPECT_TRUE(interpreter->ModifyGraphWithDelegate(delegate.get()).ok());
     const std::string line = cache.Commit(*interpreter, *delegate);
     EXPECT_EQ(delegate->stats().size(), 2u) << "two delegated partitions expected";
@@ -183,6 +184,13 @@ class CompilationCacheRun : public ::testing::Test {
     path_ = cache.lookup().path;
     return line;
   }
+
+  // A hit that loaded every packed weight and packed nothing.
+  std::string Hit(const fs::path& path) const {
+    return "cache: hit " + path.string() + " (packed weights: " + std::to_string(kPackingNodes) +
+           " loaded, 0 packed)";
+  }
+  static constexpr int kPackingNodes = 3;  // the demo model's CONV_2D and FULLY_CONNECTED nodes
 
   fs::path dir_, path_;
   std::vector<uint8_t> model_bytes_;
@@ -194,11 +202,13 @@ class CompilationCacheRun : public ::testing::Test {
 
 TEST_F(CompilationCacheRun, MissWritesThenHitReadsWithTheSameOutputs) {
   const std::string first = RunWithCache(model_bytes_, model_);
-  EXPECT_EQ(first.rfind("cache: miss " + path_.string() + " (written", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("cache: miss " + path_.string() + " (packed weights: 0 loaded, " +
+                           std::to_string(kPackingNodes) + " packed; written", 0),
+            0u) << first;
   ASSERT_TRUE(fs::exists(path_));
   EXPECT_EQ(path_.filename().string().rfind("demo_", 0), 0u);
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 
   // What the entry holds: the decisions and both partitions' compile records.
   CacheEntry entry;
@@ -230,13 +240,13 @@ TEST_F(CompilationCacheRun, CorruptByteIsDetectedAndRebuilt) {
   EXPECT_EQ(line.rfind("cache: corrupt " + path_.string(), 0), 0u) << line;
   EXPECT_NE(line.find("checksum"), std::string::npos) << line;
   EXPECT_NE(line.find("rewritten"), std::string::npos) << line;
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 
   bytes = ReadBytes(path_);
   bytes[20] ^= 0xFF;  // the fingerprint field of the header
   WriteBytes(path_, bytes);
   EXPECT_EQ(RunWithCache(model_bytes_, model_).rfind("cache: corrupt", 0), 0u);
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 }
 
 TEST_F(CompilationCacheRun, TruncatedAndEmptyFilesAreCorrupt) {
@@ -246,7 +256,7 @@ TEST_F(CompilationCacheRun, TruncatedAndEmptyFilesAreCorrupt) {
     WriteBytes(path_, std::vector<uint8_t>(bytes.begin(), bytes.begin() + size));
     const std::string line = RunWithCache(model_bytes_, model_);
     EXPECT_EQ(line.rfind("cache: corrupt " + path_.string(), 0), 0u) << size << ": " << line;
-    EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string()) << size;
+    EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_)) << size;
   }
 }
 
@@ -269,7 +279,7 @@ TEST_F(CompilationCacheRun, AnotherModelsEntryIsStale) {
   const std::string line = RunWithCache(model_bytes_, model_);
   EXPECT_EQ(line.rfind("cache: stale " + path_.string(), 0), 0u) << line;
   EXPECT_NE(line.find("another model"), std::string::npos) << line;
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 
   // `cache ls` sees a swapped file for what it is.
   fs::copy_file(other_path, path_, fs::copy_options::overwrite_existing);
@@ -290,7 +300,7 @@ TEST_F(CompilationCacheRun, GarbageIsCorruptAndOtherFilesAreIgnored) {
   std::memcpy(garbage.data(), "DLGCACHE", 8);
   WriteBytes(path_, garbage);
   EXPECT_EQ(RunWithCache(model_bytes_, model_).rfind("cache: corrupt " + path_.string(), 0), 0u);
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
   WriteBytes(dir_ / "notes.txt", {1, 2, 3});
   EXPECT_EQ(ListCacheDir(dir_.string()).size(), 1u);
 }
@@ -309,7 +319,7 @@ TEST_F(CompilationCacheRun, WellFormedEntryThatDoesNotFitTheModelIsCorrupt) {
   WriteBytes(path_, EncodeCacheEntry(entry));
   const std::string line = RunWithCache(model_bytes_, model_);
   EXPECT_EQ(line.rfind("cache: corrupt " + path_.string(), 0), 0u) << line;
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 }
 
 TEST_F(CompilationCacheRun, KeyCoversTokenOptionsAndTarget) {
@@ -329,7 +339,7 @@ TEST_F(CompilationCacheRun, KeyCoversTokenOptionsAndTarget) {
   const fs::path first = path_;
   EXPECT_EQ(RunWithCache(model_bytes_, model_, "v2").rfind("cache: miss", 0), 0u);
   EXPECT_NE(first, path_);
-  EXPECT_EQ(RunWithCache(model_bytes_, model_, "demo"), "cache: hit " + first.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_, "demo"), Hit(first));
 }
 
 TEST_F(CompilationCacheRun, BeforeApplyRecordsDecisionsAndAfterApplyAddsCompile) {
@@ -343,10 +353,11 @@ TEST_F(CompilationCacheRun, BeforeApplyRecordsDecisionsAndAfterApplyAddsCompile)
   EXPECT_EQ(entry.Find(CacheSectionType::kDeviceCompile), nullptr);
   // A later run with an applied delegate is a hit that adds the compile record.
   const std::string after = RunWithCache(model_bytes_, model_);
-  EXPECT_EQ(after, "cache: hit " + path_.string() + " (compile record added)");
+  EXPECT_EQ(after, "cache: hit " + path_.string() + " (packed weights: 0 loaded, " +
+                       std::to_string(kPackingNodes) + " packed; compile record added)");
   ASSERT_EQ(DecodeCacheEntry(ReadBytes(path_), 0, &entry, &detail), CacheStatus::kHit);
   EXPECT_NE(entry.Find(CacheSectionType::kDeviceCompile), nullptr);
-  EXPECT_EQ(RunWithCache(model_bytes_, model_), "cache: hit " + path_.string());
+  EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
 }
 
 TEST_F(CompilationCacheRun, UnwritableDirectoryDoesNotFailTheRun) {

@@ -1,6 +1,8 @@
 // The interpreter's delegate machinery: partitions replaced by delegate
 // nodes numbered after the model's, boundary tensors handed over, CPU
 // fallback when the delegate's Prepare fails, placements with reasons.
+#include <random>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -139,6 +141,82 @@ TEST(DelegateRuntimeTest, SameDelegateTwiceIsRejected) {
   Status status = m.interpreter().ModifyGraphWithDelegate(&adds);
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("already applied"));
+}
+
+// Stateful models (LSTM and SVDF keep state in variable tensors): a
+// partition holding the stateful node must carry the updated state back, so
+// every invocation after the first still matches the CPU.
+std::vector<std::vector<uint8_t>> InvokeWithSeed(Interpreter& interpreter, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < interpreter.num_inputs(); ++i) {
+    const TensorView in = interpreter.input(i);
+    auto* bytes = static_cast<uint8_t*>(in.data);
+    for (size_t b = 0; b < in.bytes; ++b) bytes[b] = static_cast<uint8_t>(rng());
+    if (in.type == DataType::kFloat32)  // finite values in [-1, 1)
+      for (size_t e = 0; e < in.bytes / 4; ++e)
+        reinterpret_cast<float*>(bytes)[e] = static_cast<float>(rng() % 2000) / 1000.0f - 1.0f;
+  }
+  EXPECT_TRUE(interpreter.Invoke().ok());
+  std::vector<std::vector<uint8_t>> outputs;
+  for (int i = 0; i < interpreter.num_outputs(); ++i) {
+    const TensorView out = interpreter.output(i);
+    const auto* bytes = static_cast<const uint8_t*>(out.data);
+    outputs.emplace_back(bytes, bytes + out.bytes);
+  }
+  return outputs;
+}
+
+void ExpectStateSurvivesDelegation(const std::string& path, EmulatedDelegate::SupportFn support) {
+  std::shared_ptr<const ModelDef> model;
+  ASSERT_TRUE(LoadModel(path, &model).ok());
+  Status status;
+  auto cpu = Interpreter::Create(model, InterpreterOptions{}, &status);
+  ASSERT_TRUE(status.ok()) << status.message();
+  ASSERT_TRUE(cpu->AllocateTensors().ok());
+  auto delegated = Interpreter::Create(model, InterpreterOptions{}, &status);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EmulatedDelegate delegate("device", std::move(support), DelegateOptions{});
+  ASSERT_TRUE(delegated->ModifyGraphWithDelegate(&delegate).ok());
+  ASSERT_TRUE(delegated->warnings().empty()) << delegated->warnings()[0];
+  ASSERT_FALSE(delegate.stats().empty());
+  // The host's state tensors too: an output may not show a lost state at once.
+  std::vector<int> state_tensors;
+  for (size_t t = 0; t < model->subgraphs[0].tensors.size(); ++t)
+    if (model->subgraphs[0].tensors[t].is_variable) state_tensors.push_back(static_cast<int>(t));
+  ASSERT_FALSE(state_tensors.empty()) << path;
+  auto state_bytes = [&](const Interpreter& interpreter) {
+    std::vector<std::vector<uint8_t>> bytes;
+    for (int t : state_tensors) {
+      const TensorView view = interpreter.tensor(t);
+      const auto* p = static_cast<const uint8_t*>(view.data);
+      bytes.emplace_back(p, p + view.bytes);
+    }
+    return bytes;
+  };
+  for (uint32_t run = 0; run < 4; ++run) {
+    EXPECT_EQ(InvokeWithSeed(*delegated, run), InvokeWithSeed(*cpu, run)) << path << " run " << run;
+    EXPECT_EQ(state_bytes(*delegated), state_bytes(*cpu)) << path << " state after run " << run;
+  }
+}
+
+bool HasVariableInput(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  for (int32_t t : graph.operators[node].inputs)
+    if (t >= 0 && graph.tensors[t].is_variable) return true;
+  return false;
+}
+
+TEST(DelegateRuntimeTest, LstmStateSurvivesDelegationAcrossInvocations) {
+  REQUIRE_SHARED_MODEL(path, "keras_lstm_mnist_ptq.tflite");
+  ExpectStateSurvivesDelegation(path, [](const ModelDef&, int) { return NodeSupport{true, {}}; });
+}
+
+TEST(DelegateRuntimeTest, SvdfStateSurvivesWhenOnlyStatefulNodesAreDelegated) {
+  REQUIRE_SHARED_MODEL(path, "keyword_scrambled.tflite");
+  ExpectStateSurvivesDelegation(path, [](const ModelDef& model, int node) {
+    if (HasVariableInput(model, node)) return NodeSupport{true, {}};
+    return NodeSupport{false, {{ReasonCode::kUnsupportedOp, "delegate", "stateless", "none"}}};
+  });
 }
 
 }  // namespace

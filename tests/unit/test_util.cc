@@ -1,6 +1,8 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 namespace delegato::testing {
@@ -153,5 +155,14 @@ template std::vector<float> Dequantize<uint8_t>(const std::vector<uint8_t>&, flo
 template std::vector<float> Dequantize<int8_t>(const std::vector<int8_t>&, float, int32_t);
 template std::vector<float> Dequantize<int16_t>(const std::vector<int16_t>&, float, int32_t);
 template std::vector<float> Dequantize<int32_t>(const std::vector<int32_t>&, float, int32_t);
+
+std::string SharedModelPath(const std::string& name) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("DELEGATO_SHARED_DIR");
+  const fs::path shared =
+      env != nullptr ? fs::path(env) : fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "shared";
+  const fs::path path = shared / "models" / name;
+  return fs::exists(path) ? path.string() : std::string();
+}
 
 }  // namespace delegato::testing

@@ -96,4 +96,14 @@ std::vector<T> Quantize(const std::vector<float>& values, float scale, int32_t z
 template <class T>
 std::vector<float> Dequantize(const std::vector<T>& values, float scale, int32_t zero_point);
 
+// A model of the shared conformance corpus: $DELEGATO_SHARED_DIR/models/<name>,
+// by default <source dir>/../shared/models/<name>. Empty when absent, so
+// callers skip with GTEST_SKIP (see REQUIRE_SHARED_MODEL).
+std::string SharedModelPath(const std::string& name);
+
+#define REQUIRE_SHARED_MODEL(var, name)                                                 \
+  const std::string var = ::delegato::testing::SharedModelPath(name);                  \
+  if (var.empty()) GTEST_SKIP() << "shared model " << (name) << " not found (../shared/models; " \
+                                   "set DELEGATO_SHARED_DIR)";
+
 }  // namespace delegato::testing

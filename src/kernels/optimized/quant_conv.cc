@@ -362,7 +362,8 @@ bool QuantConv::Covers(const reference::ConvGeometry& g) {
   return k > 0 && k <= (int64_t{1} << 24);
 }
 
-QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
+QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
+                     std::span<const uint8_t> packed)
     : g_(p.geometry), isa_(isa), is_uint8_(p.is_uint8) {
   const reference::ConvGeometry& g = g_;
   k_ = g.filter_height * g.filter_width * g.input_depth;
@@ -399,54 +400,58 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads)
   const int32_t x_zp = p.input_zero_point;
   const int32_t w_zp = is_uint8_ ? p.filter_zero_point : 0;
   column_bias_.Resize(padded_n);
-  for (int n = 0; n < n_; ++n) {
-    uint32_t sum = 0;
-    const size_t row = static_cast<size_t>(n) * k_;
-    if (is_uint8_)
-      for (int k = 0; k < k_; ++k) sum += f_u8[row + k];
-    else
-      for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(int32_t{f_s8[row + k]});
-    uint32_t b = p.bias != nullptr ? static_cast<uint32_t>(p.bias[n]) : 0u;
-    if (vnni) {
-      if (is_uint8_) {
-        b += static_cast<uint32_t>(k_) * static_cast<uint32_t>(w_zp) * static_cast<uint32_t>(x_zp);
-        b -= static_cast<uint32_t>(x_zp) * sum;
-      } else {
-        b -= static_cast<uint32_t>(128 + x_zp) * sum;
+  // A stored packing of the same weights skips the loops below (PackedWeightStore).
+  reused_packed_ = LoadPacked(p, packed);
+  if (!reused_packed_) {
+    for (int n = 0; n < n_; ++n) {
+      uint32_t sum = 0;
+      const size_t row = static_cast<size_t>(n) * k_;
+      if (is_uint8_)
+        for (int k = 0; k < k_; ++k) sum += f_u8[row + k];
+      else
+        for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(int32_t{f_s8[row + k]});
+      uint32_t b = p.bias != nullptr ? static_cast<uint32_t>(p.bias[n]) : 0u;
+      if (vnni) {
+        if (is_uint8_) {
+          b += static_cast<uint32_t>(k_) * static_cast<uint32_t>(w_zp) * static_cast<uint32_t>(x_zp);
+          b -= static_cast<uint32_t>(x_zp) * sum;
+        } else {
+          b -= static_cast<uint32_t>(128 + x_zp) * sum;
+        }
       }
+      column_bias_[n] = static_cast<int32_t>(b);
     }
-    column_bias_[n] = static_cast<int32_t>(b);
-  }
-  // Source rows are read in order; padding entries stay zero (the buffers
-  // are zero-initialized).
-  for (const Slab& s : slabs_) {
-    for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
-      const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-      if (vnni) continue;  // below, written in destination order
-      {
-        // [k/2][16][2]
-        int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
-        for (int k = 0; k < k_; ++k) {
-          const int32_t w = is_uint8_ ? int32_t{f_u8[row + k]} : int32_t{f_s8[row + k]};
-          dst[(k / 2) * 32 + k % 2] = static_cast<int16_t>(w - w_zp);
+    // Source rows are read in order; padding entries stay zero (the buffers
+    // are zero-initialized).
+    for (const Slab& s : slabs_) {
+      for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
+        const size_t row = static_cast<size_t>(s.n0 + j) * k_;
+        if (vnni) continue;  // below, written in destination order
+        {
+          // [k/2][16][2]
+          int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
+          for (int k = 0; k < k_; ++k) {
+            const int32_t w = is_uint8_ ? int32_t{f_u8[row + k]} : int32_t{f_s8[row + k]};
+            dst[(k / 2) * 32 + k % 2] = static_cast<int16_t>(w - w_zp);
+          }
         }
       }
     }
-  }
-  if (vnni) {
-    // [k/4][block][16][4], written sequentially; the slab's source rows stay
-    // in cache across consecutive groups of 4.
-    for (const Slab& s : slabs_) {
-      const int channels = std::min(s.blocks * 16, n_ - s.n0);
-      int8_t* dst = weights8_.data() + s.offset;
-      for (int k4 = 0; k4 < k_padded_ / 4; ++k4, dst += s.blocks * 64) {
-        for (int j = 0; j < channels; ++j) {
-          const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-          for (int i = 0; i < 4; ++i) {
-            const int k = 4 * k4 + i;
-            if (k >= k_) break;
-            const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
-            dst[j * 4 + i] = static_cast<int8_t>(v);
+    if (vnni) {
+      // [k/4][block][16][4], written sequentially; the slab's source rows stay
+      // in cache across consecutive groups of 4.
+      for (const Slab& s : slabs_) {
+        const int channels = std::min(s.blocks * 16, n_ - s.n0);
+        int8_t* dst = weights8_.data() + s.offset;
+        for (int k4 = 0; k4 < k_padded_ / 4; ++k4, dst += s.blocks * 64) {
+          for (int j = 0; j < channels; ++j) {
+            const size_t row = static_cast<size_t>(s.n0 + j) * k_;
+            for (int i = 0; i < 4; ++i) {
+              const int k = 4 * k4 + i;
+              if (k >= k_) break;
+              const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
+              dst[j * 4 + i] = static_cast<int8_t>(v);
+            }
           }
         }
       }

@@ -29,6 +29,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
@@ -60,8 +62,21 @@ class QuantConv {
   // Whether this kernel handles the geometry (ungrouped, sizes in range).
   static bool Covers(const reference::ConvGeometry& g);
 
-  // Packs the weights for `isa` and plans `num_threads` tasks.
-  QuantConv(const QuantConvParams& params, Isa isa, int num_threads);
+  // Packs the weights for `isa` and plans `num_threads` tasks. With
+  // `packed` (SerializePacked of an earlier kernel), takes the packed
+  // weights from it instead when it was packed from the same weights and
+  // parameters for the same ISA and layout (see packed_state.h); otherwise
+  // packs, and packed_rejection() says why.
+  QuantConv(const QuantConvParams& params, Isa isa, int num_threads,
+            std::span<const uint8_t> packed = {});
+
+  // The layout of the packed arrays SerializePacked writes: bump whenever
+  // the packing (weights8_, weights16_, column_bias_) changes.
+  static constexpr uint32_t kPackedLayoutVersion = 1;
+  // `params`: those this kernel was built from (their weights are fingerprinted).
+  std::vector<uint8_t> SerializePacked(const QuantConvParams& params) const;
+  bool reused_packed() const { return reused_packed_; }
+  const std::string& packed_rejection() const { return packed_rejection_; }
 
   Isa isa() const { return isa_; }
   // Per-Eval scratch for all tasks (packed input rows).
@@ -88,6 +103,9 @@ class QuantConv {
                  int32_t* row_terms) const;
 
   const double* DoubleScale() const { return double_rescale_ ? double_scale_.data() : nullptr; }
+  // What SerializePacked records and LoadPacked checks (packed_state.cc).
+  uint64_t PackedFingerprint(const QuantConvParams& p) const;
+  bool LoadPacked(const QuantConvParams& p, std::span<const uint8_t> packed);
 
   friend struct VnniOps;
   friend struct Avx2Ops;
@@ -116,6 +134,8 @@ class QuantConv {
   bool split_rows_ = true;  // tasks split rows (else output-channel slabs)
   size_t panel_bytes_ = 0;
   size_t per_task_bytes_ = 0;
+  bool reused_packed_ = false;
+  std::string packed_rejection_;
 };
 
 }  // namespace delegato::optimized
