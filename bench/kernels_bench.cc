@@ -17,12 +17,16 @@
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quant_depthwise.h"
 #include "kernels/optimized/quantize.h"
+#include "kernels/optimized/reduce_mean.h"
 #include "kernels/optimized/resize_bilinear.h"
+#include "kernels/optimized/softmax8.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/quantize.h"
+#include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
+#include "kernels/reference/softmax.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -47,6 +51,7 @@ struct Layer {
 const Layer kConvLayers[] = {
     {224, 224, 3, 32, 3, 2},    // Conv (first, im2col with 3 channels)
     {112, 112, 32, 16, 1, 1},   // expanded_conv project
+    {112, 112, 16, 96, 1, 1},   // expand (K = 16)
     {56, 56, 24, 144, 1, 1},    // expand
     {28, 28, 192, 32, 1, 1},    // project
     {14, 14, 384, 64, 1, 1},    // project
@@ -331,6 +336,97 @@ void BM_QuantizeFloat(benchmark::State& state) {  // movenet's input 192x192x3 f
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// MobileNet v2's float input 224x224x3 in [-1, 1] -> int8 (scale 1/127.5:
+// the multiply-and-check path).
+void BM_QuantizeFloatImage(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t n = 224 * 224 * 3;
+  std::vector<float> in(n);
+  std::mt19937 rng(1);
+  for (auto& x : in) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+  std::vector<uint8_t> out(n);
+  const float scale = 1.0f / 127.5f;
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::AffineQuantize(scale, -1, in.data(), reinterpret_cast<int8_t*>(out.data()), 0, n);
+  } else {
+    const opt::QuantizeFloat8 q{scale, -1, true, static_cast<Isa>(isa)};
+    for (auto _ : state) q.Run(in.data(), out.data(), 0, n);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_Softmax(benchmark::State& state) {  // MobileNet's 1x1001 int8 logits
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t depth = 1001;
+  const std::vector<uint8_t> in = RandomBytes(depth, 1);
+  std::vector<uint8_t> out(depth);
+  ref::QuantizedSoftmaxParams p;
+  ref::PrepareQuantizedSoftmax(1.0, 0.1, &p);
+  const int8_t* x = reinterpret_cast<const int8_t*>(in.data());
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::SoftmaxQuantized(p, x, reinterpret_cast<int8_t*>(out.data()), depth, 0, 1);
+  } else {
+    opt::QuantSoftmax8 table;  // the same table kernel for every ISA
+    table.Build(p, true, opt::QuantSoftmax8::Output::kInt8);
+    for (auto _ : state) table.Run(x, out.data(), depth, 0, 1);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * depth);
+}
+
+void BM_Mean(benchmark::State& state) {  // MobileNet's global pool 7x7x1280 int8 over H, W
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int32_t dims[4] = {1, 7, 7, 1280};
+  const bool reduced[4] = {false, true, true, false};
+  const ref::ReduceShape shape = ref::MakeReduceShape(4, dims, reduced);
+  const std::vector<uint8_t> in = RandomBytes(shape.input_count, 1);
+  std::vector<int32_t> sums(shape.output_count);
+  std::vector<int8_t> out(shape.output_count);
+  int32_t m;
+  int shift;
+  delegato::quant::QuantizeMultiplier(0.9, &m, &shift);
+  const int8_t* x = reinterpret_cast<const int8_t*>(in.data());
+  if (isa == kReference) {
+    for (auto _ : state) ref::MeanQuantized(shape, x, -128, m, shift, -128, sums.data(), out.data());
+  } else {
+    opt::MeanSum8 kernel;
+    kernel.Plan(shape);
+    kernel.is_signed = true;
+    kernel.isa = static_cast<Isa>(isa);
+    for (auto _ : state) {
+      kernel.Run(in.data(), sums.data());
+      ref::MeanRescale(shape, sums.data(), -128, m, shift, -128, out.data());
+    }
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * shape.input_count);
+}
+
+void BM_RequantizeImage(benchmark::State& state) {  // MobileNet v2's uint8 input -> int8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int64_t n = 224 * 224 * 3;
+  const std::vector<uint8_t> in = RandomBytes(n, 1);
+  std::vector<uint8_t> out(n);
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::Requantize(in.data(), reinterpret_cast<int8_t*>(out.data()), 1 << 30, 1, 127, -1, 0, n);
+  } else {
+    const opt::ScopedIsaOverride override_isa(static_cast<Isa>(isa));
+    opt::RequantizeTable8 table;
+    table.Build(false, true, 1 << 30, 1, 127, -1);
+    for (auto _ : state) table.Run(in.data(), out.data(), 0, n);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 void BM_Requantize(benchmark::State& state) {  // deeplab's 33x33x256 uint8 -> uint8
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -343,7 +439,8 @@ void BM_Requantize(benchmark::State& state) {  // deeplab's 33x33x256 uint8 -> u
   if (isa == kReference) {
     for (auto _ : state) ref::Requantize(in.data(), out.data(), m, shift, 128, 120, 0, n);
   } else {
-    opt::RequantizeTable8 table;  // the same table for every ISA
+    const opt::ScopedIsaOverride override_isa(static_cast<Isa>(isa));  // avx512vnni: VBMI lookups
+    opt::RequantizeTable8 table;
     table.Build(false, false, m, shift, 128, 120);
     for (auto _ : state) table.Run(in.data(), out.data(), 0, n);
   }
@@ -424,6 +521,12 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/192x192x3", BM_QuantizeFloat)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("requantize_uint8/33x33x256", BM_Requantize)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("requantize_uint8_int8/224x224x3", BM_RequantizeImage)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("quantize_float_int8/224x224x3", BM_QuantizeFloatImage)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
   return 0;
 }
 const int kRegistered = RegisterAll();

@@ -14,6 +14,7 @@
 #include "kernels/fixed_point.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quantize.h"
+#include "kernels/optimized/softmax8.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/elementwise.h"
@@ -595,6 +596,9 @@ struct SoftmaxData {
   reference::QuantizedSoftmaxParams params;
   int64_t depth = 0;
   int64_t rows = 0;
+  // 8-bit input: the exp table kernel (kernel set allowing it).
+  bool use_table = false;
+  optimized::QuantSoftmax8 table;
 };
 
 // ------------------------------------------------------------ quantize / dequantize / cast
@@ -830,6 +834,13 @@ void PrepareSoftmax(KernelContext& ctx, Node& node) {
                    reference::PrepareQuantizedSoftmax(data->beta, qi.scale, &data->params),
                    "beta ", data->beta, " times input scale ", qi.scale,
                    " is too small for the fixed-point softmax");
+    if (ctx.optimized()) {
+      data->use_table = true;
+      data->table.Build(data->params, in.type == DataType::kInt8,
+                        out.type == DataType::kInt16  ? optimized::QuantSoftmax8::Output::kInt16
+                        : out.type == DataType::kInt8 ? optimized::QuantSoftmax8::Output::kInt8
+                                                      : optimized::QuantSoftmax8::Output::kUInt8);
+    }
   }
   node.op_data = std::move(data);
 }
@@ -841,7 +852,9 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
   // Split by rows; aim for chunks of kMinParallelElements elements.
   const int64_t min_rows = std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, d.depth));
   auto run = [&](int64_t begin, int64_t end) {
-    if (d.in_type == DataType::kFloat32) {
+    if (d.use_table) {
+      d.table.Run(in.data, out.data, d.depth, begin, end);
+    } else if (d.in_type == DataType::kFloat32) {
       reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth, begin,
                               end);
     } else if (d.in_type == DataType::kUInt8) {

@@ -6,6 +6,7 @@
 
 #include "kernels/quantization.h"
 #include "kernels/optimized/arg_minmax.h"
+#include "kernels/optimized/reduce_mean.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/reduce.h"
 #include "ops/kernel.h"
@@ -28,6 +29,8 @@ struct MeanData {
   reference::ReduceShape shape;
   int32_t multiplier = 0;
   int shift = 0;
+  bool fast = false;  // 8-bit sums by the optimized kernel (kernel set allowing it)
+  optimized::MeanSum8 sum8;
 };
 
 }  // namespace
@@ -74,6 +77,12 @@ void PrepareMean(KernelContext& ctx, Node& node) {
     quant::QuantizeMultiplier(static_cast<double>(in.scale()) / static_cast<double>(out.scale()),
                               &data->multiplier, &data->shift);
     node.scratch_bytes = static_cast<size_t>(data->shape.output_count) * sizeof(int32_t);
+    if (ctx.optimized() && (in.type == DataType::kUInt8 || in.type == DataType::kInt8) &&
+        data->sum8.Plan(data->shape)) {
+      data->fast = true;
+      data->sum8.is_signed = in.type == DataType::kInt8;
+      data->sum8.isa = optimized::SelectedIsa();
+    }
   }
   ctx.SetOutputDims(node, 0, dims);
 }
@@ -83,6 +92,16 @@ void EvalMean(KernelContext& ctx, const Node& node) {
   const Tensor& in = ctx.in(node, 0);
   const Tensor& out = ctx.out(node, 0);
   int32_t* sums = reinterpret_cast<int32_t*>(node.scratch);
+  if (d.fast) {
+    d.sum8.Run(static_cast<const uint8_t*>(in.data), sums);
+    if (in.type == DataType::kInt8)
+      reference::MeanRescale(d.shape, sums, in.zero_point(), d.multiplier, d.shift,
+                             out.zero_point(), ctx.out(node, 0).data_as<int8_t>());
+    else
+      reference::MeanRescale(d.shape, sums, in.zero_point(), d.multiplier, d.shift,
+                             out.zero_point(), ctx.out(node, 0).data_as<uint8_t>());
+    return;
+  }
   switch (in.type) {
     case DataType::kFloat32:
       reference::MeanFloat(d.shape, in.data_as<float>(), ctx.out(node, 0).data_as<float>());

@@ -24,16 +24,10 @@ namespace delegato {
 namespace {
 
 using optimized::Isa;
+using testing::SupportedIsas;
 using optimized::QuantBinary;
 using testing::OpModel;
 using testing::Q;
-
-std::vector<Isa> SupportedIsas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
-    if (optimized::IsaSupported(isa)) isas.push_back(isa);
-  return isas;
-}
 
 struct Shapes {
   std::vector<int32_t> a, b, out;

@@ -24,16 +24,10 @@ namespace delegato {
 namespace {
 
 using optimized::Isa;
+using testing::SupportedIsas;
 using testing::OpModel;
 using testing::Q;
 using testing::QPerAxis;
-
-std::vector<Isa> SupportedIsas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
-    if (optimized::IsaSupported(isa)) isas.push_back(isa);
-  return isas;
-}
 
 struct RandomConv {
   reference::ConvGeometry g;
@@ -245,6 +239,110 @@ TEST(OptimizedConvTest, RequantizationMatchesReference) {
       ExpectSame(ReferenceOutput(c), OptimizedOutput(c, isa, 1),
                  std::string(optimized::IsaName(isa)) + " trial " + std::to_string(trial));
     }
+  }
+}
+
+TEST(OptimizedConvTest, Shift64RequantizationMatchesReference) {
+  // Shifts inside requantize64.h's range (right shifts up to 22, left
+  // shifts, zero multipliers), extreme accumulators and zero points, int8
+  // and uint8 outputs, narrow activation ranges: the vnni kernels take the
+  // 64-bit rounding-shift path and must agree with the reference.
+  if (!optimized::IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI";
+  std::mt19937 rng(11);
+  std::vector<int32_t> accs = {0, 1, -1, 2, -2, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
+                               1 << 30, -(1 << 30), (1 << 30) - 1, -(1 << 30) + 1, 12345, -12345};
+  for (int i = 0; i < 2000; ++i) accs.push_back(static_cast<int32_t>(rng()));
+  for (int trial = 0; trial < 400; ++trial) {
+    RandomConv c;
+    c.is_uint8 = trial % 3 == 0;
+    reference::ConvGeometry& g = c.g;
+    g.batches = 1;
+    g.input_height = g.input_width = 1;
+    g.output_height = g.output_width = 1;
+    g.filter_height = g.filter_width = 1;
+    g.input_depth = g.filter_depth = 1;
+    g.output_depth = std::vector<int>{16, 32, 48, 64, 7, 33}[trial % 6];
+    c.input_zp = 0;
+    c.filter_zp = c.is_uint8 ? 1 : 0;  // w - w_zp = 0: the accumulator is the bias itself
+    c.output_zp = PickZeroPoint(rng, c.is_uint8);
+    const int lo = c.is_uint8 ? 0 : -128, hi = c.is_uint8 ? 255 : 127;
+    c.act_min = lo;
+    c.act_max = hi;
+    if (trial % 4 == 1) {
+      c.act_min = std::uniform_int_distribution<int>(lo, hi)(rng);
+      c.act_max = std::uniform_int_distribution<int>(c.act_min, hi)(rng);
+    }
+    c.input = {0};
+    c.filter.assign(g.output_depth, c.is_uint8 ? 1 : 0);
+    // Right shifts near the rounding-tie scale of the accumulators: a tie
+    // needs acc * m to end in exactly the right bits, so also build some.
+    const int max_left = trial % 5 == 0 ? 31 : 0;
+    for (int ch = 0; ch < g.output_depth; ++ch) {
+      int32_t m = static_cast<int32_t>((1u << 30) + (rng() & 0x3FFFFFFF));
+      if (trial % 17 == 0) m = ch == 0 ? 0 : INT32_MAX;
+      if (trial % 13 == 0) m = 1 << 30;
+      const int shift = std::uniform_int_distribution<int>(-22, max_left)(rng);
+      int32_t acc = accs[rng() % accs.size()];
+      if (ch % 3 == 0 && shift < 0 && m == (1 << 30)) {
+        // acc * 2^30 / 2^(31 + r) lands on a half: acc = odd * 2^r.
+        acc = static_cast<int32_t>(static_cast<uint32_t>(rng() | 1u) << -shift);
+      }
+      c.multipliers.push_back(m);
+      c.shifts.push_back(shift);
+      c.bias.push_back(acc);
+    }
+    optimized::QuantConvParams p;
+    p.geometry = c.g;
+    p.shift = c.shifts.data();
+    p.multiplier = c.multipliers.data();
+    p.is_uint8 = c.is_uint8;
+    p.filter = c.filter.data();
+    p.filter_zero_point = c.filter_zp;
+    ASSERT_TRUE(optimized::QuantConv(p, Isa::kAvx512Vnni, 1).shift64_requant());
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    const std::vector<uint8_t> got = OptimizedOutput(c, Isa::kAvx512Vnni, 1);
+    for (int ch = 0; ch < g.output_depth; ++ch)
+      EXPECT_EQ(expected[ch], got[ch]) << "trial " << trial << " channel " << ch
+                                       << " multiplier " << c.multipliers[ch] << " shift "
+                                       << c.shifts[ch] << " accumulator " << c.bias[ch] << ": "
+                                       << c.Describe();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(OptimizedConvTest, FirstLayerShapes) {
+  // Few input channels with 3x3 stride-2 windows over wide rows (the
+  // first-layer im2col), SAME and VALID, odd sizes, K just around 4-tap groups.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 24; ++trial) {
+    RandomConv c = MakeConv(rng, trial % 4 == 0);
+    reference::ConvGeometry& g = c.g;
+    g.batches = 1 + trial % 2;
+    g.input_height = 9 + trial % 7;
+    g.input_width = 20 + 3 * trial;
+    g.input_depth = g.filter_depth = std::vector<int>{1, 2, 3, 4, 5}[trial % 5];
+    g.filter_height = g.filter_width = trial % 6 == 5 ? 5 : 3;
+    g.stride_height = g.stride_width = 1 + trial % 2;
+    g.dilation_height = g.dilation_width = trial % 8 == 7 ? 2 : 1;
+    const reference::Window2D w = reference::ComputeWindow2D(
+        trial % 3 == 0 ? Padding::kValid : Padding::kSame, g.stride_height, g.stride_width,
+        g.dilation_height, g.dilation_width, g.input_height, g.input_width, g.filter_height,
+        g.filter_width);
+    g.output_height = w.out_height;
+    g.output_width = w.out_width;
+    g.pad_height = w.pad_height;
+    g.pad_width = w.pad_width;
+    const int k = g.filter_height * g.filter_width * g.input_depth;
+    c.input.resize(static_cast<size_t>(g.batches) * g.input_height * g.input_width *
+                   g.input_depth);
+    for (auto& v : c.input) v = static_cast<uint8_t>(rng());
+    c.filter.resize(static_cast<size_t>(g.output_depth) * k);
+    for (auto& v : c.filter) v = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas())
+      for (int tasks : {1, 2})
+        ExpectSame(expected, OptimizedOutput(c, isa, tasks),
+                   std::string(optimized::IsaName(isa)) + " " + c.Describe());
   }
 }
 

@@ -24,16 +24,10 @@ namespace delegato {
 namespace {
 
 using optimized::Isa;
+using testing::SupportedIsas;
 using testing::OpModel;
 using testing::Q;
 using testing::QPerAxis;
-
-std::vector<Isa> SupportedIsas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
-    if (optimized::IsaSupported(isa)) isas.push_back(isa);
-  return isas;
-}
 
 template <class T>
 T Pick(std::mt19937& rng, const std::vector<T>& values) {

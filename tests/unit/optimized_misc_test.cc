@@ -30,15 +30,9 @@ namespace delegato {
 namespace {
 
 using optimized::Isa;
+using testing::SupportedIsas;
 using testing::OpModel;
 using testing::Q;
-
-std::vector<Isa> SupportedIsas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni})
-    if (optimized::IsaSupported(isa)) isas.push_back(isa);
-  return isas;
-}
 
 // ------------------------------------------------------------------ resize
 
@@ -164,6 +158,33 @@ TEST(OptimizedMiscTest, RequantizeTableMatchesReference) {
     else run(in.data(), expected.data());
     table.Run(in.data(), got.data(), 0, 256);
     ASSERT_EQ(expected, got) << "trial " << trial;
+  }
+}
+
+TEST(OptimizedMiscTest, RequantizeTableRunsAnyRange) {
+  // The table lookup (VBMI byte permutes when the CPU has them, else bytes)
+  // over ranges that start and end anywhere, against the table itself; the
+  // bytes outside [begin, end) stay untouched.
+  std::mt19937 rng(48);
+  for (Isa isa : SupportedIsas()) {
+    optimized::ScopedIsaOverride override_isa(isa);
+    for (int trial = 0; trial < 100; ++trial) {
+      int32_t m;
+      int s;
+      quant::QuantizeMultiplier(std::pow(10.0, std::uniform_real_distribution<double>(-1, 1)(rng)),
+                                &m, &s);
+      optimized::RequantizeTable8 table;
+      table.Build(trial % 2, trial % 3 == 0, m, s, static_cast<int>(rng() % 256) - 128,
+                  static_cast<int>(rng() % 256) - 128);
+      const int64_t n = 1 + rng() % 700;
+      const int64_t begin = rng() % n, end = begin + rng() % (n - begin + 1);
+      std::vector<uint8_t> in(n), got(n, 0xA5), expected(n, 0xA5);
+      for (auto& v : in) v = static_cast<uint8_t>(rng());
+      for (int64_t i = begin; i < end; ++i) expected[i] = table.table[in[i]];
+      table.Run(in.data(), got.data(), begin, end);
+      ASSERT_EQ(expected, got) << optimized::IsaName(isa) << " trial " << trial << " [" << begin
+                               << ", " << end << ") of " << n;
+    }
   }
 }
 

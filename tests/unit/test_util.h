@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "delegato/interpreter.h"
+#include "kernels/optimized/isa.h"
 #include "model/model.h"
 
 namespace delegato::testing {
@@ -105,5 +106,14 @@ std::string SharedModelPath(const std::string& name);
   const std::string var = ::delegato::testing::SharedModelPath(name);                  \
   if (var.empty()) GTEST_SKIP() << "shared model " << (name) << " not found (../shared/models; " \
                                    "set DELEGATO_SHARED_DIR)";
+
+// The kernel ISAs this CPU can run (optimized-kernel tests run each).
+inline std::vector<optimized::Isa> SupportedIsas() {
+  std::vector<optimized::Isa> isas;
+  for (optimized::Isa isa :
+       {optimized::Isa::kScalar, optimized::Isa::kAvx2, optimized::Isa::kAvx512Vnni})
+    if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
 
 }  // namespace delegato::testing

@@ -20,6 +20,9 @@ namespace {
 constexpr int kPanelRowMultiple = 48;  // a multiple of every kernel's row count
 constexpr size_t kPanelTargetBytes = 96 * 1024;
 constexpr int kMaxBlockRows = 1536;
+// The vnni im2col copies write whole vectors: up to this many bytes past the
+// end of what they fill, which the panel reserves.
+constexpr size_t kIm2colOverwrite = 64;
 
 // ------------------------------------------------------------ slab kernels
 
@@ -49,21 +52,32 @@ DLG_TARGET_AVX512 inline __m512i RescaleDouble16(__m512i acc, const double* scal
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-template <int MR, int NB, bool kDouble>
+// How a slab kernel requantizes: requantize.h, requantize64.h (narrow or
+// wide channels), or FULLY_CONNECTED's double rescale.
+enum class Requant { kFixed, kShift64, kShift64Wide, kDouble };
+
+template <int MR, int NB, Requant kRequant>
 DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int rows, int k4,
                                       const int8_t* weights, const int32_t* column_bias,
                                       const int32_t* row_terms, const RequantChannels& rq,
-                                      const double* double_scale, int n0, int n, uint8_t* out,
-                                      size_t out_stride) {
+                                      const Requant64Channels& rq64, const double* double_scale,
+                                      int n0, int n, uint8_t* out, size_t out_stride) {
+  constexpr bool kDouble = kRequant == Requant::kDouble;
+  constexpr bool kShift64 = kRequant == Requant::kShift64 || kRequant == Requant::kShift64Wide;
   const __m512i lo = _mm512_set1_epi32(rq.clamp_min);
   const __m512i hi = _mm512_set1_epi32(rq.clamp_max);
   const __m512i offset = _mm512_set1_epi32(rq.output_offset);
+  const Requant64Bounds bounds = LoadRequant64Bounds(rq64);
+  __m512i bias[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) bias[j] = _mm512_load_si512(column_bias + n0 + 16 * j);
   for (int r0 = 0; r0 < rows; r0 += MR) {
+    // Accumulators start at the column bias (one add fewer per output vector).
     __m512i acc[MR][NB];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+      for (int j = 0; j < NB; ++j) acc[r][j] = bias[j];
     const uint8_t* a = panel + static_cast<size_t>(r0) * stride;
     const int8_t* w = weights;
     for (int t = 0; t < k4; ++t, w += NB * 64, a += 4) {
@@ -83,14 +97,26 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) {
       const int c = n0 + 16 * j;
-      const Requant512 p = LoadRequant512(rq, c);
-      const __m512i bias = _mm512_load_si512(column_bias + c);
       const int valid = std::min(16, n - c);
       const __mmask16 mask = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
+      if constexpr (kShift64) {
+        const Requant64Block p = LoadRequant64Block(rq64, c);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          if (r >= valid_rows) break;
+          __m512i v = acc[r][j];
+          if (row_terms != nullptr) v = _mm512_add_epi32(v, _mm512_set1_epi32(row_terms[r0 + r]));
+          v = Requant64<kRequant == Requant::kShift64Wide>(v, p, bounds);
+          _mm_mask_storeu_epi8(out + static_cast<size_t>(r0 + r) * out_stride + c, mask,
+                               ClampToBytes64(v, bounds));
+        }
+        continue;
+      }
+      const Requant512 p = LoadRequant512(rq, c);
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         if (r >= valid_rows) break;
-        __m512i v = _mm512_add_epi32(acc[r][j], bias);
+        __m512i v = acc[r][j];
         if (row_terms != nullptr) v = _mm512_add_epi32(v, _mm512_set1_epi32(row_terms[r0 + r]));
         if constexpr (kDouble) {
           v = RescaleDouble16(v, double_scale + c);
@@ -186,6 +212,161 @@ DLG_TARGET_AVX512 void VnniCopy(uint8_t* dst, const uint8_t* src, size_t n, uint
   }
 }
 
+// n bytes, x ^ flip. Loads are masked (nothing past n is read); stores write
+// the whole vector (up to kIm2colOverwrite bytes past n) and are only as wide
+// as needed: wide masked accesses cost far more than the bytes they move.
+DLG_TARGET_AVX512 inline void VnniCopyAny(uint8_t* dst, const uint8_t* src, size_t n,
+                                          __m512i flip) {
+  if (n <= 16) {
+    const __mmask16 mask = static_cast<__mmask16>(_bzhi_u32(0xFFFFu, static_cast<unsigned>(n)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                     _mm_xor_si128(_mm_maskz_loadu_epi8(mask, src), _mm512_castsi512_si128(flip)));
+    return;
+  }
+  if (n <= 32) {
+    const __mmask32 mask = _bzhi_u32(~0u, static_cast<unsigned>(n));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
+                        _mm256_xor_si256(_mm256_maskz_loadu_epi8(mask, src),
+                                         _mm512_castsi512_si256(flip)));
+    return;
+  }
+  for (; n >= 64; n -= 64, src += 64, dst += 64)
+    _mm512_storeu_si512(dst, _mm512_xor_si512(_mm512_loadu_si512(src), flip));
+  if (n > 0) {
+    const __mmask64 mask = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n));
+    _mm512_storeu_si512(dst, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, src), flip));
+  }
+}
+
+DLG_TARGET_AVX512 inline void VnniFill(uint8_t* dst, size_t n, __m512i value) {
+  if (n <= 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_castsi512_si128(value));
+    return;
+  }
+  for (; n >= 64; n -= 64, dst += 64) _mm512_storeu_si512(dst, value);
+  if (n > 0) _mm512_storeu_si512(dst, value);
+}
+
+// The interior of an output row when one filter row's taps fit in 16 bytes
+// (first layers: 3x3 over 3 channels): per pixel, one 16-byte load, xor and
+// store per filter row, with the loop invariants hoisted. Loads are plain
+// except near the end of the input, where they are masked.
+DLG_TARGET_AVX512 inline uint8_t* VnniIm2colNarrowRun(
+    const uint8_t* first, size_t step, int count, const int64_t* fy_offset, int filter_h,
+    size_t row_taps, size_t tail, size_t kp, const uint8_t* safe_end, __mmask16 mask,
+    __m128i flip, __m128i pad, uint8_t* dst) {
+  for (int i = 0; i < count; ++i, first += step, dst += kp) {
+    uint8_t* d = dst;
+    for (int fy = 0; fy < filter_h; ++fy, d += row_taps) {
+      __m128i v = pad;
+      if (fy_offset[fy] >= 0) {
+        const uint8_t* src = first + fy_offset[fy];
+        v = src < safe_end ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                           : _mm_maskz_loadu_epi8(mask, src);
+        v = _mm_xor_si128(v, flip);
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v);
+    }
+    if (tail > 0) _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_setzero_si128());
+  }
+  return dst;
+}
+
+// im2col of `rows` output pixels from m0 into a vnni panel (rows of kp bytes:
+// the k taps as x ^ xor_mask, padded taps as pad_byte, then zeros), with
+// vector copies: with few input channels (first layers) the per-tap copies
+// are a few bytes each, and byte loops cost more than the GEMM. Each copy
+// may write past its end into bytes written next (in increasing order) or
+// into the panel's reserve.
+DLG_TARGET_AVX512 void VnniIm2col(const reference::ConvGeometry& g, int k, int kp,
+                                  uint8_t xor_mask, uint8_t pad_byte, const uint8_t* input,
+                                  int64_t m0, int rows, uint8_t* panel) {
+  constexpr int kMaxNarrowFilterRows = 16;
+  const int32_t out_h = g.output_height, out_w = g.output_width;
+  const int32_t in_h = g.input_height, in_w = g.input_width;
+  const int32_t filter_h = g.filter_height, filter_w = g.filter_width;
+  const int32_t stride_h = g.stride_height, stride_w = g.stride_width;
+  const int32_t dilation_h = g.dilation_height, dilation_w = g.dilation_width;
+  const int32_t pad_h = g.pad_height, pad_w = g.pad_width;
+  const size_t cin = g.input_depth;
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(xor_mask));
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(pad_byte));
+  const int64_t plane = int64_t{out_h} * out_w;
+  const size_t batch_size = static_cast<size_t>(in_h) * in_w * cin;
+  const size_t row_taps = static_cast<size_t>(filter_w) * cin;
+  const size_t in_row_stride = static_cast<size_t>(in_w) * cin;
+  const size_t tail = static_cast<size_t>(kp - k);
+  int64_t b = m0 / plane;
+  int32_t oy = static_cast<int32_t>((m0 % plane) / out_w);
+  int32_t ox = static_cast<int32_t>((m0 % plane) % out_w);
+  // Narrow runs: output columns [narrow_begin, narrow_end) read whole filter rows.
+  const bool narrow = row_taps <= 16 && dilation_w == 1 && filter_h <= kMaxNarrowFilterRows;
+  int32_t narrow_begin = 0, narrow_end = 0;
+  if (narrow) {
+    // ox * stride_w - pad_w >= 0 and ox * stride_w - pad_w + filter_w <= in_w.
+    narrow_begin = std::min<int32_t>(out_w, (pad_w + stride_w - 1) / stride_w);
+    const int32_t last_start = in_w - filter_w + pad_w;  // largest ox * stride_w
+    const int32_t end = last_start < 0 ? 0 : std::min<int32_t>(out_w, last_start / stride_w + 1);
+    narrow_end = std::max(narrow_begin, end);
+  }
+  // Plain 16-byte loads below this address stay inside the input.
+  const size_t input_bytes = static_cast<size_t>(g.batches) * batch_size;
+  const uint8_t* safe_end = input + (input_bytes >= 16 ? input_bytes - 16 : 0);
+  const unsigned narrow_bytes = static_cast<unsigned>(std::min<size_t>(row_taps, 16));
+  const __mmask16 narrow_mask = static_cast<__mmask16>(_bzhi_u32(0xFFFFu, narrow_bytes));
+  int64_t fy_offset[kMaxNarrowFilterRows];
+  for (int r = 0; r < rows; ++r, ++ox) {
+    if (ox == out_w) {
+      ox = 0;
+      if (++oy == out_h) {
+        oy = 0;
+        ++b;
+      }
+    }
+    const uint8_t* batch_in = input + static_cast<size_t>(b) * batch_size;
+    uint8_t* dst = panel + static_cast<size_t>(r) * kp;
+    const int32_t iy0 = oy * stride_h - pad_h;
+    if (narrow && ox >= narrow_begin && ox < narrow_end) {
+      const int count = std::min(narrow_end - ox, rows - r);
+      for (int32_t fy = 0; fy < filter_h; ++fy) {
+        const int32_t iy = iy0 + dilation_h * fy;
+        fy_offset[fy] = iy < 0 || iy >= in_h ? -1 : static_cast<int64_t>(iy) * in_row_stride;
+      }
+      const uint8_t* first = batch_in + static_cast<size_t>(ox * stride_w - pad_w) * cin;
+      VnniIm2colNarrowRun(first, static_cast<size_t>(stride_w) * cin, count, fy_offset, filter_h,
+                          row_taps, tail, kp, safe_end, narrow_mask, _mm512_castsi512_si128(flip),
+                          _mm512_castsi512_si128(pad), dst);
+      r += count - 1;
+      ox += count - 1;
+      continue;
+    }
+    const int32_t ix0 = ox * stride_w - pad_w;
+    const bool whole_row = dilation_w == 1 && ix0 >= 0 && ix0 + filter_w <= in_w;
+    for (int32_t fy = 0; fy < filter_h; ++fy) {
+      const int32_t iy = iy0 + dilation_h * fy;
+      if (iy < 0 || iy >= in_h) {
+        VnniFill(dst, row_taps, pad);
+        dst += row_taps;
+        continue;
+      }
+      const uint8_t* in_row = batch_in + static_cast<size_t>(iy) * in_row_stride;
+      if (whole_row) {
+        VnniCopyAny(dst, in_row + static_cast<size_t>(ix0) * cin, row_taps, flip);
+        dst += row_taps;
+        continue;
+      }
+      for (int32_t fx = 0; fx < filter_w; ++fx, dst += cin) {
+        const int32_t ix = ix0 + dilation_w * fx;
+        if (ix < 0 || ix >= in_w)
+          VnniFill(dst, cin, pad);
+        else
+          VnniCopyAny(dst, in_row + static_cast<size_t>(ix) * cin, cin, flip);
+      }
+    }
+    if (tail > 0) VnniFill(dst, tail, _mm512_setzero_si512());
+  }
+}
+
 DLG_TARGET_AVX512 void VnniRowSums(const uint8_t* panel, size_t stride, int rows, int32_t coef,
                                    int32_t* out) {
   const __m512i zero = _mm512_setzero_si512();
@@ -257,6 +438,8 @@ void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
 
 struct ScalarOps {
   using Elem = int16_t;
+  static constexpr bool kOwnIm2col = false;
+  static void Im2col(const QuantConv&, const uint8_t*, int64_t, int, Elem*) {}
   static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       const int32_t x = c.is_uint8_ ? int32_t{src[i]} : int32_t{static_cast<int8_t>(src[i])};
@@ -288,6 +471,10 @@ struct Avx2Ops : ScalarOps {
 
 struct VnniOps {
   using Elem = uint8_t;
+  static constexpr bool kOwnIm2col = true;
+  static void Im2col(const QuantConv& c, const uint8_t* input, int64_t m0, int rows, Elem* panel) {
+    VnniIm2col(c.g_, c.k_, c.k_padded_, c.xor_mask_, c.pad_byte_, input, m0, rows, panel);
+  }
   static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
     if (n <= 32) {  // few input channels (first layers): not worth a call
       const uint8_t flip = c.xor_mask_;
@@ -316,11 +503,15 @@ struct VnniOps {
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t* row_terms, uint8_t* out) {
     if (c.double_rescale_)
-      Dispatch<true>(c, s, panel, rows, row_terms, out);
+      Dispatch<Requant::kDouble>(c, s, panel, rows, row_terms, out);
+    else if (!c.shift64_requant_)
+      Dispatch<Requant::kFixed>(c, s, panel, rows, row_terms, out);
+    else if (c.requant64_.wide)
+      Dispatch<Requant::kShift64Wide>(c, s, panel, rows, row_terms, out);
     else
-      Dispatch<false>(c, s, panel, rows, row_terms, out);
+      Dispatch<Requant::kShift64>(c, s, panel, rows, row_terms, out);
   }
-  template <bool kDouble>
+  template <Requant kRequant>
   static void Dispatch(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                        const int32_t* row_terms, uint8_t* out) {
     const int8_t* w = c.weights8_.data() + s.offset;
@@ -330,20 +521,20 @@ struct VnniOps {
     const double* ds = c.DoubleScale();
     switch (s.blocks) {
       case 4:
-        VnniSlabKernel<6, 4, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                      c.requant_, ds, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<6, 4, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                        c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
         break;
       case 3:
-        VnniSlabKernel<8, 3, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                      c.requant_, ds, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<8, 3, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                        c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
         break;
       case 2:
-        VnniSlabKernel<12, 2, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                       c.requant_, ds, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<12, 2, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                         c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
         break;
       default:
-        VnniSlabKernel<16, 1, kDouble>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                       c.requant_, ds, s.n0, c.n_, out, c.n_);
+        VnniSlabKernel<16, 1, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
+                                         c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
         break;
     }
   }
@@ -470,6 +661,11 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
     for (int c = 0; c < n_; ++c) double_scale_[c] = p.output_scale[c];
   } else {
     requant_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min, p.act_max);
+    if (vnni && Requant64Channels::Covers(p.shift, n_)) {
+      shift64_requant_ = true;
+      requant64_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min,
+                      p.act_max, !is_uint8_);
+    }
   }
 
   // Work split and per-task panel. Small convolutions stay on one thread:
@@ -487,7 +683,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   block = static_cast<int>(
       std::min<int64_t>(block, RoundUp(static_cast<size_t>(rows_per_task), kPanelRowMultiple)));
   block_rows_ = block;
-  panel_bytes_ = RoundUp(static_cast<size_t>(block) * row_bytes, 64);
+  panel_bytes_ = RoundUp(static_cast<size_t>(block) * row_bytes, 64) + kIm2colOverwrite;
   per_task_bytes_ = panel_bytes_ + RoundUp(static_cast<size_t>(block) * sizeof(int32_t), 64);
 }
 
@@ -511,6 +707,8 @@ void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename O
         Ops::Zero(panel + r * kp + cin, kp - cin);
       }
     }
+  } else if constexpr (Ops::kOwnIm2col) {
+    Ops::Im2col(*this, input, m0, rows, panel);
   } else {
     // Geometry in locals: the byte stores below may alias anything, and the
     // compiler would reload every field per row.

@@ -24,7 +24,10 @@
 //     [-255, 255]); vpmaddwd adds two products (|sum| <= 130050) into int32
 //     exactly, with no saturation. No correction terms.
 // The int32 sum is then requantized exactly as the reference does
-// (requantize.h). Results do not depend on the ISA or the thread count.
+// (requantize.h; on vnni as one 64-bit rounding shift, requantize64.h, when
+// every channel's shift allows: with few input channels requantization, not
+// the multiply-adds, sets the speed). Results do not depend on the ISA or
+// the thread count.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +39,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
+#include "kernels/optimized/requantize64.h"
 #include "kernels/reference/conv.h"
 
 namespace delegato::optimized {
@@ -79,6 +83,8 @@ class QuantConv {
   const std::string& packed_rejection() const { return packed_rejection_; }
 
   Isa isa() const { return isa_; }
+  // Whether the requantization runs as requantize64.h (tests check coverage).
+  bool shift64_requant() const { return shift64_requant_; }
   // Per-Eval scratch for all tasks (packed input rows).
   size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
   // Eval runs tasks [0, num_tasks()) in any order, on any threads; each
@@ -123,6 +129,10 @@ class QuantConv {
   AlignedBuffer<int16_t> weights16_;  // avx2/scalar: [slab][k/2][16][2]
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
   RequantChannels requant_;
+  // vnni: requantization as one 64-bit rounding shift (requantize64.h) when
+  // every channel's shift allows it.
+  Requant64Channels requant64_;
+  bool shift64_requant_ = false;
   AlignedBuffer<double> double_scale_;  // FULLY_CONNECTED mode (empty otherwise)
   bool double_rescale_ = false;
   int32_t row_coefficient_ = 0;  // vnni uint8: 128 - w_zp, times each row's sum of x

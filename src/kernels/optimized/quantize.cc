@@ -23,6 +23,23 @@ void BuildTable(uint8_t* table, int32_t multiplier, int shift, int32_t in_zp, in
 }
 
 #if DELEGATO_X86
+// out = table[in]: two two-register byte permutes cover entries 0..127 and
+// 128..255, the input's top bit picks between them.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void VbmiLookup(
+    const uint8_t* table, const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) {
+  const __m512i t0 = _mm512_load_si512(table), t1 = _mm512_load_si512(table + 64);
+  const __m512i t2 = _mm512_load_si512(table + 128), t3 = _mm512_load_si512(table + 192);
+  for (int64_t i = begin; i < end; i += 64) {
+    const __mmask64 mask =
+        end - i >= 64 ? ~uint64_t{0} : _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(end - i));
+    const __m512i x = _mm512_maskz_loadu_epi8(mask, in + i);
+    const __m512i low = _mm512_permutex2var_epi8(t0, x, t1);
+    const __m512i high = _mm512_permutex2var_epi8(t2, x, t3);
+    _mm512_mask_storeu_epi8(out + i, mask,
+                            _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), low, high));
+  }
+}
+
 DLG_TARGET_AVX512 void Avx512Quantize(const QuantizeFloat8& q, const float* in, uint8_t* out,
                                       int64_t begin, int64_t end) {
   const __m512 scale = _mm512_set1_ps(q.scale);
@@ -63,6 +80,19 @@ void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier
     BuildTable<uint8_t, int8_t>(table, multiplier, shift, in_zp, out_zp);
   else
     BuildTable<uint8_t, uint8_t>(table, multiplier, shift, in_zp, out_zp);
+#if DELEGATO_X86
+  vbmi = SelectedIsa() == Isa::kAvx512Vnni && __builtin_cpu_supports("avx512vbmi");
+#endif
+}
+
+void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
+#if DELEGATO_X86
+  if (vbmi) {
+    VbmiLookup(table, in, out, begin, end);
+    return;
+  }
+#endif
+  for (int64_t i = begin; i < end; ++i) out[i] = table[in[i]];
 }
 
 void QuantizeFloat8::Run(const float* in, uint8_t* out, int64_t begin, int64_t end) const {

@@ -83,19 +83,11 @@ inline void MeanFloat(const ReduceShape& s, const float* input, float* output) {
   for (int64_t i = 0; i < s.output_count; ++i) output[i] = output[i] / count;
 }
 
-// Quantized mean (uint8, int8, int16). multiplier/shift encode
-// input_scale / output_scale; sums is scratch of output_count int32.
+// The quantized mean's last step, from the int32 sums (also used by the
+// optimized kernels, which only compute the sums differently).
 template <class T>
-void MeanQuantized(const ReduceShape& s, const T* input, int32_t input_zero_point,
-                   int32_t multiplier, int shift, int32_t output_zero_point, int32_t* sums,
-                   T* output) {
-  std::fill_n(output, s.output_count, T(0));
-  if (s.input_count == 0 || s.reduced_count == 0) return;
-  std::fill_n(sums, s.output_count, 0);
-  // Wrapping int32 accumulation.
-  AccumulateReduce(s, input, sums, [](int32_t a, T x) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(int32_t{x}));
-  });
+void MeanRescale(const ReduceShape& s, const int32_t* sums, int32_t input_zero_point,
+                 int32_t multiplier, int shift, int32_t output_zero_point, T* output) {
   // Fold 1/count into the multiplier: scale it up by 2^k (k = floor(log2
   // count), capped so the final shift stays >= -31) before the division.
   const int64_t count = s.reduced_count;
@@ -114,6 +106,22 @@ void MeanQuantized(const ReduceShape& s, const T* input, int32_t input_zero_poin
     output[i] = static_cast<T>(
         std::clamp<int32_t>(value, quant::QMin<T>(), quant::QMax<T>()));
   }
+}
+
+// Quantized mean (uint8, int8, int16). multiplier/shift encode
+// input_scale / output_scale; sums is scratch of output_count int32.
+template <class T>
+void MeanQuantized(const ReduceShape& s, const T* input, int32_t input_zero_point,
+                   int32_t multiplier, int shift, int32_t output_zero_point, int32_t* sums,
+                   T* output) {
+  std::fill_n(output, s.output_count, T(0));
+  if (s.input_count == 0 || s.reduced_count == 0) return;
+  std::fill_n(sums, s.output_count, 0);
+  // Wrapping int32 accumulation.
+  AccumulateReduce(s, input, sums, [](int32_t a, T x) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(int32_t{x}));
+  });
+  MeanRescale(s, sums, input_zero_point, multiplier, shift, output_zero_point, output);
 }
 
 }  // namespace delegato::reference

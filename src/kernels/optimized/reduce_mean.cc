@@ -1,0 +1,120 @@
+#include "kernels/optimized/reduce_mean.h"
+
+#include <algorithm>
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+namespace {
+
+template <class T>
+void ScalarSum(const T* in, int64_t reduced, int64_t inner, int32_t* sums) {
+  uint32_t* acc = reinterpret_cast<uint32_t*>(sums);
+  std::fill_n(acc, inner, 0u);
+  for (int64_t r = 0; r < reduced; ++r, in += inner)
+    for (int64_t c = 0; c < inner; ++c) acc[c] += static_cast<uint32_t>(int32_t{in[c]});
+}
+
+#if DELEGATO_X86
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __m512i Widen(__m128i b) {
+  return kSigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+// 16 bytes at p as int32 lanes.
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __m512i Load16(const uint8_t* p) {
+  return Widen<kSigned>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// 64 channels per step in four int32 vectors; the tail with masks.
+template <bool kSigned>
+DLG_TARGET_AVX512 void Avx512Sum(const uint8_t* in, int64_t reduced, int64_t inner, int32_t* sums) {
+  int64_t c = 0;
+  for (; c + 64 <= inner; c += 64) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    const uint8_t* p = in + c;
+    for (int64_t r = 0; r < reduced; ++r, p += inner) {
+      a0 = _mm512_add_epi32(a0, Load16<kSigned>(p));
+      a1 = _mm512_add_epi32(a1, Load16<kSigned>(p + 16));
+      a2 = _mm512_add_epi32(a2, Load16<kSigned>(p + 32));
+      a3 = _mm512_add_epi32(a3, Load16<kSigned>(p + 48));
+    }
+    _mm512_storeu_si512(sums + c, a0);
+    _mm512_storeu_si512(sums + c + 16, a1);
+    _mm512_storeu_si512(sums + c + 32, a2);
+    _mm512_storeu_si512(sums + c + 48, a3);
+  }
+  for (; c < inner; c += 16) {
+    const int64_t left = inner - c;
+    const __mmask16 mask = static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1);
+    __m512i acc = _mm512_setzero_si512();
+    const uint8_t* p = in + c;
+    for (int64_t r = 0; r < reduced; ++r, p += inner)
+      acc = _mm512_add_epi32(acc, Widen<kSigned>(_mm_maskz_loadu_epi8(mask, p)));
+    _mm512_mask_storeu_epi32(sums + c, mask, acc);
+  }
+}
+#endif
+
+}  // namespace
+
+bool MeanSum8::Plan(const reference::ReduceShape& s) {
+  if (s.input_count == 0 || s.reduced_count == 0 || s.rank == 0) return false;
+  // Dims of size 1 may sit anywhere; the others must read kept*, reduced+,
+  // kept*.
+  int first = -1, last = -1;
+  for (int d = 0; d < s.rank; ++d) {
+    if (s.output_strides[d] != 0 || s.input_dims[d] == 1) continue;
+    if (first < 0) first = d;
+    last = d;
+  }
+  outer = 1;
+  reduced = 1;
+  inner = 1;
+  if (first < 0) {  // nothing of size > 1 reduced: every output sums one value
+    inner = s.input_count;
+    return true;
+  }
+  for (int d = 0; d < s.rank; ++d) {
+    const int64_t n = s.input_dims[d];
+    const bool is_reduced = s.output_strides[d] == 0;
+    if (d < first) {
+      outer *= n;
+    } else if (d <= last) {
+      if (!is_reduced && n != 1) return false;
+      reduced *= n;
+    } else {
+      inner *= n;
+    }
+  }
+  return true;
+}
+
+void MeanSum8::Run(const uint8_t* input, int32_t* sums) const {
+  for (int64_t o = 0; o < outer; ++o) {
+    const uint8_t* in = input + o * reduced * inner;
+    int32_t* out = sums + o * inner;
+#if DELEGATO_X86
+    if (isa == Isa::kAvx512Vnni) {
+      if (is_signed)
+        Avx512Sum<true>(in, reduced, inner, out);
+      else
+        Avx512Sum<false>(in, reduced, inner, out);
+      continue;
+    }
+#endif
+    if (is_signed)
+      ScalarSum(reinterpret_cast<const int8_t*>(in), reduced, inner, out);
+    else
+      ScalarSum(in, reduced, inner, out);
+  }
+}
+
+}  // namespace delegato::optimized
