@@ -12,6 +12,7 @@ DEBIAN_PACKAGES=(
   libbenchmark-dev                # micro-benchmarks
   nlohmann-json3-dev              # accelerator target files (JSON)
   python3 python3-pip             # conformance tests against LiteRT
+  chromium                        # a test renders `plan --html` headless
 )
 
 SUDO=""

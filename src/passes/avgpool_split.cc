@@ -320,10 +320,10 @@ class AvgPoolSplitPass : public Pass {
       change.details.push_back(best->added ? StrCat("cost: ", best->added, " more node(s)")
                                            : "cost: none (one node replaces one node)");
       if (quantized || best->added) {
-        const Region a{&model, {n}, {in}, {out}};
+        const Region a{&model, {n}, {in}, {out}, {}};
         std::vector<int> nodes;
         for (int k = 0; k <= best->added; ++k) nodes.push_back(n + k);
-        const Region b{best->model.get(), nodes, {in}, {out}};
+        const Region b{best->model.get(), nodes, {in}, {out}, {}};
         change.details.push_back(StrCat("checked on random inputs: ", DescribeDiff(CompareRegions(a, b, ctx.seed, 3)[0])));
       }
       // The alternatives: MEAN and the three closest accepted chains, then a count.

@@ -467,7 +467,7 @@ class FloatIslandsPass : public Pass {
       }
     }
     // Measure: DEQUANTIZE(s) + op + QUANTIZE before, the quantized op after.
-    Region before{&model, {}, {}, {exit_out}};
+    Region before{&model, {}, {}, {exit_out}, {}};
     for (int e : island.entries) {
       before.nodes.push_back(e);
       const int in = g.op(e).inputs[0];
@@ -486,7 +486,7 @@ class FloatIslandsPass : public Pass {
           if (before.inputs[k] == src) before.nonzero.push_back(static_cast<int>(k));
       }
     }
-    Region after{candidate.get(), new_nodes, before.inputs, {exit_out}};
+    Region after{candidate.get(), new_nodes, before.inputs, {exit_out}, {}};
     std::sort(after.nodes.begin(), after.nodes.end());
     std::string measured;
     try {

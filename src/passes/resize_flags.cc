@@ -193,8 +193,8 @@ class ResizeFlagsPass : public Pass {
           continue;
         }
         const Region a{&model, {n}, {model.subgraphs[0].operators[n].inputs[0]},
-                       {model.subgraphs[0].operators[n].outputs[0]}};
-        const Region b{candidate.get(), {n}, a.inputs, a.outputs};
+                       {model.subgraphs[0].operators[n].outputs[0]}, {}};
+        const Region b{candidate.get(), {n}, a.inputs, a.outputs, {}};
         const OutputDiff d = CompareRegions(a, b, ctx.seed, 2)[0];
         if (d.mean_abs < best_error) {
           best_error = d.mean_abs;
@@ -268,11 +268,11 @@ class ResizeFlagsPass : public Pass {
   static std::string Verify(const ModelDef& before, const ModelDef& after, int n, int added,
                             uint64_t seed) {
     const auto& op = before.subgraphs[0].operators[n];
-    const Region a{&before, {n}, {op.inputs[0]}, {op.outputs[0]}};
+    const Region a{&before, {n}, {op.inputs[0]}, {op.outputs[0]}, {}};
     std::vector<int> nodes;
     for (int k = 0; k <= added; ++k) nodes.push_back(n + k);
     const auto& last = after.subgraphs[0].operators[n + added];
-    const Region b{&after, nodes, {after.subgraphs[0].operators[n].inputs[0]}, {last.outputs[0]}};
+    const Region b{&after, nodes, {after.subgraphs[0].operators[n].inputs[0]}, {last.outputs[0]}, {}};
     const OutputDiff d = CompareRegions(a, b, seed, 2)[0];
     return StrCat("checked on random inputs: ", DescribeDiff(d));
   }
