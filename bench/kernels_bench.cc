@@ -500,6 +500,44 @@ void BM_PeakVpdpbusd(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kIterations * 24 * 64);  // MACs
 }
 BENCHMARK(BM_PeakVpdpbusd)->Unit(benchmark::kMicrosecond);
+
+// The AVX2 int8 peak as both engines' AVX2 GEMMs reach it: vpmaddwd on
+// int16-widened operands, 16 multiply-adds per ymm instruction (vpmaddubsw
+// would do 32 but saturates its pair sums, so exact kernels do not use it).
+DLG_TARGET_AVX2 void PmaddwdLoop(int64_t iterations) {
+  __asm__ volatile(
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vpcmpeqd %%ymm1, %%ymm1, %%ymm1\n\t"
+      "1:\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm4\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm5\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm6\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm7\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm8\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm9\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm10\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm11\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm12\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm13\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm14\n\t"
+      "vpmaddwd %%ymm1, %%ymm0, %%ymm15\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "cc", "xmm0", "xmm1", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
+void BM_PeakVpmaddwd(benchmark::State& state) {
+  if (!opt::IsaSupported(Isa::kAvx2)) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  constexpr int64_t kIterations = 1 << 16;
+  for (auto _ : state) PmaddwdLoop(kIterations);
+  state.SetItemsProcessed(state.iterations() * kIterations * 12 * 16);  // MACs
+}
+BENCHMARK(BM_PeakVpmaddwd)->Unit(benchmark::kMicrosecond);
 #endif
 
 void IsaArgs(benchmark::internal::Benchmark* b) {
