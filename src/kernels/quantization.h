@@ -30,6 +30,19 @@ inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+// RoundingDivideByPOT for exponents up to 63, in 64 bits. Quantized softmax
+// needs it: with many classes of similar value its exponent reaches 35
+// (8-bit outputs), where TFLite's reference kernel stops on an assertion and
+// its optimized kernels give the rounded quotient, which this returns.
+inline int32_t RoundingDivideByPOTWide(int32_t x, int exponent) {
+  if (exponent <= 31) return RoundingDivideByPOT(x, exponent);
+  const int64_t wide = x;
+  const int64_t mask = (int64_t{1} << exponent) - 1;
+  const int64_t remainder = wide & mask;
+  const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return static_cast<int32_t>((wide >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
 // x << left_shift in 32 bits, as TFLite's `x * (1 << left_shift)` executes on
 // x86: the product wraps, and a shift count of 32 or more (undefined in C++,
 // reachable with absurd scales such as traffic_model's 3e-35 MUL output) acts

@@ -19,12 +19,13 @@ using testing::Q;
 template <class In, class Out>
 std::vector<Out> RunSoftmax(DataType in_type, DataType out_type, std::vector<int32_t> shape,
                             const std::vector<In>& x, Quantization qin, Quantization qout,
-                            float beta, int threads = 1) {
+                            float beta, int threads = 1,
+                            KernelSet kernels = KernelSet::kOptimized) {
   OpModel m;
   const int in = m.AddInput(in_type, shape, qin);
   const int out = m.AddOutput(out_type, qout);
   m.AddOp(BuiltinOp::kSoftmax, {in}, {out}, SoftmaxParams{beta});
-  m.Build(threads);
+  m.Build(threads, kernels);
   m.SetInput<In>(0, x);
   m.Invoke();
   return m.GetOutput<Out>(0);
@@ -65,6 +66,27 @@ TEST(Softmax, Int8MatchesReference) {
                                            Q(0.08f, 3), Q(1.0f / 32768, 0), 1.0f)),
               ElementsAre(-32768, -32767, -32765, -32630, 32626, -19661, -19661, -19661, -19661,
                           -19661));
+}
+
+// ~1000 equal classes put the final shift past 31 bits for 8-bit outputs.
+// LiteRT's reference kernel aborts on an assertion there; its default kernels
+// give every class the rounded 1/1001 = 0.26/256, i.e. the output minimum.
+TEST(Softmax, ManyEqualClassesRoundToZero) {
+  for (int depth : {1001, 4000}) {
+    for (KernelSet kernels : {KernelSet::kReference, KernelSet::kOptimized}) {
+      const int threads = kernels == KernelSet::kReference ? 1 : 2;
+      EXPECT_EQ((RunSoftmax<uint8_t, uint8_t>(DataType::kUInt8, DataType::kUInt8, {1, depth},
+                                              std::vector<uint8_t>(depth, 5), Q(0.1f, 128),
+                                              Q(1.0f / 256, 0), 1.0f, threads, kernels)),
+                std::vector<uint8_t>(depth, 0))
+          << depth;
+      EXPECT_EQ((RunSoftmax<int8_t, int8_t>(DataType::kInt8, DataType::kInt8, {1, depth},
+                                            std::vector<int8_t>(depth, 5), Q(0.1f, 0),
+                                            Q(1.0f / 256, -128), 1.0f, threads, kernels)),
+                std::vector<int8_t>(depth, -128))
+          << depth;
+    }
+  }
 }
 
 TEST(Softmax, ManyRowsSameWithTwoThreads) {

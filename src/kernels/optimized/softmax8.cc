@@ -54,7 +54,7 @@ void QuantSoftmax8::RunTyped(const In* in, Out* out, int64_t depth, int64_t row_
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t e = exp_[max - int32_t{x[c]}];
       const int32_t unsat =
-          quant::RoundingDivideByPOT(quant::SaturatingRoundingDoublingHighMul(scale, e), exponent);
+          quant::RoundingDivideByPOTWide(quant::SaturatingRoundingDoublingHighMul(scale, e), exponent);
       y[c] = static_cast<Out>(std::clamp(unsat + kOutMin, kOutMin, kOutMax));
     }
   }

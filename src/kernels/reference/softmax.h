@@ -96,14 +96,15 @@ void SoftmaxQuantized(const QuantizedSoftmaxParams& p, const In* in, Out* out, i
     int num_bits_over_unit = 0;
     const F0 shifted_scale = F0::FromRaw(fixed_point::GetReciprocal(
         sum_of_exps.raw, kSoftmaxAccumulationIntegerBits, &num_bits_over_unit));
-    // sum_of_exps >= 1 (the maximum contributes exp(0)), so this lies in [0, 31 - bits + 12].
+    // sum_of_exps >= 1 (the maximum contributes exp(0)), so this lies in
+    // [0, 31 - bits + 12]: past 31 for 8-bit outputs of ~1000 similar classes.
     const int exponent = num_bits_over_unit + 31 - static_cast<int>(sizeof(Out) * 8);
 
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
       if (diff >= p.diff_min) {
         const F0 exp_in_0 = fixed_point::ExpOnNegativeValues(rescale_diff(diff));
-        const int32_t unsat = quant::RoundingDivideByPOT((shifted_scale * exp_in_0).raw, exponent);
+        const int32_t unsat = quant::RoundingDivideByPOTWide((shifted_scale * exp_in_0).raw, exponent);
         const int32_t shifted = unsat + kOutMin;
         y[c] = static_cast<Out>(std::max(std::min(shifted, kOutMax), kOutMin));
       } else {
