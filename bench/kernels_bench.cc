@@ -546,6 +546,24 @@ void IsaArgs(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 
+// uint8 resize whose weights are not sixteenths (half-pixel centres, 33 -> 129):
+// the float AVX2 path.
+void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ResizeGeometry g{1, 33, 33, 21, 129, 129, false, true};
+  const std::vector<uint8_t> in = RandomBytes(33 * 33 * 21, 1);
+  std::vector<uint8_t> out(size_t{129} * 129 * 21);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ResizeBilinearFloat(g, in.data(), out.data());
+  } else {
+    const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kUInt8, g, static_cast<Isa>(isa));
+    for (auto _ : state) r.RunRows(0, r.rows(), in.data(), out.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
 int RegisterAll() {
   for (const Layer& l : kConvLayers)
     benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l)->Apply(IsaArgs);
@@ -565,6 +583,9 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("resize_bilinear_uint8_half_pixel/33x33x21->129x129",
+                               BM_ResizeBilinearHalfPixel)
+      ->Apply(IsaArgs);
   return 0;
 }
 const int kRegistered = RegisterAll();

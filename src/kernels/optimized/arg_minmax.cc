@@ -1,5 +1,7 @@
 #include "kernels/optimized/arg_minmax.h"
 
+#include <algorithm>
+
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
@@ -56,6 +58,48 @@ DLG_TARGET_AVX512 void Avx512Rows(const ArgMinMax8& k, const uint8_t* input, Ind
     output[r] = static_cast<Index>(__builtin_ctzll(hits));  // hits != 0: the maximum is in the row
   }
 }
+
+// Each channel becomes the 16-bit key (order byte << 8) | channel with the
+// order byte inverted, so the smallest key is the wanted extreme at its
+// first position; phminposuw reduces 8 keys. Chunks of 8 channels start at
+// 0, 8, ... and the last one at axis_size - 8 (overlaps repeat keys, which
+// does not change the minimum). Needs axis_size >= 8.
+DLG_TARGET_AVX2 inline __m128i Avx2Keys(const uint8_t* p, __m128i key, __m128i index) {
+  const __m128i v = _mm_xor_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), key);
+  return _mm_unpacklo_epi8(index, v);
+}
+
+template <class Index>
+DLG_TARGET_AVX2 void Avx2Rows(const ArgMinMax8& k, const uint8_t* input, Index* output,
+                              int64_t begin, int64_t end) {
+  const int64_t n = k.axis_size;
+  const __m128i key = _mm_set1_epi8(static_cast<char>(OrderKey(k) ^ 0xFF));
+  const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0);
+  const int64_t chunks = (n + 7) / 8;
+  __m128i index[8];
+  for (int64_t j = 0; j < chunks; ++j) {
+    const int64_t offset = std::min<int64_t>(8 * j, n - 8);
+    index[j] = _mm_add_epi8(lane, _mm_set1_epi8(static_cast<char>(offset)));
+  }
+  const int64_t last = n - 8;
+  if (chunks == 3) {  // 16 < n <= 24 (segmentation maps), unrolled
+    for (int64_t r = begin; r < end; ++r) {
+      const uint8_t* row = input + r * n;
+      const __m128i m = _mm_min_epu16(
+          _mm_min_epu16(Avx2Keys(row, key, index[0]), Avx2Keys(row + 8, key, index[1])),
+          Avx2Keys(row + last, key, index[2]));
+      output[r] = static_cast<Index>(_mm_cvtsi128_si32(_mm_minpos_epu16(m)) & 0xFF);
+    }
+    return;
+  }
+  for (int64_t r = begin; r < end; ++r) {
+    const uint8_t* row = input + r * n;
+    __m128i m = Avx2Keys(row, key, index[0]);
+    for (int64_t j = 1; j < chunks; ++j)
+      m = _mm_min_epu16(m, Avx2Keys(row + std::min(8 * j, last), key, index[j]));
+    output[r] = static_cast<Index>(_mm_cvtsi128_si32(_mm_minpos_epu16(m)) & 0xFF);
+  }
+}
 #endif
 
 }  // namespace
@@ -67,6 +111,13 @@ void ArgMinMax8::Run(const uint8_t* input, void* output, int64_t begin, int64_t 
       Avx512Rows(*this, input, static_cast<int64_t*>(output), begin, end);
     else
       Avx512Rows(*this, input, static_cast<int32_t*>(output), begin, end);
+    return;
+  }
+  if (isa == Isa::kAvx2 && axis_size >= 8) {
+    if (index64)
+      Avx2Rows(*this, input, static_cast<int64_t*>(output), begin, end);
+    else
+      Avx2Rows(*this, input, static_cast<int32_t*>(output), begin, end);
     return;
   }
 #endif

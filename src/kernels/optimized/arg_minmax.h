@@ -3,8 +3,9 @@
 // per vector: bit-exact with reference::ArgMinMax (the first extreme wins).
 //
 // Bytes are mapped to an unsigned order first (int8 ^ 0x80; bitwise NOT for
-// the minimum), the row's maximum is found by halving folds, and the answer
-// is the first lane equal to it.
+// the minimum). AVX-512: the row's maximum is found by halving folds, and
+// the answer is the first lane equal to it. AVX2 (rows of 8 or more): the
+// minimum of 16-bit (inverted byte, position) keys, via phminposuw.
 #pragma once
 
 #include <cstdint>

@@ -156,6 +156,192 @@ DLG_TARGET_AVX512 void Avx512FloatRow(const ResizeBilinear& r, const T* row0, co
   }
 }
 
+// uint8 results: the reference's trunc(v + 0.5), as int32 lanes.
+DLG_TARGET_AVX2 inline __m256i Avx2Round(__m256 v) {
+  return _mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(0.5f)));
+}
+
+// The reference's x blend of 8 channels: ((t0 (1-dx) + b0 (1-dx)) + t1 dx) + b1 dx.
+DLG_TARGET_AVX2 inline __m256 Avx2Blend(const float* t0, const float* b0, const float* t1,
+                                        const float* b1, __m256 dx, __m256 one_minus_dx) {
+  const __m256 t00 = _mm256_mul_ps(_mm256_load_ps(t0), one_minus_dx);
+  const __m256 t10 = _mm256_mul_ps(_mm256_load_ps(b0), one_minus_dx);
+  const __m256 t01 = _mm256_mul_ps(_mm256_load_ps(t1), dx);
+  const __m256 t11 = _mm256_mul_ps(_mm256_load_ps(b1), dx);
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t00, t10), t01), t11);
+}
+
+// Avx512FloatRow with 8 channels per vector. The row terms are kept with
+// input columns `stride` (depth rounded up to 8) floats apart, so loads are
+// aligned and a column's last chunk reads its own padding. Stores past a
+// pixel's last channel are allowed while the output row has room: the
+// following pixel, written next, overwrites them.
+template <class T>
+DLG_TARGET_AVX2 void Avx2FloatRow(const ResizeBilinear& r, const T* row0, const T* row1,
+                                  const ResizeBilinear::Taps& ty, int32_t stride, float* top,
+                                  float* bottom, T* out) {
+  const reference::ResizeGeometry& g = r.geometry();
+  const int32_t depth = g.depth;
+  const __m256 dy = _mm256_set1_ps(ty.weight), one_minus_dy = _mm256_set1_ps(ty.one_minus);
+  for (int32_t j = 0; j < g.input_width; ++j) {
+    const T* s0 = row0 + int64_t{j} * depth;
+    const T* s1 = row1 + int64_t{j} * depth;
+    float* t = top + int64_t{j} * stride;
+    float* b = bottom + int64_t{j} * stride;
+    int32_t c = 0;
+    for (; c + 8 <= depth; c += 8) {
+      __m256 v0, v1;
+      if constexpr (std::is_same_v<T, float>) {
+        v0 = _mm256_loadu_ps(s0 + c);
+        v1 = _mm256_loadu_ps(s1 + c);
+      } else {
+        v0 = _mm256_cvtepi32_ps(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s0 + c))));
+        v1 = _mm256_cvtepi32_ps(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s1 + c))));
+      }
+      _mm256_store_ps(t + c, _mm256_mul_ps(v0, one_minus_dy));
+      _mm256_store_ps(b + c, _mm256_mul_ps(v1, dy));
+    }
+    for (; c < depth; ++c) {
+      t[c] = static_cast<float>(s0[c]) * ty.one_minus;
+      b[c] = static_cast<float>(s1[c]) * ty.weight;
+    }
+    for (; c < stride; ++c) t[c] = b[c] = 0.0f;
+  }
+  T* const row_end = out + int64_t{g.output_width} * depth;
+  for (int32_t x = 0; x < g.output_width; ++x, out += depth) {
+    const ResizeBilinear::Taps& tx = r.x_taps()[x];
+    const __m256 dx = _mm256_set1_ps(tx.weight), one_minus_dx = _mm256_set1_ps(tx.one_minus);
+    const float* t0 = top + int64_t{tx.lower} * stride;
+    const float* b0 = bottom + int64_t{tx.lower} * stride;
+    const float* t1 = top + int64_t{tx.upper} * stride;
+    const float* b1 = bottom + int64_t{tx.upper} * stride;
+    if constexpr (std::is_same_v<T, float>) {
+      for (int32_t c = 0; c < depth; c += 8) {
+        const __m256 v = Avx2Blend(t0 + c, b0 + c, t1 + c, b1 + c, dx, one_minus_dx);
+        if (out + c + 8 <= row_end) {
+          _mm256_storeu_ps(out + c, v);
+        } else {
+          alignas(32) float last[8];
+          _mm256_store_ps(last, v);
+          std::memcpy(out + c, last, sizeof(float) * static_cast<size_t>(depth - c));
+        }
+      }
+    } else {
+      int32_t c = 0;
+      for (; c + 8 < depth; c += 16) {  // two chunks, the second one not empty
+        const __m256i v0 = Avx2Round(Avx2Blend(t0 + c, b0 + c, t1 + c, b1 + c, dx, one_minus_dx));
+        const __m256i v1 = Avx2Round(
+            Avx2Blend(t0 + c + 8, b0 + c + 8, t1 + c + 8, b1 + c + 8, dx, one_minus_dx));
+        // Per 128-bit lane: v0 low half, v1 low half | v0 high half, v1 high half.
+        const __m256i w = _mm256_packs_epi32(v0, v1);
+        const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w, w),
+                                                          _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
+        const __m128i v = _mm256_castsi256_si128(bytes);
+        if (out + c + 16 <= row_end) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), v);
+        } else {
+          alignas(16) uint8_t last[16];
+          _mm_store_si128(reinterpret_cast<__m128i*>(last), v);
+          std::memcpy(out + c, last, static_cast<size_t>(std::min(16, depth - c)));
+        }
+      }
+      if (c < depth) {
+        const __m256i i = Avx2Round(Avx2Blend(t0 + c, b0 + c, t1 + c, b1 + c, dx, one_minus_dx));
+        const __m128i w =
+            _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+        const __m128i v = _mm_packus_epi16(w, w);
+        if (out + c + 8 <= row_end) {
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c), v);
+        } else {
+          alignas(16) uint8_t last[16];
+          _mm_store_si128(reinterpret_cast<__m128i*>(last), v);
+          std::memcpy(out + c, last, static_cast<size_t>(depth - c));
+        }
+      }
+    }
+  }
+}
+
+// uint8 rows when ResizeBilinear::sixteenths(): the column terms
+// v[j] = p(y0, j) (16 - wy) + p(y1, j) wy + 8 (at most 4088) are kept with
+// columns `stride` (depth rounded up to 16) int16 apart; each output is
+// (v[lower] (16 - wx) + v[upper] wx) >> 8, 16 channels per vector (the +8
+// per term, times weights summing to 16, is the +128 rounding; the sum
+// stays below 2^16). Stores past a pixel's last channel follow the rule of
+// Avx2FloatRow.
+DLG_TARGET_AVX2 inline __m256i Avx2Sixteenths(const int16_t* v0, const int16_t* v1, __m256i a,
+                                              __m256i b) {
+  const __m256i s = _mm256_add_epi16(
+      _mm256_mullo_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(v0)), a),
+      _mm256_mullo_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(v1)), b));
+  return _mm256_srli_epi16(s, 8);
+}
+
+DLG_TARGET_AVX2 void Avx2SixteenthsRow(const ResizeBilinear& r, const uint8_t* row0,
+                                       const uint8_t* row1, const ResizeBilinear::Taps& ty,
+                                       int32_t stride, int16_t* terms, uint8_t* out) {
+  const reference::ResizeGeometry& g = r.geometry();
+  const int32_t depth = g.depth;
+  const __m256i wy = _mm256_set1_epi16(ty.weight16);
+  const __m256i one_minus_wy = _mm256_set1_epi16(static_cast<int16_t>(16 - ty.weight16));
+  const __m256i eight = _mm256_set1_epi16(8);
+  for (int32_t j = 0; j < g.input_width; ++j) {
+    const uint8_t* s0 = row0 + int64_t{j} * depth;
+    const uint8_t* s1 = row1 + int64_t{j} * depth;
+    int16_t* t = terms + int64_t{j} * stride;
+    int32_t c = 0;
+    for (; c + 16 <= depth; c += 16) {
+      const __m256i p0 =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + c)));
+      const __m256i p1 =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + c)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t + c),
+                         _mm256_add_epi16(_mm256_add_epi16(_mm256_mullo_epi16(p0, one_minus_wy),
+                                                           _mm256_mullo_epi16(p1, wy)),
+                                          eight));
+    }
+    for (; c < depth; ++c)
+      t[c] = static_cast<int16_t>(s0[c] * (16 - ty.weight16) + s1[c] * ty.weight16 + 8);
+    for (; c < stride; ++c) t[c] = 0;
+  }
+  uint8_t* const row_end = out + int64_t{g.output_width} * depth;
+  for (int32_t x = 0; x < g.output_width; ++x, out += depth) {
+    const ResizeBilinear::Taps& tx = r.x_taps()[x];
+    const __m256i b = _mm256_set1_epi16(tx.weight16);
+    const __m256i a = _mm256_set1_epi16(static_cast<int16_t>(16 - tx.weight16));
+    const int16_t* v0 = terms + int64_t{tx.lower} * stride;
+    const int16_t* v1 = terms + int64_t{tx.upper} * stride;
+    int32_t c = 0;
+    for (; c + 16 < depth; c += 32) {  // two chunks, the second one not empty
+      const __m256i bytes = _mm256_permute4x64_epi64(
+          _mm256_packus_epi16(Avx2Sixteenths(v0 + c, v1 + c, a, b),
+                              Avx2Sixteenths(v0 + c + 16, v1 + c + 16, a, b)),
+          0xD8);
+      if (out + c + 32 <= row_end) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), bytes);
+      } else {
+        alignas(32) uint8_t last[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(last), bytes);
+        std::memcpy(out + c, last, static_cast<size_t>(std::min(32, depth - c)));
+      }
+    }
+    if (c < depth) {
+      const __m256i s = Avx2Sixteenths(v0 + c, v1 + c, a, b);
+      const __m128i bytes =
+          _mm_packus_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+      if (out + c + 16 <= row_end) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), bytes);
+      } else {
+        alignas(16) uint8_t last[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(last), bytes);
+        std::memcpy(out + c, last, static_cast<size_t>(depth - c));
+      }
+    }
+  }
+}
+
 #endif  // DELEGATO_X86
 
 // Row terms fit on the stack up to this many floats each.
@@ -166,6 +352,13 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
   const reference::ResizeGeometry& g = r.geometry();
   const int64_t row = static_cast<int64_t>(g.input_width) * g.depth;
   const bool vector = r.isa() == Isa::kAvx512Vnni;
+  const int32_t stride = (g.depth + 7) / 8 * 8;  // AVX2 row terms: padded columns
+  const bool avx2 =
+      r.isa() == Isa::kAvx2 && int64_t{g.input_width} * stride <= kMaxRowTerms;
+  alignas(64) float top[kMaxRowTerms], bottom[kMaxRowTerms];
+  const int32_t stride16 = (g.depth + 15) / 16 * 16;  // sixteenths: int16 column terms
+  const bool sixteenths = r.sixteenths() && int64_t{g.input_width} * stride16 <= kMaxRowTerms;
+  alignas(64) int16_t terms[kMaxRowTerms];
   for (int64_t out_row = begin; out_row < end; ++out_row) {
     const int32_t b = static_cast<int32_t>(out_row / g.output_height);
     const int32_t y = static_cast<int32_t>(out_row % g.output_height);
@@ -175,8 +368,19 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
 #if DELEGATO_X86
     if constexpr (!std::is_same_v<T, int8_t>) {
       if (vector && row <= kMaxRowTerms) {
-        alignas(64) float top[kMaxRowTerms], bottom[kMaxRowTerms];
         Avx512FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, top, bottom, out);
+        continue;
+      }
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        if (sixteenths) {
+          Avx2SixteenthsRow(r, image + ty.lower * row, image + ty.upper * row, ty, stride16, terms,
+                            out);
+          continue;
+        }
+      }
+      if (avx2) {
+        Avx2FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, stride, top,
+                        bottom, out);
         continue;
       }
     }
@@ -209,7 +413,7 @@ bool ResizeBilinear::Covers(Type type, const reference::ResizeGeometry& g) {
 }
 
 ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Isa isa)
-    : type_(type), g_(g), isa_(isa == Isa::kAvx512Vnni ? isa : Isa::kScalar) {
+    : type_(type), g_(g), isa_(isa == Isa::kAvx512Vnni || isa == Isa::kAvx2 ? isa : Isa::kScalar) {
   auto fill = [&](int32_t in_size, int32_t out_size, std::vector<Taps>* taps) {
     taps->resize(out_size);
     const float scale = reference::detail::ResizeScale(in_size, out_size, g.align_corners);
@@ -232,6 +436,17 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
   };
   fill(g.input_width, g.output_width, &x_);
   fill(g.input_height, g.output_height, &y_);
+  auto in_sixteenths = [](std::vector<Taps>* taps) {
+    for (Taps& t : *taps) {
+      const float w16 = t.weight * 16.0f;  // exact: a power-of-two scale
+      if (!(t.weight >= 0.0f && t.weight <= 1.0f) || w16 != static_cast<float>(static_cast<int>(w16)))
+        return false;
+      t.weight16 = static_cast<int16_t>(w16);
+    }
+    return true;
+  };
+  sixteenths_ = type == Type::kUInt8 && isa_ == Isa::kAvx2 && in_sixteenths(&x_) &&
+                in_sixteenths(&y_);
 }
 
 void ResizeBilinear::RunRows(int64_t begin, int64_t end, const void* input, void* output) const {

@@ -8,7 +8,9 @@
 // compiled with -ffp-contract=off so no multiply-add is fused):
 // ((p00 (1-dy)) (1-dx) + (p10 dy) (1-dx)) + (p01 (1-dy)) dx + (p11 dy) dx
 // (+ 0.5 and truncation for uint8). The int8 path's 20-bit sums are below
-// 2^27 in magnitude, so int32 lanes hold them exactly.
+// 2^27 in magnitude, so int32 lanes hold them exactly. AVX-512 covers all
+// three types; AVX2 covers uint8 and float32 (int8 runs the scalar code),
+// and uint8 with weights in sixteenths (see sixteenths()) runs in int16.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +37,14 @@ class ResizeBilinear {
     float weight = 0.0f;        // float paths: d = position - lower
     float one_minus = 0.0f;     // 1 - d
     int32_t weight10 = 0;       // int8 path: 10-bit weight of `upper`
+    int16_t weight16 = 0;       // uint8 sixteenths path: 16 * weight
   };
+  // uint8 with every weight a multiple of 1/16 in [0, 1] (e.g. 33 -> 513
+  // with align_corners): every float the reference forms is then exact (at
+  // most 8 + 8 significant bits), so its result equals the integer
+  // (sum of p * (16 w_y) * (16 w_x) + 128) >> 8, computed in 16-bit lanes
+  // (the sum is at most 255 * 256).
+  bool sixteenths() const { return sixteenths_; }
   const reference::ResizeGeometry& geometry() const { return g_; }
   const Taps* x_taps() const { return x_.data(); }
   const Taps* y_taps() const { return y_.data(); }
@@ -46,6 +55,7 @@ class ResizeBilinear {
   reference::ResizeGeometry g_;
   Isa isa_;
   std::vector<Taps> x_, y_;
+  bool sixteenths_ = false;
 };
 
 }  // namespace delegato::optimized
