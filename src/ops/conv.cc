@@ -642,8 +642,8 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const optimized::QuantDepthwise& fast = *d.fast;
     const void* in = input.data;
     void* out = output.data;
-    // Small layers run on the calling thread: waking the pool costs more.
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+    // Small layers run on the calling thread: the hand-off costs more.
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
     if (fast.macs() < kMinParallelMacs) {
       fast.RunRows(0, fast.rows(), in, out);
       return;

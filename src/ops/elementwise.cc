@@ -46,7 +46,7 @@ std::string DimsText(const std::vector<int32_t>& dims) {
 }
 
 // Below this many elements a kernel runs on the calling thread only.
-constexpr int64_t kMinParallelElements = 16384;
+constexpr int64_t kMinParallelElements = 4096;
 
 // Runs fn(begin, end) over [0, n), split across the pool for large n. The
 // pool's std::function holds a single pointer, so nothing is allocated.

@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <random>
 
 #include "test_util.h"
 
@@ -412,6 +414,33 @@ TEST(Padv2, NonConstantValueFloat) {
   EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(-9.0f, 1.5f, -9.0f));
 }
 
+// Large pads run split by rows on the pool: the same bytes as one thread,
+// for pads on every dim (rows padded whole, and inside rows).
+TEST(Pad, LargePadSameOnTwoThreads) {
+  const std::vector<std::vector<int32_t>> paddings = {
+      {0, 0, 1, 1, 1, 1, 0, 0}, {0, 0, 0, 2, 3, 0, 0, 0}, {1, 0, 2, 1, 0, 3, 2, 1}};
+  for (const auto& pad : paddings) {
+    std::vector<std::vector<int8_t>> results;
+    for (int threads : {1, 2}) {
+      OpModel m;
+      int in = m.AddInput(DataType::kInt8, {1, 57, 61, 24}, Q(0.5f, -3));
+      int pads = m.AddConst<int32_t>(DataType::kInt32, {4, 2}, pad);
+      int out = m.AddOutput(DataType::kInt8, Q(0.5f, -3));
+      m.AddOp(BuiltinOp::kPad, {in, pads}, {out}, EmptyParams{});
+      m.Build(threads);
+      std::vector<int8_t> x(57 * 61 * 24);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 7 + i / 13);
+      m.SetInput<int8_t>(0, x);
+      m.Invoke();
+      results.push_back(m.GetOutput<int8_t>(0));
+    }
+    EXPECT_EQ(results[0], results[1]);
+    const size_t expected = static_cast<size_t>(1 + pad[0] + pad[1]) * (57 + pad[2] + pad[3]) *
+                            (61 + pad[4] + pad[5]) * (24 + pad[6] + pad[7]);
+    EXPECT_EQ(results[0].size(), expected);
+  }
+}
+
 TEST(Pad, WrongPaddingsShapeFails) {
   OpModel m;
   int in = m.AddInput(DataType::kFloat32, {2, 2});
@@ -470,6 +499,72 @@ TEST(Transpose, Rank6Int8) {
   m.Invoke();
   EXPECT_THAT(m.GetOutputShape(0), ElementsAre(3, 1, 1, 1, 1, 2));
   EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(0, 3, 1, 4, 2, 5));
+}
+
+// Every permutation of ranks 1 to 4 and random rank 5-6 ones, against the
+// definition, on 1 and 2 threads (large inputs split by rows on the pool).
+TEST(Transpose, EveryPermutationMatchesDefinition) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 120; ++trial) {
+    const int rank = 1 + trial % 6;
+    std::vector<int32_t> dims(rank), perm(rank);
+    for (auto& d : dims) d = 1 + static_cast<int32_t>(rng() % (rank <= 3 ? 40 : 9));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    int64_t total = 1;
+    for (int32_t d : dims) total *= d;
+    std::vector<int16_t> x(total);
+    for (int64_t i = 0; i < total; ++i) x[i] = static_cast<int16_t>(i * 31 + i / 7);
+    // The definition: walk output indices, map each to its input offset.
+    std::vector<int32_t> out_dims(rank);
+    for (int d = 0; d < rank; ++d) out_dims[d] = dims[perm[d]];
+    std::vector<int16_t> expected(total);
+    std::vector<int32_t> idx(rank, 0);
+    for (int64_t o = 0; o < total; ++o) {
+      int64_t in_offset = 0;
+      for (int d = 0; d < rank; ++d) {
+        int64_t stride = 1;
+        for (int e = perm[d] + 1; e < rank; ++e) stride *= dims[e];
+        in_offset += idx[d] * stride;
+      }
+      expected[o] = x[in_offset];
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < out_dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+    for (int threads : {1, 2}) {
+      OpModel m;
+      int in = m.AddInput(DataType::kInt16, dims, Q(1.0f, 0));
+      int p = m.AddConst<int32_t>(DataType::kInt32, {rank}, perm);
+      int out = m.AddOutput(DataType::kInt16, Q(1.0f, 0));
+      m.AddOp(BuiltinOp::kTranspose, {in, p}, {out}, std::monostate{}, 6);
+      m.Build(threads);
+      m.SetInput<int16_t>(0, x);
+      m.Invoke();
+      ASSERT_EQ(m.GetOutput<int16_t>(0), expected) << "trial " << trial << " threads " << threads;
+    }
+  }
+}
+
+// NCHW -> NHWC of an image, the first op of PyTorch-converted models.
+TEST(Transpose, NchwToNhwcOnTwoThreads) {
+  const int c = 3, h = 67, w = 229;
+  std::vector<uint8_t> x(c * h * w);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 13 + i / 251);
+  OpModel m;
+  int in = m.AddInput(DataType::kUInt8, {1, c, h, w}, Q(0.1f, 3));
+  int p = m.AddConst<int32_t>(DataType::kInt32, {4}, {0, 2, 3, 1});
+  int out = m.AddOutput(DataType::kUInt8, Q(0.1f, 3));
+  m.AddOp(BuiltinOp::kTranspose, {in, p}, {out});
+  m.Build(2);
+  m.SetInput<uint8_t>(0, x);
+  m.Invoke();
+  const std::vector<uint8_t> y = m.GetOutput<uint8_t>(0);
+  for (int i = 0; i < h; ++i)
+    for (int j = 0; j < w; ++j)
+      for (int k = 0; k < c; ++k)
+        ASSERT_EQ(y[(i * w + j) * c + k], x[(k * h + i) * w + j]) << i << " " << j << " " << k;
 }
 
 TEST(Transpose, BadPermFails) {

@@ -669,8 +669,8 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   }
 
   // Work split and per-task panel. Small convolutions stay on one thread:
-  // waking the pool costs more than it saves.
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
+  // below about 5 microseconds of work the hand-off costs more than it saves.
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
   num_tasks_ = m_ * k_ * n_ < kMinParallelMacs ? 1 : std::max(1, num_threads);
   split_rows_ = num_tasks_ == 1 || m_ >= 16 * num_tasks_ ||
                 static_cast<int>(slabs_.size()) < num_tasks_;

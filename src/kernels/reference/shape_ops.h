@@ -95,53 +95,90 @@ void WithElementType(size_t element_size, Fn&& fn) {
 constexpr int kMaxTransposeRank = 6;
 
 // output[i0..i(r-1)] = input[index with dims permuted]: output dim d is input
-// dim perm[d]. rank in [1, kMaxTransposeRank].
+// dim perm[d]. rank in [1, kMaxTransposeRank]. The output is walked as
+// "rows" (one index of every output dim but the last two) of 2-D tiles, the
+// tile in the order that reads the input contiguously when one of its dims
+// does (NCHW -> NHWC reads each channel plane in order). [row_begin, row_end)
+// of TransposeRowCount() rows are written, so threads can split by rows.
+inline int64_t TransposeRowCount(int rank, const int32_t* input_dims, const int32_t* perm) {
+  int64_t rows = 1;
+  for (int d = 0; d + 2 < rank; ++d) rows *= input_dims[perm[d]];
+  return rows;
+}
+
 inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
-                      const int32_t* perm, const uint8_t* input, uint8_t* output) {
+                      const int32_t* perm, const uint8_t* input, uint8_t* output,
+                      int64_t row_begin, int64_t row_end) {
   int64_t input_strides[kMaxTransposeRank];
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
     input_strides[d] = stride;
     stride *= input_dims[d];
   }
-  const int64_t total = stride;
-  if (total == 0) return;
-  int32_t out_dims[kMaxTransposeRank];
-  int64_t step[kMaxTransposeRank];  // input stride of each output dim
-  for (int d = 0; d < rank; ++d) {
-    out_dims[d] = input_dims[perm[d]];
-    step[d] = input_strides[perm[d]];
+  if (stride == 0) return;
+  // Output dims and their input strides, with a leading unit dim for rank 1.
+  int32_t out_dims[kMaxTransposeRank + 1];
+  int64_t step[kMaxTransposeRank + 1];
+  const int lead = rank == 1 ? 1 : 0;
+  if (lead) {
+    out_dims[0] = 1;
+    step[0] = 0;
   }
+  for (int d = 0; d < rank; ++d) {
+    out_dims[d + lead] = input_dims[perm[d]];
+    step[d + lead] = input_strides[perm[d]];
+  }
+  const int outer = rank + lead - 2;  // dims before the tile
+  const int64_t tile_rows = out_dims[outer], tile_cols = out_dims[outer + 1];
+  const int64_t row_step = step[outer], col_step = step[outer + 1];
   detail::WithElementType(element_size, [&](auto tag) {
     using E = decltype(tag);
     const E* in = reinterpret_cast<const E*>(input);
-    E* out = reinterpret_cast<E*>(output);
-    int32_t index[kMaxTransposeRank] = {};
-    int64_t in_offset = 0;
-    const int inner = rank - 1;
-    for (int64_t o = 0; o < total;) {
-      // The innermost output dim as a tight loop.
-      for (int32_t i = 0; i < out_dims[inner]; ++i) out[o++] = in[in_offset + i * step[inner]];
-      // Advance the outer index odometer.
-      int d = inner - 1;
-      for (; d >= 0; --d) {
-        in_offset += step[d];
-        if (++index[d] < out_dims[d]) break;
-        in_offset -= step[d] * out_dims[d];
-        index[d] = 0;
+    E* out = reinterpret_cast<E*>(output) + row_begin * tile_rows * tile_cols;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+      int64_t in_offset = 0;
+      int64_t rest = row;
+      for (int d = outer - 1; d >= 0; --d) {
+        in_offset += (rest % out_dims[d]) * step[d];
+        rest /= out_dims[d];
       }
-      if (d < 0) break;
+      const E* src = in + in_offset;
+      if (row_step == 1 && col_step != 1) {
+        for (int64_t c = 0; c < tile_cols; ++c)
+          for (int64_t r = 0; r < tile_rows; ++r) out[r * tile_cols + c] = src[r + c * col_step];
+      } else {
+        for (int64_t r = 0; r < tile_rows; ++r)
+          for (int64_t c = 0; c < tile_cols; ++c)
+            out[r * tile_cols + c] = src[r * row_step + c * col_step];
+      }
+      out += tile_rows * tile_cols;
     }
   });
+}
+
+inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
+                      const int32_t* perm, const uint8_t* input, uint8_t* output) {
+  Transpose(element_size, rank, input_dims, perm, input, output, 0,
+            TransposeRowCount(rank, input_dims, perm));
 }
 
 constexpr int kMaxPadRank = 5;
 
 // Pads a rank-`rank` tensor (rank <= kMaxPadRank); before/after are the
 // per-dim padding amounts (non-negative). pad_value points to one element.
+// Output "rows" are the innermost dim's runs; [row_begin, row_end) of the
+// PadRowCount() rows are written, so threads can split a pad by rows.
+inline int64_t PadRowCount(int rank, const int32_t* input_dims, const int32_t* before,
+                           const int32_t* after) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d)
+    rows *= static_cast<int64_t>(input_dims[d]) + before[d] + after[d];
+  return rows;
+}
+
 inline void Pad(size_t element_size, int rank, const int32_t* input_dims, const int32_t* before,
                 const int32_t* after, const uint8_t* input, const uint8_t* pad_value,
-                uint8_t* output) {
+                uint8_t* output, int64_t row_begin, int64_t row_end) {
   // Extend to kMaxPadRank with leading unit dims.
   int32_t in_dims[kMaxPadRank], lo[kMaxPadRank], hi[kMaxPadRank], out_dims[kMaxPadRank];
   const int lead = kMaxPadRank - rank;
@@ -155,33 +192,42 @@ inline void Pad(size_t element_size, int rank, const int32_t* input_dims, const 
   detail::WithElementType(element_size, [&](auto tag) {
     using E = decltype(tag);
     const E* in = reinterpret_cast<const E*>(input);
-    E* out = reinterpret_cast<E*>(output);
+    E* out = reinterpret_cast<E*>(output) + row_begin * out_dims[4];
     E value;
     std::memcpy(&value, pad_value, sizeof(E));
-    for (int32_t a = 0; a < out_dims[0]; ++a) {
-      const bool a_in = a >= lo[0] && a < lo[0] + in_dims[0];
-      for (int32_t b = 0; b < out_dims[1]; ++b) {
-        const bool b_in = a_in && b >= lo[1] && b < lo[1] + in_dims[1];
-        for (int32_t c = 0; c < out_dims[2]; ++c) {
-          const bool c_in = b_in && c >= lo[2] && c < lo[2] + in_dims[2];
-          for (int32_t e = 0; e < out_dims[3]; ++e) {
-            const bool e_in = c_in && e >= lo[3] && e < lo[3] + in_dims[3];
-            if (!e_in) {
-              std::fill_n(out, out_dims[4], value);
-              out += out_dims[4];
-              continue;
-            }
-            const int64_t row =
-                (((static_cast<int64_t>(a - lo[0]) * in_dims[1] + (b - lo[1])) * in_dims[2] +
-                  (c - lo[2])) * in_dims[3] + (e - lo[3])) * in_dims[4];
-            out = std::fill_n(out, lo[4], value);
-            out = std::copy_n(in + row, in_dims[4], out);
-            out = std::fill_n(out, hi[4], value);
-          }
-        }
+    // The first row's output index, then an odometer over dims 0..3.
+    int32_t idx[4];
+    int64_t rest = row_begin;
+    for (int d = 3; d >= 0; --d) {
+      idx[d] = static_cast<int32_t>(rest % out_dims[d]);
+      rest /= out_dims[d];
+    }
+    for (int64_t row = row_begin; row < row_end; ++row) {
+      bool inside = true;
+      for (int d = 0; d < 4; ++d) inside = inside && idx[d] >= lo[d] && idx[d] < lo[d] + in_dims[d];
+      if (!inside) {
+        out = std::fill_n(out, out_dims[4], value);
+      } else {
+        const int64_t in_row =
+            (((static_cast<int64_t>(idx[0] - lo[0]) * in_dims[1] + (idx[1] - lo[1])) * in_dims[2] +
+              (idx[2] - lo[2])) * in_dims[3] + (idx[3] - lo[3])) * in_dims[4];
+        out = std::fill_n(out, lo[4], value);
+        out = std::copy_n(in + in_row, in_dims[4], out);
+        out = std::fill_n(out, hi[4], value);
+      }
+      for (int d = 3; d >= 0; --d) {
+        if (++idx[d] < out_dims[d]) break;
+        idx[d] = 0;
       }
     }
   });
+}
+
+inline void Pad(size_t element_size, int rank, const int32_t* input_dims, const int32_t* before,
+                const int32_t* after, const uint8_t* input, const uint8_t* pad_value,
+                uint8_t* output) {
+  Pad(element_size, rank, input_dims, before, after, input, pad_value, output, 0,
+      PadRowCount(rank, input_dims, before, after));
 }
 
 constexpr int kMaxStridedSliceRank = 5;
