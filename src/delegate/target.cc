@@ -175,6 +175,10 @@ std::string ValueText(const TargetValue& value) {
     case ValueKind::kBool: return value.boolean ? "true" : "false";
     case ValueKind::kString: return value.text;
     case ValueKind::kNumber: {
+      // Whole numbers in full (NNAPI feature levels such as 1000006 must not
+      // print as 1.00001e+06).
+      if (std::nearbyint(value.number) == value.number && std::fabs(value.number) < 1e15)
+        return std::to_string(static_cast<int64_t>(value.number));
       std::ostringstream out;
       out << value.number;
       return out.str();

@@ -317,7 +317,7 @@ TEST(TargetEngine, RulesReportObservedValuesAndSkipWhatDoesNotApply) {
       Rule("bias", "", R"({"check": "present", "tensor": "input:2", "eq": true})") + "," +
       Rule("weights-constant", "", R"({"check": "constant", "tensor": "input:1", "eq": true})", "non_constant_input") + "," +
       Rule("activations-not-int8", "", R"({"check": "dtype", "tensor": "activations", "not_in": ["int8"]})") + "," +
-      Rule("fl-gate", "", R"({"any": [{"check": "feature_level", "ge": 30}, {"check": "accelerator_named", "eq": true}]})") + "]";
+      Rule("fl-gate", "", R"({"any": [{"check": "feature_level", "ge": 1000006}, {"check": "accelerator_named", "eq": true}]})") + "]";
   const Target target = TinyTarget("[" + Layer("delegate", "accept", "[]", rules) + "]");
 
   const NodeSupport s = EvaluateNode(target, ConvModel(DataType::kInt8, false), 0, "");
@@ -333,7 +333,9 @@ TEST(TargetEngine, RulesReportObservedValuesAndSkipWhatDoesNotApply) {
   EXPECT_NE(by_message["msg-bias"]->message.find("input:2 present is false"), std::string::npos);
   EXPECT_EQ(by_message["msg-bias"]->fix, "fix-bias");
   EXPECT_NE(by_message["msg-activations-not-int8"]->message.find("input:0 \"in\""), std::string::npos);
-  EXPECT_NE(by_message["msg-fl-gate"]->message.find("feature level is 29"), std::string::npos)
+  // Whole numbers print in full: NNAPI's feature level 6 is 1000006, not 1.00001e+06.
+  EXPECT_NE(by_message["msg-fl-gate"]->message.find("feature level is 29, needs >= 1000006"),
+            std::string::npos)
       << by_message["msg-fl-gate"]->message;
   EXPECT_EQ(by_message.count("msg-pool-area"), 0u);
   EXPECT_EQ(by_message.count("msg-resize-flag"), 0u);
