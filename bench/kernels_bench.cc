@@ -66,6 +66,7 @@ const Layer kDepthwiseLayers[] = {
     {28, 28, 192, 192, 3, 1},
     {14, 14, 576, 576, 3, 1},
     {7, 7, 960, 960, 3, 1},
+    {96, 96, 1, 8, 3, 2},  // person_detect's first layer: depth multiplier 8
 };
 
 std::vector<uint8_t> RandomBytes(size_t n, uint32_t seed) {
@@ -164,7 +165,9 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
   g.batches = 1;
   g.input_height = l.h;
   g.input_width = l.w;
-  g.input_depth = g.output_depth = l.cin;
+  g.input_depth = l.cin;
+  g.output_depth = l.cout;  // cin * depth multiplier
+  g.depth_multiplier = l.cout / l.cin;
   g.filter_height = g.filter_width = l.filter;
   g.stride_height = g.stride_width = l.stride;
   const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
@@ -175,11 +178,11 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
   g.pad_width = w.pad_width;
   const int taps = l.filter * l.filter;
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
-  const std::vector<uint8_t> filter = RandomBytes(size_t{1} * taps * l.cin, 2);
-  std::vector<int32_t> bias(l.cin, 100), mult, shift;
-  Multipliers(l.cin, taps, &mult, &shift);
-  std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cin);
-  const int64_t macs = g.output_rows() * g.output_width * int64_t{taps} * l.cin;
+  const std::vector<uint8_t> filter = RandomBytes(size_t{1} * taps * l.cout, 2);
+  std::vector<int32_t> bias(l.cout, 100), mult, shift;
+  Multipliers(l.cout, taps, &mult, &shift);
+  std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{taps} * l.cout;
   if (isa == kReference) {
     std::vector<int16_t> packed(g.filter_elements());
     ref::PackDepthwiseFilter(g, reinterpret_cast<const int8_t*>(filter.data()), 0, packed.data());

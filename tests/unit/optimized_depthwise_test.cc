@@ -3,8 +3,9 @@
 // counts around the 8/16-lane blocks, 3x3 and 5x5 with their compile-time
 // paths and other sizes, strides, dilations, padding, borders), zero points at
 // the extremes, per-tensor and per-channel multipliers, every ISA this CPU
-// runs, rows split arbitrarily, depth multipliers 1 and above. Then through
-// the interpreter (optimized vs reference kernel sets, 1 and 2 threads).
+// runs, rows split arbitrarily, depth multipliers 1 and above (2..8 over
+// input depths 1..5 in particular). Then through the interpreter (optimized vs
+// reference kernel sets, 1 and 2 threads, each ISA forced for multipliers > 1).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -235,6 +236,35 @@ TEST(OptimizedDepthwiseTest, SingleInputChannelWideMultiplier) {
   }
 }
 
+TEST(OptimizedDepthwiseTest, SmallInputDepthMultipliers) {
+  // Depth multipliers 2..8 over input depths 1..5: output channels below,
+  // at and past the 8-lane AVX2 blocks, loads at the end of each pixel.
+  std::mt19937 rng(23);
+  int blocks = 0, tails = 0;
+  for (int multiplier = 2; multiplier <= 8; ++multiplier) {
+    for (int depth = 1; depth <= 5; ++depth) {
+      for (int trial = 0; trial < 6; ++trial) {
+        const RandomDepthwise c = MakeDepthwise(rng, trial % 2 == 1, multiplier, depth);
+        ASSERT_TRUE(optimized::QuantDepthwise::Covers(c.g));
+        blocks += c.g.output_depth >= 8;
+        tails += c.g.output_depth % 8 != 0;
+        const std::vector<uint8_t> expected = ReferenceOutput(c);
+        for (Isa isa : SupportedIsas()) {
+          for (int splits : {1, 3}) {
+            ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                       std::string(optimized::IsaName(isa)) + " splits " +
+                           std::to_string(splits) + " multiplier " + std::to_string(multiplier) +
+                           ": " + c.Describe());
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(blocks, 100);
+  EXPECT_GT(tails, 100);
+}
+
 template <class T>
 std::vector<T> RunModel(const RandomDepthwise& c, bool per_channel_q, KernelSet kernels,
                         int threads) {
@@ -287,6 +317,33 @@ TEST(OptimizedDepthwiseTest, InterpreterOptimizedEqualsReference) {
         EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
                   RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
             << c.Describe() << " threads " << threads;
+      }
+    }
+  }
+}
+
+TEST(OptimizedDepthwiseTest, InterpreterMultiplierEachIsa) {
+  // Depth multiplier > 1 through the interpreter with each ISA forced (the
+  // op picks the AVX2 kernel only when AVX-512 is unavailable or overridden).
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 24; ++trial) {
+    const RandomDepthwise c = MakeDepthwise(rng, trial % 2 == 0, 2 + trial % 7, 1 + trial / 7 % 5);
+    const bool per_channel = !c.is_uint8 && trial % 4 == 1;
+    for (Isa isa : SupportedIsas()) {
+      optimized::ScopedIsaOverride force(isa);
+      for (int threads : {1, 2}) {
+        const std::string what =
+            std::string(optimized::IsaName(isa)) + " " + c.Describe() + " threads " +
+            std::to_string(threads);
+        if (c.is_uint8) {
+          EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << what;
+        } else {
+          EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << what;
+        }
       }
     }
   }

@@ -1,9 +1,11 @@
 // Quantized DEPTHWISE_CONV_2D (uint8 with per-tensor weights, int8 with
 // per-tensor or per-channel weights), any depth multiplier, vectorized over
 // output channels; bit-exact with reference::DepthwiseConvQuantized. (With
-// a multiplier > 1, output channel c reads input channel c / multiplier: the
-// AVX-512 path expands the input bytes with a shuffle, AVX2 falls back to the
-// scalar loop.)
+// a multiplier > 1, output channel c reads input channel c / multiplier: both
+// SIMD paths expand the input bytes with a byte shuffle; AVX2 loads at most 4
+// bytes per 8-channel block, placed inside the pixel. AVX2 runs the last
+// output_depth % 8 channels through the scalar loop; AVX-512 uses the AVX2
+// path when there are exactly 8 output channels.)
 //
 // Each output channel sums (w + w_off)(x - x_zp) over its window's taps
 // inside the image. Weights are widened once (Prepare) to int32 lanes whose
