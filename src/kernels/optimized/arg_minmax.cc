@@ -106,14 +106,18 @@ DLG_TARGET_AVX2 void Avx2Rows(const ArgMinMax8& k, const uint8_t* input, Index* 
 
 void ArgMinMax8::Run(const uint8_t* input, void* output, int64_t begin, int64_t end) const {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) {
+  // phminposuw over 8-class chunks beats the 512-bit folds for up to 4
+  // chunks (DeepLab's 21 classes: 0.27 vs 0.81 ms for 513x513 pixels).
+  const bool avx2_keys = axis_size >= 8 && (isa == Isa::kAvx2 || (isa == Isa::kAvx512Vnni &&
+                                                                   axis_size <= 32));
+  if (isa == Isa::kAvx512Vnni && !avx2_keys) {
     if (index64)
       Avx512Rows(*this, input, static_cast<int64_t*>(output), begin, end);
     else
       Avx512Rows(*this, input, static_cast<int32_t*>(output), begin, end);
     return;
   }
-  if (isa == Isa::kAvx2 && axis_size >= 8) {
+  if (avx2_keys) {
     if (index64)
       Avx2Rows(*this, input, static_cast<int64_t*>(output), begin, end);
     else

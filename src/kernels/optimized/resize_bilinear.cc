@@ -367,16 +367,18 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
     T* out = output + out_row * g.output_width * g.depth;
 #if DELEGATO_X86
     if constexpr (!std::is_same_v<T, int8_t>) {
-      if (vector && row <= kMaxRowTerms) {
-        Avx512FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, top, bottom, out);
-        continue;
-      }
+      // The 16-bit integer path first: about twice as fast as the AVX-512
+      // float path (DeepLab's 33x33x21 -> 513x513: 0.72 vs 1.46 ms).
       if constexpr (std::is_same_v<T, uint8_t>) {
         if (sixteenths) {
           Avx2SixteenthsRow(r, image + ty.lower * row, image + ty.upper * row, ty, stride16, terms,
                             out);
           continue;
         }
+      }
+      if (vector && row <= kMaxRowTerms) {
+        Avx512FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, top, bottom, out);
+        continue;
       }
       if (avx2) {
         Avx2FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, stride, top,
@@ -445,7 +447,7 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
     }
     return true;
   };
-  sixteenths_ = type == Type::kUInt8 && isa_ == Isa::kAvx2 && in_sixteenths(&x_) &&
+  sixteenths_ = type == Type::kUInt8 && isa_ != Isa::kScalar && in_sixteenths(&x_) &&
                 in_sixteenths(&y_);
 }
 
