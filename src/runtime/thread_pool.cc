@@ -11,8 +11,8 @@ namespace delegato {
 namespace {
 
 // About 50-100 microseconds of PAUSE on current x86 cores: longer than the
-// gap between two ops' ParallelFor calls, short enough that an idle
-// interpreter's workers go to sleep almost at once.
+// gap between two ops' loops, short enough that an idle interpreter's
+// workers go to sleep almost at once.
 constexpr int kSpinIterations = 1 << 12;
 
 inline void CpuRelax() {
@@ -23,6 +23,10 @@ inline void CpuRelax() {
 #endif
 }
 
+inline uint32_t Generation(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
+inline int ChunkCount(uint64_t state) { return static_cast<int>((state >> 16) & 0xFFFF); }
+inline int NextChunk(uint64_t state) { return static_cast<int>(state & 0xFFFF); }
+
 // Chunk w of n split into `parts` contiguous ranges.
 inline void ChunkRange(int64_t n, int parts, int w, int64_t* begin, int64_t* end) {
   *begin = n * w / parts;
@@ -31,9 +35,10 @@ inline void ChunkRange(int64_t n, int parts, int w, int64_t* begin, int64_t* end
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+ThreadPool::ThreadPool(int num_threads)
+    : num_threads_(std::clamp(num_threads, 1, 0xFFFF)) {
   workers_.reserve(num_threads_ - 1);
-  for (int w = 1; w < num_threads_; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
+  for (int w = 1; w < num_threads_; ++w) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -45,66 +50,81 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+void ThreadPool::RunChunks(uint64_t state) {
+  const uint32_t generation = Generation(state);
+  for (;;) {
+    if (Generation(state) != generation || NextChunk(state) >= ChunkCount(state)) return;
+    // Claim the next chunk of this loop; on failure `state` is reloaded
+    // (another thread claimed it, or the loop is over and a new one began).
+    if (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      continue;
+    }
+    const int chunks = ChunkCount(state);
+    int64_t begin, end;
+    ChunkRange(task_n_, chunks, NextChunk(state), &begin, &end);
+    if (begin < end) (*task_)(begin, end);
+    if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      work_done_.notify_one();
+    }
+    state = state_.load(std::memory_order_acquire);
+  }
+}
+
 void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   if (num_threads_ == 1 || n == 1) {
     fn(0, n);
     return;
   }
+  const int chunks = static_cast<int>(std::min<int64_t>(n, num_threads_));
   task_ = &fn;
   task_n_ = n;
-  pending_.store(num_threads_ - 1);
+  chunks_done_.store(0);
+  const uint64_t state = ((uint64_t{Generation(state_.load())} + 1) << 32) |
+                         (static_cast<uint64_t>(chunks) << 16);
   // Sequentially consistent with the workers' sleeping_workers_ increment:
   // either this sees a sleeper and wakes it, or the sleeper sees the new
   // generation before it waits.
-  generation_.fetch_add(1);
+  state_.store(state);
   if (sleeping_workers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     work_ready_.notify_all();
   }
 
-  int64_t begin, end;
-  ChunkRange(n, num_threads_, 0, &begin, &end);
-  if (begin < end) fn(begin, end);
+  RunChunks(state);  // every chunk no worker has claimed yet
 
   for (int spin = 0; spin < kSpinIterations; ++spin) {
-    if (pending_.load(std::memory_order_acquire) == 0) return;
+    if (chunks_done_.load(std::memory_order_acquire) == chunks) return;
     CpuRelax();
   }
   std::unique_lock<std::mutex> lock(mutex_);
   caller_sleeping_.store(true);
-  work_done_.wait(lock, [this] { return pending_.load() == 0; });
+  work_done_.wait(lock, [this, chunks] { return chunks_done_.load() == chunks; });
   caller_sleeping_.store(false);
 }
 
-void ThreadPool::WorkerLoop(int worker) {
-  uint64_t seen_generation = 0;
+void ThreadPool::WorkerLoop() {
+  uint32_t seen_generation = 0;
   for (;;) {
-    uint64_t generation = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; generation == seen_generation && spin < kSpinIterations; ++spin) {
+    uint64_t state = state_.load(std::memory_order_acquire);
+    for (int spin = 0; Generation(state) == seen_generation && spin < kSpinIterations; ++spin) {
       CpuRelax();
-      generation = generation_.load(std::memory_order_acquire);
+      state = state_.load(std::memory_order_acquire);
     }
-    if (generation == seen_generation) {
+    if (Generation(state) == seen_generation) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleeping_workers_.fetch_add(1);
       work_ready_.wait(lock, [&] {
-        return stopping_.load() || generation_.load() != seen_generation;
+        return stopping_.load() || Generation(state_.load()) != seen_generation;
       });
       sleeping_workers_.fetch_sub(1);
-      generation = generation_.load();
+      state = state_.load();
     }
     if (stopping_.load()) return;
-    seen_generation = generation;
-
-    int64_t begin, end;
-    ChunkRange(task_n_, num_threads_, worker, &begin, &end);
-    if (begin < end) (*task_)(begin, end);
-
-    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
-      { std::lock_guard<std::mutex> lock(mutex_); }
-      work_done_.notify_one();
-    }
+    seen_generation = Generation(state);
+    RunChunks(state);
   }
 }
 

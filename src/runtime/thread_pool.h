@@ -3,12 +3,13 @@
 // until all are done. Kernels that use it must write disjoint outputs per
 // index, so results do not depend on the thread count.
 //
-// Hand-off is by spinning first, then sleeping: a model issues one
-// ParallelFor per op, tens to hundreds per inference, microseconds apart, and
-// a condition-variable wake-up (tens of microseconds on a VM) per op costs
-// more than the second thread gains. Workers spin on the generation counter
-// for a bounded time after each task, then block; the caller spins on the
-// pending count the same way.
+// Hand-off: a model issues one ParallelFor per op, tens to hundreds per
+// inference, microseconds apart, and a condition-variable wake-up per op
+// (tens of microseconds on a VM) costs more than a second thread gains. So
+// workers spin on the pool's state for a bounded time after each loop before
+// they block, and chunks are claimed, not assigned: the caller takes every
+// chunk no worker has started, so a worker that is not running (a loaded
+// machine) never holds the loop up.
 #pragma once
 
 #include <atomic>
@@ -36,19 +37,23 @@ class ThreadPool {
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
-  void WorkerLoop(int worker);
+  void WorkerLoop();
+  // Claims and runs chunks of the loop `state` names while any are left.
+  void RunChunks(uint64_t state);
 
   int num_threads_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  // Written by the caller before generation_ is bumped (release), read by
-  // workers after they see the new generation (acquire).
+  // The loop: written by the caller before it publishes a new state_
+  // (release), read by a thread only after it claimed a chunk of that loop,
+  // which keeps the loop (and these fields) alive until the chunk is done.
   const std::function<void(int64_t, int64_t)>* task_ = nullptr;
   int64_t task_n_ = 0;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  // generation (bits 63-32) | chunk count (31-16) | next unclaimed chunk (15-0).
+  std::atomic<uint64_t> state_{0};
+  std::atomic<int> chunks_done_{0};
   std::atomic<int> sleeping_workers_{0};
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stopping_{false};
