@@ -1,7 +1,8 @@
 // The thread pool's hand-off: every index covered exactly once, chunks
 // contiguous, results visible to the caller, across many back-to-back calls
-// (workers spinning) and calls after idle gaps (workers asleep), for 1 to 4
-// threads; and destruction with workers in either state.
+// (workers spinning, chunks claimed by whichever thread comes first) and
+// calls after idle gaps (workers asleep), for 1 to 4 threads; and destruction
+// with workers in either state. (Also clean under -fsanitize=thread.)
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -55,7 +56,7 @@ TEST(ThreadPoolTest, UnevenChunksWaitForTheSlowestThread) {
   for (int round = 0; round < 20; ++round) {
     out.assign(2, 0);
     pool.ParallelFor(2, [&](int64_t begin, int64_t) {
-      // The worker's chunk (index 1) outlasts the caller's spin.
+      // Chunk 1 outlasts the other thread's spin, whichever thread claimed it.
       if (begin == 1) std::this_thread::sleep_for(std::chrono::milliseconds(round % 2 ? 2 : 0));
       out[begin] = static_cast<int>(begin) + 10;
     });
