@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests (Release), conformance against LiteRT on
 # ../shared/models (skipped with a message when absent), the unit tests again
-# under AddressSanitizer + UndefinedBehaviorSanitizer, and a bounded fuzz run.
+# under AddressSanitizer + UndefinedBehaviorSanitizer, the thread pool's test
+# under ThreadSanitizer, and a bounded fuzz run.
 #   FUZZ_SECONDS (default 60) bounds the fuzzer; SKIP_SANITIZE=1 skips the
 #   sanitizer build (for quick local runs).
 set -euo pipefail
@@ -25,6 +26,11 @@ if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_SANITIZE=ON >/dev/null
   cmake --build build-asan -j"$JOBS"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$JOBS") || failed=1
+
+  echo "== thread pool under ThreadSanitizer (its lock-free hand-off)"
+  g++ -std=c++20 -O1 -g -fsanitize=thread -Isrc -Iinclude tests/unit/thread_pool_test.cc \
+    src/runtime/thread_pool.cc -lgtest -lgtest_main -pthread -o build-asan/thread_pool_tsan &&
+    build-asan/thread_pool_tsan --gtest_brief=1 || failed=1
 
   echo "== fuzzing load -> allocate -> invoke for ${FUZZ_SECONDS:-60}s"
   CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_FUZZ=ON \
