@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -189,36 +190,76 @@ TEST(OptimizedMiscTest, RequantizeTableRunsAnyRange) {
 }
 
 TEST(OptimizedMiscTest, QuantizeFloatMatchesReference) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  constexpr float kDenorm = std::numeric_limits<float>::denorm_min();
+  // Values the conversions treat specially: signed zeros, denormals, the
+  // int32 range limits and their float neighbours, the 2^23 / 2^24 edges of
+  // exact integers, and halves around them.
+  const float kSpecial[] = {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, kDenorm, -kDenorm,
+                            std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                            2147483648.0f, -2147483648.0f, 2147483520.0f, -2147483904.0f,
+                            3e9f, -3e9f, 8388607.5f, -8388607.5f, 8388608.0f, 16777215.0f,
+                            0.5f, -0.5f, 1.5f, -1.5f, 0.49999997f, -0.49999997f, 127.5f, -128.5f,
+                            255.5f, 1e20f, -1e20f};
   std::mt19937 rng(53);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 1000; ++trial) {
     const bool out_signed = trial % 2;
-    const float scale = std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng));
-    const int32_t zp = out_signed ? static_cast<int>(rng() % 256) - 128 : rng() % 256;
-    std::vector<float> in(1 + rng() % 300);
+    float scale = std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng));
+    switch (trial % 10) {
+      case 7: scale = std::pow(10.0f, std::uniform_real_distribution<float>(-38, 38)(rng)); break;
+      case 8:  // huge, or denormal (x / scale overflows to inf)
+        scale = trial % 20 == 8 ? 3e38f : kDenorm * static_cast<float>(1 + rng() % 8);
+        break;
+      default: break;
+    }
+    int32_t zp = out_signed ? static_cast<int>(rng() % 256) - 128 : rng() % 256;
+    if (trial % 10 == 9) {  // wrapping zero-point add, far-out clamps
+      const int32_t extreme[] = {std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::max(), -100000, 100000, -300, 300};
+      zp = extreme[rng() % 6];
+    }
+    std::vector<float> in(1 + rng() % 100);
     for (auto& x : in) {
-      switch (rng() % 6) {
+      switch (rng() % 8) {
         case 0: x = (static_cast<int>(rng() % 400) - 200 + 0.5f) * scale; break;  // ties
         case 1: x = std::uniform_real_distribution<float>(-3e9f, 3e9f)(rng); break;
+        case 2: x = kSpecial[rng() % std::size(kSpecial)]; break;
+        case 3: {  // any bit pattern
+          const uint32_t bits = static_cast<uint32_t>(rng());
+          std::memcpy(&x, &bits, sizeof(x));
+          break;
+        }
+        case 4:  // products of ties near their float neighbours
+          x = std::nextafter((static_cast<int>(rng() % 600) - 300 + 0.5f) * scale,
+                             rng() % 2 ? kInf : -kInf);
+          break;
         default: x = std::uniform_real_distribution<float>(-200, 200)(rng) * scale; break;
       }
     }
-    in[0] = std::numeric_limits<float>::quiet_NaN();
+    in[0] = kNaN;
     if (in.size() > 2) {
-      in[1] = std::numeric_limits<float>::infinity();
-      in[2] = -std::numeric_limits<float>::infinity();
+      in[1] = kInf;
+      in[2] = -kInf;
     }
-    std::vector<uint8_t> expected(in.size());
+    // A sub-range, so vectors start unaligned and end in any tail length;
+    // bytes outside it must stay untouched.
+    const int64_t n = static_cast<int64_t>(in.size());
+    const int64_t begin = trial % 3 == 0 ? rng() % n : 0;
+    const int64_t end = trial % 3 == 0 ? begin + 1 + rng() % (n - begin) : n;
+    std::vector<uint8_t> expected(in.size(), 0xA5);
     if (out_signed)
-      reference::AffineQuantize(scale, zp, in.data(), reinterpret_cast<int8_t*>(expected.data()), 0,
-                                static_cast<int64_t>(in.size()));
+      reference::AffineQuantize(scale, zp, in.data(), reinterpret_cast<int8_t*>(expected.data()),
+                                begin, end);
     else
-      reference::AffineQuantize(scale, zp, in.data(), expected.data(), 0,
-                                static_cast<int64_t>(in.size()));
+      reference::AffineQuantize(scale, zp, in.data(), expected.data(), begin, end);
     for (Isa isa : SupportedIsas()) {
       optimized::QuantizeFloat8 q{scale, zp, out_signed, isa};
-      std::vector<uint8_t> got(in.size());
-      q.Run(in.data(), got.data(), 0, static_cast<int64_t>(in.size()));
-      ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa);
+      std::vector<uint8_t> got(in.size(), 0xA5);
+      q.Run(in.data(), got.data(), begin, end);
+      ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa) << " scale "
+                               << scale << " zp " << zp << " [" << begin << ", " << end << ")";
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "kernels/optimized/quantize.h"
 
+#include <cstring>
+
 #include "kernels/reference/quantize.h"
 
 #if DELEGATO_X86
@@ -66,6 +68,73 @@ DLG_TARGET_AVX512 void Avx512Quantize(const QuantizeFloat8& q, const float* in, 
     _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
   }
 }
+
+// Eight floats -> eight int32 with the AVX-512 path's steps: divide, round
+// half away from zero, truncate (out of range / NaN -> INT32_MIN), add the
+// zero point with wrap-around. Clamping is left to the saturating packs.
+DLG_TARGET_AVX2 inline __m256i Avx2QuantizeVector(__m256 x, __m256 scale, __m256i zp) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  x = _mm256_div_ps(x, scale);
+  const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 diff = _mm256_sub_ps(x, t);
+  // |x - t| >= 0.5: move one away from zero (copysign(1, x)).
+  const __m256 away =
+      _mm256_cmp_ps(_mm256_andnot_ps(sign_bit, diff), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m256 step = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(x, sign_bit));
+  const __m256 rounded = _mm256_blendv_ps(t, _mm256_add_ps(t, step), away);
+  return _mm256_add_epi32(_mm256_cvttps_epi32(rounded), zp);  // cvtt: x86's INT32_MIN
+}
+
+// Saturating int32 -> int16 -> 8-bit packs: the same as clamping to the
+// output type's range, since each step saturates monotonically.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m256i Avx2Pack16(__m256i a, __m256i b) {
+  return kSigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b);
+}
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m128i Avx2Pack8(__m128i a) {
+  return kSigned ? _mm_packs_epi16(a, a) : _mm_packus_epi16(a, a);
+}
+
+// Eight values -> eight bytes in the low half.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m128i Avx2Quantize8(__m256 x, __m256 scale, __m256i zp) {
+  const __m256i v = Avx2QuantizeVector(x, scale, zp);
+  const __m128i v16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return Avx2Pack8<kSigned>(v16);
+}
+
+template <bool kSigned>
+DLG_TARGET_AVX2 void Avx2Quantize(const QuantizeFloat8& q, const float* in, uint8_t* out,
+                                  int64_t begin, int64_t end) {
+  const __m256 scale = _mm256_set1_ps(q.scale);
+  const __m256i zp = _mm256_set1_epi32(q.zero_point);
+  // Undoes the per-128-bit-lane interleaving of the two pack steps.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = begin;
+  for (; end - i >= 32; i += 32) {
+    const __m256i a = Avx2QuantizeVector(_mm256_loadu_ps(in + i), scale, zp);
+    const __m256i b = Avx2QuantizeVector(_mm256_loadu_ps(in + i + 8), scale, zp);
+    const __m256i c = Avx2QuantizeVector(_mm256_loadu_ps(in + i + 16), scale, zp);
+    const __m256i d = Avx2QuantizeVector(_mm256_loadu_ps(in + i + 24), scale, zp);
+    const __m256i bytes =
+        Avx2Pack16<kSigned>(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_permutevar8x32_epi32(bytes, order));
+  }
+  for (; end - i >= 8; i += 8)
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i),
+                     Avx2Quantize8<kSigned>(_mm256_loadu_ps(in + i), scale, zp));
+  if (i < end) {
+    const int n = static_cast<int>(end - i);
+    alignas(32) float tail_in[8] = {};
+    alignas(16) uint8_t tail_out[16];
+    std::memcpy(tail_in, in + i, sizeof(float) * n);
+    _mm_store_si128(reinterpret_cast<__m128i*>(tail_out),
+                    Avx2Quantize8<kSigned>(_mm256_load_ps(tail_in), scale, zp));
+    std::memcpy(out + i, tail_out, n);
+  }
+}
 #endif
 
 }  // namespace
@@ -99,6 +168,13 @@ void QuantizeFloat8::Run(const float* in, uint8_t* out, int64_t begin, int64_t e
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) {
     Avx512Quantize(*this, in, out, begin, end);
+    return;
+  }
+  if (isa == Isa::kAvx2) {
+    if (out_signed)
+      Avx2Quantize<true>(*this, in, out, begin, end);
+    else
+      Avx2Quantize<false>(*this, in, out, begin, end);
     return;
   }
 #endif

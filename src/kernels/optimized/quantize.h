@@ -1,7 +1,7 @@
 // QUANTIZE fast paths, bit-exact with reference/quantize.h:
 //  - 8-bit -> 8-bit requantization as a 256-entry table built in Prepare by
 //    the reference function itself (so equal by construction);
-//  - float32 -> 8-bit per-tensor quantization vectorized with the
+//  - float32 -> 8-bit per-tensor quantization vectorized (AVX2, AVX-512) with the
 //    reference's float steps: x / scale (IEEE division), round half away
 //    from zero (trunc, then +-1 when the exact remainder is >= 0.5),
 //    truncation to int32 with x86's out-of-range result, wrapping zero-point
