@@ -1,7 +1,8 @@
 // Optimized quantized DEPTHWISE_CONV_2D (kernels/optimized/quant_depthwise)
 // against the reference kernel, bit for bit: random geometries (channel
 // counts around the 8/16-lane blocks, 3x3 and 5x5 with their compile-time
-// paths and other sizes, strides, dilations, padding, borders), zero points at
+// paths and other sizes, strides, dilations, padding, borders; every width up
+// to 40 for 3x3 and 5x5), zero points at
 // the extremes, per-tensor and per-channel multipliers, every ISA this CPU
 // runs, rows split arbitrarily, depth multipliers 1 and above (2..8 over
 // input depths 1..5 in particular). Then through the interpreter (optimized vs
@@ -64,8 +65,13 @@ struct RandomDepthwise {
   }
 };
 
+// Fixed parts of a random geometry (0: random).
+struct FixedShape {
+  int filter = 0, stride_w = 0, dilation_w = 0, height = 0, width = 0;
+};
+
 RandomDepthwise MakeDepthwise(std::mt19937& rng, bool is_uint8, int depth_multiplier = 1,
-                              int input_depth = 0) {
+                              int input_depth = 0, const FixedShape& fixed = {}) {
   RandomDepthwise c;
   c.is_uint8 = is_uint8;
   reference::DepthwiseGeometry& g = c.g;
@@ -83,6 +89,11 @@ RandomDepthwise MakeDepthwise(std::mt19937& rng, bool is_uint8, int depth_multip
   g.dilation_width = Pick(rng, std::vector<int>{1, 1, 1, 2, 3});
   g.input_height = std::uniform_int_distribution<int>(1, 13)(rng);
   g.input_width = std::uniform_int_distribution<int>(1, 15)(rng);
+  if (fixed.filter > 0) g.filter_height = g.filter_width = fixed.filter;
+  if (fixed.stride_w > 0) g.stride_width = fixed.stride_w;
+  if (fixed.dilation_w > 0) g.dilation_width = fixed.dilation_w;
+  if (fixed.height > 0) g.input_height = fixed.height;
+  if (fixed.width > 0) g.input_width = fixed.width;
   c.padding = std::uniform_int_distribution<int>(0, 2)(rng) ? Padding::kSame : Padding::kValid;
   reference::Window2D w = reference::ComputeWindow2D(
       c.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
@@ -221,6 +232,42 @@ TEST(OptimizedDepthwiseTest, RandomizedMatchesReference) {
     }
   }
   EXPECT_GT(diverse, 120) << "outputs should not be mostly clamped";
+}
+
+TEST(OptimizedDepthwiseTest, TapPairShapes) {
+  // 3x3 and 5x5 with multiplier 1 (AVX2 pairs taps in 8-channel blocks,
+  // two pixels at a time with stride 1 or 2 and dilation 1): every width
+  // 1..40 (odd and even interior runs, windows wider than the image), other
+  // strides and dilations, channels around the 8- and 16-channel blocks,
+  // each border.
+  std::mt19937 rng(31);
+  int pair_blocks = 0;
+  for (int filter : {3, 5}) {
+    for (int width = 1; width <= 40; ++width) {
+      for (int variant = 0; variant < 4; ++variant) {
+        FixedShape fixed;
+        fixed.filter = filter;
+        fixed.width = width;
+        fixed.stride_w =
+            variant < 2 ? 1 : variant == 2 ? 2 : Pick(rng, std::vector<int>{1, 2, 3});
+        fixed.dilation_w = variant < 3 ? 1 : Pick(rng, std::vector<int>{1, 2});
+        fixed.height = std::uniform_int_distribution<int>(1, 9)(rng);
+        const int depth = Pick(rng, std::vector<int>{8, 9, 15, 16, 17, 24, 31, 32, 40, 47, 64});
+        const RandomDepthwise c = MakeDepthwise(rng, variant % 2 == 0, 1, depth, fixed);
+        const std::vector<uint8_t> expected = ReferenceOutput(c);
+        pair_blocks += c.g.output_depth / 8;
+        for (Isa isa : SupportedIsas()) {
+          for (int splits : {1, 2}) {
+            ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                       std::string(optimized::IsaName(isa)) + " splits " +
+                           std::to_string(splits) + ": " + c.Describe());
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(pair_blocks, 500);
 }
 
 TEST(OptimizedDepthwiseTest, SingleInputChannelWideMultiplier) {

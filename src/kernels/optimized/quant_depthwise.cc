@@ -312,6 +312,334 @@ DLG_TARGET_AVX2 void Avx2Rows(const QuantDepthwise& d, int64_t begin, int64_t en
   if (full < channels) ScalarRows(d, begin, end, input, output, full, channels);
 }
 
+// ---- Tap pairs (multiplier 1, 3x3 and 5x5; see the header).
+
+// Lane j holds (a[j], b[j]) of channel j in its low and high int16.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m256i Pair8(const uint8_t* a, const uint8_t* b) {
+  const __m128i bytes = _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+  return kSigned ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
+}
+
+// A lone tap: lane j holds a[j] widened to 32 bits; its high int16 (0 or -1)
+// meets a zero weight.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m256i Lone8(const uint8_t* a) {
+  return Widen256<kSigned>(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)));
+}
+
+DLG_TARGET_AVX2 inline __m256i PairMadd(__m256i acc, __m256i x, const int32_t* w) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(x, Load256(w)));
+}
+
+// Per-channel requantization of 8 lanes (RequantChannels' values; the
+// rounding divide takes |x| + 2^(s-1) >> s with x's sign: round half away
+// from zero, like the reference).
+struct PairRequant {
+  __m256i multiplier, multiplier_odd, left_shift, right_shift, round;
+};
+
+DLG_TARGET_AVX2 inline PairRequant LoadPairRequant(const RequantChannels& rq, int c) {
+  PairRequant r;
+  r.multiplier = Load256(rq.multiplier.data() + c);
+  r.multiplier_odd = _mm256_srli_epi64(r.multiplier, 32);
+  // Shift counts act modulo 32 like the reference's ShiftLeftWrapping.
+  r.left_shift = _mm256_and_si256(Load256(rq.left_shift.data() + c), _mm256_set1_epi32(31));
+  r.right_shift = Load256(rq.right_shift.data() + c);
+  // 2^(s-1) for s > 0, else 0.
+  r.round = _mm256_sub_epi32(Load256(rq.threshold.data() + c),
+                             _mm256_cmpgt_epi32(r.right_shift, _mm256_setzero_si256()));
+  return r;
+}
+
+// MultiplyByQuantizedMultiplier: requantize.h's doubling high multiply, then
+// the rounding divide above.
+DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i PairScale(__m256i acc,
+                                                                        const PairRequant& p) {
+  const __m256i x = _mm256_sllv_epi32(acc, p.left_shift);
+  const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+  __m256i even = _mm256_add_epi64(_mm256_mul_epi32(x, p.multiplier), nudge);
+  __m256i odd =
+      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), p.multiplier_odd), nudge);
+  even = _mm256_srli_epi64(even, 31);
+  odd = _mm256_slli_epi64(odd, 1);
+  const __m256i high = _mm256_blend_epi32(even, odd, 0xAA);
+  // |INT32_MIN| + 2^30 still fits in 32 unsigned bits.
+  const __m256i magnitude =
+      _mm256_srlv_epi32(_mm256_add_epi32(_mm256_abs_epi32(high), p.round), p.right_shift);
+  return _mm256_sign_epi32(magnitude, high);
+}
+
+// Everything one 8-channel block of one output row needs.
+struct PairBlock {
+  const uint8_t* rows[5];  // input row of each filter row at the block's first
+                           // channel; the zero-point row outside the image
+  const uint8_t* zero;     // a pixel of input zero points
+  uint8_t* out;            // output at (batch, y, column 0, block's first channel)
+  const int32_t* w;        // the block's pair weights
+  size_t pixel;            // channels
+  int32_t stride_w, pad_w, dilation_w, width;
+  __m256i bias;
+  __m256i offset;            // output zero point, int16 lanes
+  __m256i act_min, act_max;  // bytes
+  __m256i gather;            // dwords 0, 4, 1, 5: each pixel's bytes together
+  PairRequant rq;
+};
+
+// Output bytes of accumulators a and c: a 0-7 in the low 8 bytes, c 0-7 in
+// the next 8. The output zero point is added with int16 saturation, which
+// keeps every value outside the output range outside it, so clamping the
+// packed bytes gives the reference's clamp.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m128i PairBytes(const PairBlock& b,
+                                                                        __m256i a, __m256i c) {
+  // a 0-3, c 0-3 | a 4-7, c 4-7
+  const __m256i words = _mm256_adds_epi16(
+      _mm256_packs_epi32(PairScale(a, b.rq), PairScale(c, b.rq)), b.offset);
+  __m256i bytes;
+  if constexpr (kSigned)
+    bytes = _mm256_min_epi8(_mm256_max_epi8(_mm256_packs_epi16(words, words), b.act_min),
+                            b.act_max);
+  else
+    bytes = _mm256_min_epu8(_mm256_max_epu8(_mm256_packus_epi16(words, words), b.act_min),
+                            b.act_max);
+  return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(bytes, b.gather));
+}
+
+// One output pixel. kCheck: columns outside the image read the zero pixel.
+template <bool kSigned, int FH, int FW, bool kCheck>
+DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairBlock& b,
+                                                                     int32_t ox) {
+  constexpr int kRowPairs = FH / 2;
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  const uint8_t* px[FH][FW];
+#pragma GCC unroll 5
+  for (int fx = 0; fx < FW; ++fx) {
+    const int32_t ix = ix0 + fx * b.dilation_w;
+    const bool inside = !kCheck || static_cast<uint32_t>(ix) < static_cast<uint32_t>(b.width);
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r)
+      px[r][fx] = inside ? b.rows[r] + static_cast<size_t>(ix) * b.pixel : b.zero;
+  }
+  __m256i acc = b.bias;
+#pragma GCC unroll 5
+  for (int rp = 0; rp < kRowPairs; ++rp)
+#pragma GCC unroll 5
+    for (int fx = 0; fx < FW; ++fx)
+      acc = PairMadd(acc, Pair8<kSigned>(px[2 * rp][fx], px[2 * rp + 1][fx]),
+                     b.w + (rp * FW + fx) * 8);
+  if constexpr (FH % 2 == 1) {
+#pragma GCC unroll 5
+    for (int q = 0; q <= FW / 2; ++q) {
+      const int32_t* w = b.w + (kRowPairs * FW + q) * 8;
+      if (2 * q + 1 < FW)
+        acc = PairMadd(acc, Pair8<kSigned>(px[FH - 1][2 * q], px[FH - 1][2 * q + 1]), w);
+      else
+        acc = PairMadd(acc, Lone8<kSigned>(px[FH - 1][2 * q]), w);
+    }
+  }
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
+                   PairBytes<kSigned>(b, acc, acc));
+}
+
+// Output x in [begin, end) (an even count, every column inside the image),
+// stride 1 and dilation 1: pixels x and x + 1 use the interleaved columns
+// c .. c + FW, built once and slid by two columns per step. The odd last row
+// pairs columns (c, c + 1), (c + 2, c + 3), ...: x takes them with weights
+// (w0, w1), (w2, w3), ..., x + 1 with (0, w0), (w1, w2), ...
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end) {
+  static_assert(FW % 2 == 1, "odd filter widths");
+  constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
+  const int32_t* wa = b.w + kRowPairs * FW * 8;  // odd last row, pixel x
+  const int32_t* wc = wa + kLastPairs * 8;       // odd last row, pixel x + 1
+  const size_t pixel = b.pixel;
+  __m256i cols[FW + 1][kP];
+  __m256i q[kLastPairs];
+  const uint8_t* rows[FH];
+  for (int r = 0; r < FH; ++r) rows[r] = b.rows[r] + static_cast<size_t>(begin - b.pad_w) * pixel;
+#pragma GCC unroll 5
+  for (int j = 0; j < FW - 1; ++j)
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp)
+      cols[j][rp] = Pair8<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel);
+  if constexpr (FH % 2 == 1) {
+#pragma GCC unroll 5
+    for (int k = 0; k < kLastPairs - 1; ++k)
+      q[k] = Pair8<kSigned>(rows[FH - 1] + 2 * k * pixel, rows[FH - 1] + (2 * k + 1) * pixel);
+  }
+  for (int32_t ox = begin; ox + 2 <= end; ox += 2) {
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+      cols[FW - 1][rp] = Pair8<kSigned>(rows[2 * rp] + (FW - 1) * pixel,
+                                        rows[2 * rp + 1] + (FW - 1) * pixel);
+      cols[FW][rp] = Pair8<kSigned>(rows[2 * rp] + FW * pixel, rows[2 * rp + 1] + FW * pixel);
+    }
+    __m256i a = b.bias, c = b.bias;
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx) {
+        const int32_t* w = b.w + (rp * FW + fx) * 8;
+        a = PairMadd(a, cols[fx][rp], w);
+        c = PairMadd(c, cols[fx + 1][rp], w);
+      }
+    }
+    if constexpr (FH % 2 == 1) {
+      q[kLastPairs - 1] =
+          Pair8<kSigned>(rows[FH - 1] + (FW - 1) * pixel, rows[FH - 1] + FW * pixel);
+#pragma GCC unroll 5
+      for (int k = 0; k < kLastPairs; ++k) {
+        a = PairMadd(a, q[k], wa + k * 8);
+        c = PairMadd(c, q[k], wc + k * 8);
+      }
+    }
+    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
+#pragma GCC unroll 5
+    for (int j = 0; j < FW - 1; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kP; ++rp) cols[j][rp] = cols[j + 2][rp];
+#pragma GCC unroll 5
+    for (int k = 0; k < kLastPairs - 1; ++k) q[k] = q[k + 1];
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r) rows[r] += 2 * pixel;
+  }
+}
+
+// As PairPixels2 with stride 2: x uses columns c .. c + FW - 1, x + 1 uses
+// c + 2 .. c + FW + 1, and the last FW - 2 carry over to the next step. The
+// odd last row pairs (c, c + 1), (c + 2, c + 3), ... up to c + FW, weights
+// (w0, w1), (w2, w3), ..., (w[FW-1], 0) for x and, one pair on, for x + 1,
+// whose last tap c + FW + 1 is lone.
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32_t end) {
+  static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
+  constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
+  const int32_t* wa = b.w + kRowPairs * FW * 8;  // odd last row
+  const size_t pixel = b.pixel;
+  __m256i cols[FW + 2][kP];
+  const uint8_t* rows[FH];
+  for (int r = 0; r < FH; ++r)
+    rows[r] = b.rows[r] + static_cast<size_t>(2 * begin - b.pad_w) * pixel;
+#pragma GCC unroll 5
+  for (int j = 0; j < FW - 2; ++j)
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp)
+      cols[j][rp] = Pair8<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel);
+  for (int32_t ox = begin; ox + 2 <= end; ox += 2) {
+#pragma GCC unroll 5
+    for (int j = FW - 2; j < FW + 2; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kRowPairs; ++rp)
+        cols[j][rp] = Pair8<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel);
+    __m256i a = b.bias, c = b.bias;
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx) {
+        const int32_t* w = b.w + (rp * FW + fx) * 8;
+        a = PairMadd(a, cols[fx][rp], w);
+        c = PairMadd(c, cols[fx + 2][rp], w);
+      }
+    }
+    if constexpr (FH % 2 == 1) {
+      const uint8_t* last = rows[FH - 1];
+      __m256i q = Pair8<kSigned>(last, last + pixel);
+#pragma GCC unroll 5
+      for (int k = 0; k < kLastPairs; ++k) {
+        a = PairMadd(a, q, wa + k * 8);
+        q = k + 1 < kLastPairs
+                ? Pair8<kSigned>(last + (2 * k + 2) * pixel, last + (2 * k + 3) * pixel)
+                : Lone8<kSigned>(last + (FW + 1) * pixel);
+        c = PairMadd(c, q, wa + k * 8);
+      }
+    }
+    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
+#pragma GCC unroll 5
+    for (int j = 0; j < FW - 2; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kP; ++rp) cols[j][rp] = cols[j + 4][rp];
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r) rows[r] += 4 * pixel;
+  }
+}
+
+// Blocks of 8 channels up to d.pair_channels(); the rest go through ScalarRows.
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                                  const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const size_t row_stride = static_cast<size_t>(g.input_width) * channels;
+  const size_t batch_size = static_cast<size_t>(g.input_height) * row_stride;
+  const RequantChannels& rq = d.requant();
+  const int vectors = QuantDepthwise::PairVectors(FH, FW);
+  PairBlock b;
+  b.pixel = channels;
+  b.stride_w = g.stride_width;
+  b.pad_w = g.pad_width;
+  b.dilation_w = g.dilation_width;
+  b.width = g.input_width;
+  b.offset = _mm256_set1_epi16(static_cast<int16_t>(rq.output_offset));
+  b.act_min = _mm256_set1_epi8(static_cast<char>(rq.clamp_min + rq.output_offset));
+  b.act_max = _mm256_set1_epi8(static_cast<char>(rq.clamp_max + rq.output_offset));
+  b.gather = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const int shared = g.dilation_width == 1 && g.stride_width <= 2 ? g.stride_width : 0;
+  const int32_t ib = d.interior_x_begin(), ie = d.interior_x_end();
+  for (int64_t row = begin; row < end; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const uint8_t* in_batch = input + batch * batch_size;
+    for (int32_t cb = 0; cb < d.pair_channels(); cb += 8) {
+      for (int r = 0; r < FH; ++r) {
+        const int32_t iy = iy0 + r * g.dilation_height;
+        b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
+                        ? in_batch + static_cast<size_t>(iy) * row_stride + cb
+                        : d.pair_zero_row() + cb;
+      }
+      b.zero = d.pair_zero_row() + cb;
+      b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
+      b.bias = Load256(d.bias_interior() + cb);
+      b.rq = LoadPairRequant(rq, cb);
+      b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel<kSigned, FH, FW, true>(b, ox);
+      int32_t ox = ib;
+      if (shared != 0 && ib < ie) {
+        ox = ib + (ie - ib) / 2 * 2;
+        if (shared == 1)
+          PairPixels2<kSigned, FH, FW>(b, ib, ox);
+        else
+          PairPixels2Stride2<kSigned, FH, FW>(b, ib, ox);
+      }
+      for (; ox < ie; ++ox) PairPixel<kSigned, FH, FW, false>(b, ox);
+      for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
+        PairPixel<kSigned, FH, FW, true>(b, ox);
+    }
+  }
+  if (d.pair_channels() < channels)
+    ScalarRows(d, begin, end, input, output, d.pair_channels(), channels);
+}
+
+template <bool kSigned>
+void Avx2Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                  uint8_t* out) {
+  const reference::DepthwiseGeometry& g = d.geometry();
+  if (d.pair_channels() > 0 && g.filter_height == 3)
+    Avx2PairRows<kSigned, 3, 3>(d, begin, end, in, out);
+  else if (d.pair_channels() > 0 && g.filter_height == 5)
+    Avx2PairRows<kSigned, 5, 5>(d, begin, end, in, out);
+  else
+    Avx2Rows<kSigned>(d, begin, end, in, out);
+}
+
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
 // input channel (cb + j) / multiplier. Those input channels span at most 4
 // bytes (multiplier >= 2), so one load of kWidth = min(4, input depth) bytes,
@@ -576,6 +904,46 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
   for (int32_t oy = 0; oy < g_.output_height; ++oy)
     ValidTaps(oy * g_.stride_height - g_.pad_height, g_.dilation_height, g_.filter_height,
               g_.input_height, &y_taps_[oy].lo, &y_taps_[oy].hi);
+  const int fh = g_.filter_height, fw = g_.filter_width;
+  if (isa_ == Isa::kAvx2 && g_.depth_multiplier == 1 && channels >= 8 && fh == fw &&
+      (fh == 3 || fh == 5))
+    PreparePairs(p);
+}
+
+void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {
+  const int fh = g_.filter_height, fw = g_.filter_width, channels = g_.output_depth;
+  const int vectors = PairVectors(fh, fw), last_pairs = fw / 2 + 1;
+  pair_channels_ = channels / 8 * 8;
+  pair_weights_.Resize(static_cast<size_t>(pair_channels_) * vectors);
+  // w + w_off as uint16; 0 outside the filter.
+  auto weight = [&](int fy, int fx, int c) -> uint32_t {
+    if (fx < 0 || fx >= fw) return 0;
+    return static_cast<uint32_t>(
+               weights_[static_cast<size_t>(fy * fw + fx) * padded_channels_ + c]) &
+           0xFFFFu;
+  };
+  for (int cb = 0; cb < pair_channels_; cb += 8) {
+    int32_t* block = pair_weights_.data() + static_cast<size_t>(cb) * vectors;
+    for (int k = 0; k < 8; ++k) {
+      const int c = cb + k;
+      auto set = [&](int v, uint32_t a, uint32_t b) {
+        block[v * 8 + k] = static_cast<int32_t>(a | b << 16);
+      };
+      for (int rp = 0; rp < fh / 2; ++rp)
+        for (int fx = 0; fx < fw; ++fx)
+          set(rp * fw + fx, weight(2 * rp, fx, c), weight(2 * rp + 1, fx, c));
+      if (fh % 2 == 1) {
+        const int r = fh - 1, base = fh / 2 * fw;
+        for (int q = 0; q < last_pairs; ++q) {
+          set(base + q, weight(r, 2 * q, c), weight(r, 2 * q + 1, c));
+          set(base + last_pairs + q, weight(r, 2 * q - 1, c), weight(r, 2 * q, c));
+        }
+      }
+    }
+  }
+  pair_zero_row_.Resize(static_cast<size_t>(g_.input_width) * channels);
+  std::memset(pair_zero_row_.data(), static_cast<uint8_t>(p.input_zero_point),
+              pair_zero_row_.bytes());
 }
 
 void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void* output) const {
@@ -613,9 +981,9 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
         else
           Avx2ExpandDispatch<true>(*this, begin, end, in, out);
       } else if (is_uint8_)
-        Avx2Rows<false>(*this, begin, end, in, out);
+        Avx2Dispatch<false>(*this, begin, end, in, out);
       else
-        Avx2Rows<true>(*this, begin, end, in, out);
+        Avx2Dispatch<true>(*this, begin, end, in, out);
       return;
 #endif
     default:

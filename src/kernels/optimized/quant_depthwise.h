@@ -16,6 +16,15 @@
 // weights); border pixels add it to each tap they use instead. The int32 sum
 // wraps modulo 2^32 like the reference, then is requantized exactly
 // (requantize.h).
+//
+// AVX2 with multiplier 1 and a 3x3 or 5x5 filter runs blocks of 8 channels
+// with two taps in each vpmaddwd lane: the two taps' input bytes interleaved
+// and widened to int16, against weights packed in pairs (Prepare). Rows of
+// the filter pair vertically; an odd last row pairs horizontally (a lone tap
+// meets a zero weight). Taps outside the image read a row of input zero
+// points, which contribute exactly nothing against the interior bias, so
+// every pixel takes the same path. With stride 1 or 2 and dilation 1, two
+// output pixels share the interleaved columns of their windows.
 #pragma once
 
 #include <cstddef>
@@ -57,7 +66,8 @@ class QuantDepthwise {
   void RunRows(int64_t begin, int64_t end, const void* input, void* output) const;
 
   size_t packed_bytes() const {
-    return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes();
+    return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
+           pair_weights_.bytes() + pair_zero_row_.bytes();
   }
 
   // Internals shared with the per-ISA loops.
@@ -80,7 +90,19 @@ class QuantDepthwise {
   int32_t interior_x_begin() const { return interior_x_begin_; }
   int32_t interior_x_end() const { return interior_x_end_; }
 
+  // AVX2 tap pairs (empty unless that path runs): channels [0, pair_channels())
+  // in blocks of 8. Per block, PairVectors() vectors of 8 int32 lanes holding
+  // two int16 weights each; one input row of zero points.
+  int32_t pair_channels() const { return pair_channels_; }
+  const int32_t* pair_weights() const { return pair_weights_.data(); }
+  const uint8_t* pair_zero_row() const { return pair_zero_row_.data(); }
+  static int PairVectors(int filter_height, int filter_width) {
+    return filter_height / 2 * filter_width + (filter_height % 2) * 2 * (filter_width / 2 + 1);
+  }
+
  private:
+  void PreparePairs(const QuantDepthwiseParams& p);
+
   reference::DepthwiseGeometry g_;
   Isa isa_ = Isa::kScalar;
   bool is_uint8_ = false;
@@ -92,6 +114,9 @@ class QuantDepthwise {
   RequantChannels requant_;
   std::vector<TapRange> x_taps_, y_taps_;
   int32_t interior_x_begin_ = 0, interior_x_end_ = 0;
+  int32_t pair_channels_ = 0;
+  AlignedBuffer<int32_t> pair_weights_;
+  AlignedBuffer<uint8_t> pair_zero_row_;
 };
 
 }  // namespace delegato::optimized
