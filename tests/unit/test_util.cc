@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -35,7 +36,14 @@ int AppendTensor(ModelDef& model, DataType type, std::vector<int32_t> dims, Quan
   t.type = type;
   t.shape = std::move(dims);
   t.quantization = std::move(q);
-  t.name = name.empty() ? "t" + std::to_string(graph.tensors.size()) : std::move(name);
+  if (name.empty()) {
+    // Formatted, not "t" + to_string(...): GCC 12 warns (-Wrestrict, a false
+    // positive) on the inlined string concatenation.
+    char text[32];
+    std::snprintf(text, sizeof(text), "t%zu", graph.tensors.size());
+    name = text;
+  }
+  t.name = std::move(name);
   graph.tensors.push_back(std::move(t));
   return static_cast<int>(graph.tensors.size()) - 1;
 }
