@@ -289,6 +289,35 @@ void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
   state.SetItemsProcessed(state.iterations() * plan.num_elements);
 }
 
+void BM_SubChannels(benchmark::State& state) {  // movenet's input minus a per-channel mean, int8
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const std::vector<int32_t> shape = {1, 192, 192, 3}, channels = {3};
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(shape, channels, shape);
+  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(3, 2);
+  std::vector<uint8_t> out(plan.num_elements);
+  ref::QuantizedAddParams p;
+  p.input1_offset = 128;
+  p.input2_offset = 4;
+  p.output_offset = -2;
+  delegato::quant::QuantizeMultiplier(0.5, &p.input1_multiplier, &p.input1_shift);
+  delegato::quant::QuantizeMultiplier(0.31, &p.input2_multiplier, &p.input2_shift);
+  delegato::quant::QuantizeMultiplier(1.9e-6, &p.output_multiplier, &p.output_shift);
+  p.act_min = -128;
+  p.act_max = 127;
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::QuantizedAdd(plan, reinterpret_cast<const int8_t*>(a.data()),
+                        reinterpret_cast<const int8_t*>(b.data()),
+                        reinterpret_cast<int8_t*>(out.data()), p, true, 0, plan.num_elements);
+  } else {
+    const opt::QuantBinary k(opt::QuantBinary::Kind::kSub, false, p, {}, static_cast<Isa>(isa));
+    for (auto _ : state) k.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
+}
+
 void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 -> 513x513, uint8
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -580,6 +609,7 @@ int RegisterAll() {
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);

@@ -159,6 +159,98 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
   }
 }
 
+// Short inner rows repeating or spread along the output: a [P] row against
+// [..., R, P], [R, 1] against [P] or [R, P], scalars, [..., 1] against
+// [..., C]; either side, odd sizes, outer dimensions broadcast too.
+Shapes ShortPeriodShapes(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int period = pick(0, 9) == 0 ? std::vector<int>{31, 32, 33, 62, 63, 64, 65}[rng() % 7] : pick(1, 20);
+  // Sometimes long enough for the outputs to be tabulated per phase.
+  const int size = pick(0, 5);
+  const int rows = size == 0 ? pick(1, 5) : size == 1 ? pick(2040, 4100) : pick(6, 90);
+  const int outer_rank = pick(0, 2);
+  Shapes s;
+  for (int i = 0; i < outer_rank; ++i) {
+    const int d = pick(1, 4);
+    const int mode = pick(0, 3);
+    s.a.push_back(mode == 1 ? 1 : d);
+    s.b.push_back(mode == 2 ? 1 : d);
+  }
+  switch (pick(0, 4)) {
+    case 0:  // [.., R, P] and a repeating [P] row
+      s.a.insert(s.a.end(), {rows, period});
+      s.b.insert(s.b.end(), {1, period});
+      break;
+    case 1:  // [.., R, 1] against [P]
+      s.a.insert(s.a.end(), {rows, 1});
+      s.b.insert(s.b.end(), {1, period});
+      break;
+    case 2:  // [.., R, 1] against [.., R, P]
+      s.a.insert(s.a.end(), {rows, 1});
+      s.b.insert(s.b.end(), {rows, period});
+      break;
+    case 3:  // a scalar
+      s.a.insert(s.a.end(), {rows, period});
+      s.b.assign(1, 1);
+      break;
+    default:  // a lower-rank row
+      s.a.insert(s.a.end(), {rows, period});
+      s.b.assign(1, period);
+      break;
+  }
+  if (pick(0, 1) == 1) std::swap(s.a, s.b);
+  reference::BroadcastShapes(s.a, s.b, &s.out);
+  return s;
+}
+
+TEST(OptimizedBinaryTest, ShortPeriodsMatchReference) {
+  std::mt19937 rng(57);
+  const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
+                                     QuantBinary::Kind::kMul};
+  for (int trial = 0; trial < 900; ++trial) {
+    Case c = RandomCase(rng, kinds[trial % 3], (trial / 3) % 2 == 0);
+    // Extreme scale ratios: tiny input multipliers, MUL multipliers above one.
+    if (trial % 7 == 0) {
+      c.s1 = 1.0f;
+      c.s2 = 1e-4f;
+      c.so = 1e-4f;
+    } else if (trial % 7 == 1) {
+      c.s1 = 2e-4f;
+      c.s2 = 0.9f;
+      c.so = 3e-4f;
+    }
+    reference::QuantizedAddParams add;
+    reference::QuantizedMulDivParams mul;
+    Params(c, &add, &mul);
+    if (trial % 5 == 2) add.left_shift = static_cast<int>(rng() % 21);
+    ASSERT_TRUE(c.kind == QuantBinary::Kind::kMul ? QuantBinary::CoversMul(mul)
+                                                  : QuantBinary::CoversAddSub(add));
+    Shapes s = ShortPeriodShapes(rng);
+    if (trial == 0) s = Shapes{{1, 192, 192, 3}, {3}, {1, 192, 192, 3}};
+    if (trial == 1) s = Shapes{{1, 48, 48, 1}, {1, 1, 1, 17}, {1, 48, 48, 17}};
+    const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(s.a, s.b, s.out);
+    std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    for (auto& v : b) v = static_cast<uint8_t>(rng());
+    // Extreme values as well as random ones.
+    for (auto* v : {&a, &b})
+      for (size_t i = 0; i < v->size(); i += 1 + rng() % 5) (*v)[i] = (rng() & 1) ? 0x7F : 0x80;
+    const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
+                                                     : Reference<int8_t>(c, plan, a, b, add, mul);
+    for (Isa isa : SupportedIsas()) {
+      const QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
+      for (int splits : {1, 2, 3, 7}) {
+        std::vector<uint8_t> out(plan.num_elements, 0xCD);
+        for (int i = splits - 1; i >= 0; --i)
+          k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
+                plan.num_elements * (i + 1) / splits);
+        ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " kind "
+                                 << static_cast<int>(c.kind) << " splits " << splits;
+      }
+    }
+  }
+}
+
 template <class T>
 std::vector<T> RunModel(const Case& c, const Shapes& s, const std::vector<uint8_t>& a,
                         const std::vector<uint8_t>& b, KernelSet kernels, int threads) {
@@ -191,6 +283,7 @@ TEST(OptimizedBinaryTest, InterpreterOptimizedEqualsReference) {
     const Case c = RandomCase(rng, kinds[trial % 3], (trial / 3) % 2 == 0);
     Shapes s = RandomShapes(rng);
     if (trial % 10 == 0) s = Shapes{{1, 56, 56, 24}, {1, 56, 56, 24}, {1, 56, 56, 24}};  // threads split
+    if (trial % 10 == 5) s = ShortPeriodShapes(rng);
     std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
     for (auto& v : a) v = static_cast<uint8_t>(rng());
     for (auto& v : b) v = static_cast<uint8_t>(rng());

@@ -192,6 +192,544 @@ int64_t Avx2Dispatch(const QuantBinary& k, const uint8_t* a, int64_t sa, const u
   return 0;
 }
 
+
+// Short inner rows. Over the last two merged dimensions [R, P] (P short)
+// each input is one of three forms, indexed by the flat position o = r*P + c
+// inside the block: contiguous (x[o]), repeating a row (x[c]) or one value
+// per row (x[r]). The walk runs whole vectors across row boundaries: the
+// repeating row is rescaled once into a tile long enough to load a vector at
+// any phase c; per-row values are rescaled as a vector of consecutive rows
+// and spread to their lanes by a permute with lane index (c + j) / P.
+enum class Src { kLinear, kTile, kPerRow };
+
+constexpr int64_t kMaxPeriod = 63;  // shorter inner rows take the block walk
+constexpr int kMaxLanes = 16;
+
+// One block's inputs: data of the block (kLinear, kPerRow) or the rescaled
+// tile (kTile).
+struct BlockInputs {
+  int64_t period = 0, rows = 0;
+  const uint8_t* a = nullptr;
+  const uint8_t* b = nullptr;
+  const int32_t* tile_a = nullptr;
+  const int32_t* tile_b = nullptr;
+};
+
+// floor(m / P) as (m * ceil(2^16 / P)) >> 16, exact for m < 2^16 / P.
+inline int32_t DivMagic(int64_t period) { return static_cast<int32_t>((65536 + period - 1) / period); }
+
+template <bool kSigned, Kind kKind>
+struct Lanes512 {
+  Requant512 r1, r2, ro;
+  __m512i off1, off2, out_off, lo, hi;
+  __m128i shift;
+};
+
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX512 inline Lanes512<kSigned, kKind> MakeLanes512(const QuantBinary& k) {
+  Lanes512<kSigned, kKind> q;
+  if constexpr (kKind == Kind::kMul) {
+    const reference::QuantizedMulDivParams& p = k.mul();
+    q.ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
+    q.r1 = q.r2 = q.ro;
+    q.off1 = _mm512_set1_epi32(p.input1_offset);
+    q.off2 = _mm512_set1_epi32(p.input2_offset);
+    q.out_off = _mm512_set1_epi32(p.output_offset);
+    q.lo = _mm512_set1_epi32(p.act_min);
+    q.hi = _mm512_set1_epi32(p.act_max);
+    q.shift = _mm_setzero_si128();
+  } else {
+    const reference::QuantizedAddParams& p = k.add();
+    q.r1 = BroadcastRequant512(p.input1_multiplier, p.input1_shift);
+    q.r2 = BroadcastRequant512(p.input2_multiplier, p.input2_shift);
+    q.ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
+    q.off1 = _mm512_set1_epi32(p.input1_offset);
+    q.off2 = _mm512_set1_epi32(p.input2_offset);
+    q.out_off = _mm512_set1_epi32(p.output_offset);
+    q.lo = _mm512_set1_epi32(p.act_min);
+    q.hi = _mm512_set1_epi32(p.act_max);
+    q.shift = _mm_cvtsi32_si128(p.left_shift);
+  }
+  return q;
+}
+
+// An input's lanes as the arithmetic consumes them (MUL: x + offset; ADD,
+// SUB: rescaled).
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX512 inline __m512i Input512(const Lanes512<kSigned, kKind>& q, bool second,
+                                          __m512i x) {
+  const __m512i v = _mm512_add_epi32(x, second ? q.off2 : q.off1);
+  if constexpr (kKind == Kind::kMul) return v;
+  return MultiplyByQuantizedMultiplier512(_mm512_sll_epi32(v, q.shift), second ? q.r2 : q.r1);
+}
+
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX512 inline __m512i Output512(const Lanes512<kSigned, kKind>& q, __m512i va,
+                                           __m512i vb) {
+  __m512i raw;
+  if constexpr (kKind == Kind::kMul)
+    raw = _mm512_mullo_epi32(va, vb);
+  else if constexpr (kKind == Kind::kSub)
+    raw = _mm512_sub_epi32(va, vb);
+  else
+    raw = _mm512_add_epi32(va, vb);
+  return OutputStage512(MultiplyByQuantizedMultiplier512(raw, q.ro), q.out_off, q.lo, q.hi);
+}
+
+template <bool kSigned, Kind kKind, Src kS>
+DLG_TARGET_AVX512 inline __m512i Operand512(const Lanes512<kSigned, kKind>& q, bool second,
+                                            const uint8_t* data, const int32_t* tile, int64_t o,
+                                            __mmask16 mask, int64_t phase, __m512i lane_rows,
+                                            __m512i row_values) {
+  if constexpr (kS == Src::kLinear) {
+    return Input512(q, second, Load16<kSigned>(data + o, mask));
+  } else if constexpr (kS == Src::kTile) {
+    return _mm512_loadu_si512(tile + phase);
+  } else {
+    return _mm512_permutexvar_epi32(lane_rows, row_values);
+  }
+}
+
+// Outputs [o, o_end) of one block.
+template <bool kSigned, Kind kKind, Src kA, Src kB>
+DLG_TARGET_AVX512 void Avx512Block(const QuantBinary& k, const BlockInputs& in, uint8_t* out,
+                                   int64_t o, int64_t o_end) {
+  const Lanes512<kSigned, kKind> q = MakeLanes512<kSigned, kKind>(k);
+  const int64_t period = in.period;
+  int64_t row = o / period, phase = o % period;
+  const int64_t step_rows = 16 / period, step_phase = 16 % period;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i magic = _mm512_set1_epi32(DivMagic(period));
+  // Per-row values: rows [row_base, row_base + 16) rescaled, kept while the
+  // vectors stay within them.
+  __m512i row_values = _mm512_setzero_si512();
+  int64_t row_base = -16;
+  for (; o < o_end; o += 16) {
+    const int64_t count = o_end - o;
+    const __mmask16 mask = static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
+    __m512i lane_rows = iota;
+    if constexpr (kA == Src::kPerRow || kB == Src::kPerRow) {
+      const int64_t last_row = row + (phase + std::min<int64_t>(count, 16) - 1) / period;
+      if (last_row >= row_base + 16) {
+        row_base = row;
+        const int64_t left = in.rows - row;
+        const __mmask16 row_mask = static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1);
+        row_values = Input512(q, kB == Src::kPerRow,
+                              Load16<kSigned>((kA == Src::kPerRow ? in.a : in.b) + row, row_mask));
+      }
+      lane_rows = _mm512_add_epi32(
+          _mm512_srli_epi32(
+              _mm512_mullo_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int32_t>(phase))), magic),
+              16),
+          _mm512_set1_epi32(static_cast<int32_t>(row - row_base)));
+    }
+    const __m512i va = Operand512<kSigned, kKind, kA>(q, false, in.a, in.tile_a, o, mask, phase,
+                                                      lane_rows, row_values);
+    const __m512i vb = Operand512<kSigned, kKind, kB>(q, true, in.b, in.tile_b, o, mask, phase,
+                                                      lane_rows, row_values);
+    _mm_mask_storeu_epi8(out + o, mask, _mm512_cvtepi32_epi8(Output512(q, va, vb)));
+    phase += step_phase;
+    row += step_rows;
+    if (phase >= period) {
+      phase -= period;
+      ++row;
+    }
+  }
+}
+
+template <bool kSigned, Kind kKind>
+struct Lanes256 {
+  Requant256 r1, r2, ro;
+  __m256i off1, off2, out_off, lo, hi;
+  __m128i shift;
+};
+
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX2 inline Lanes256<kSigned, kKind> MakeLanes256(const QuantBinary& k) {
+  Lanes256<kSigned, kKind> q;
+  if constexpr (kKind == Kind::kMul) {
+    const reference::QuantizedMulDivParams& p = k.mul();
+    q.ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
+    q.r1 = q.r2 = q.ro;
+    q.off1 = _mm256_set1_epi32(p.input1_offset);
+    q.off2 = _mm256_set1_epi32(p.input2_offset);
+    q.out_off = _mm256_set1_epi32(p.output_offset);
+    q.lo = _mm256_set1_epi32(p.act_min);
+    q.hi = _mm256_set1_epi32(p.act_max);
+    q.shift = _mm_setzero_si128();
+  } else {
+    const reference::QuantizedAddParams& p = k.add();
+    q.r1 = BroadcastRequant256(p.input1_multiplier, p.input1_shift);
+    q.r2 = BroadcastRequant256(p.input2_multiplier, p.input2_shift);
+    q.ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
+    q.off1 = _mm256_set1_epi32(p.input1_offset);
+    q.off2 = _mm256_set1_epi32(p.input2_offset);
+    q.out_off = _mm256_set1_epi32(p.output_offset);
+    q.lo = _mm256_set1_epi32(p.act_min);
+    q.hi = _mm256_set1_epi32(p.act_max);
+    q.shift = _mm_cvtsi32_si128(p.left_shift);
+  }
+  return q;
+}
+
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX2 inline __m256i Input256(const Lanes256<kSigned, kKind>& q, bool second,
+                                        __m256i x) {
+  const __m256i v = _mm256_add_epi32(x, second ? q.off2 : q.off1);
+  if constexpr (kKind == Kind::kMul) return v;
+  return MultiplyByQuantizedMultiplier256(_mm256_sll_epi32(v, q.shift), second ? q.r2 : q.r1);
+}
+
+template <bool kSigned, Kind kKind>
+DLG_TARGET_AVX2 inline __m256i Output256(const Lanes256<kSigned, kKind>& q, __m256i va,
+                                         __m256i vb) {
+  __m256i raw;
+  if constexpr (kKind == Kind::kMul)
+    raw = _mm256_mullo_epi32(va, vb);
+  else if constexpr (kKind == Kind::kSub)
+    raw = _mm256_sub_epi32(va, vb);
+  else
+    raw = _mm256_add_epi32(va, vb);
+  return OutputStage256(MultiplyByQuantizedMultiplier256(raw, q.ro), q.out_off, q.lo, q.hi);
+}
+
+// Up to 8 bytes from p (count of them readable), as 8 lanes.
+template <bool kSigned>
+DLG_TARGET_AVX2 inline __m256i LoadPartial8(const uint8_t* p, int64_t count) {
+  if (count >= 8) return Load8Lanes<kSigned>(p);
+  uint8_t bytes[8] = {};
+  std::memcpy(bytes, p, static_cast<size_t>(count));
+  return Load8Lanes<kSigned>(bytes);
+}
+
+template <bool kSigned, Kind kKind, Src kS>
+DLG_TARGET_AVX2 inline __m256i Operand256(const Lanes256<kSigned, kKind>& q, bool second,
+                                          const uint8_t* data, const int32_t* tile, int64_t o,
+                                          int64_t count, int64_t phase, __m256i lane_rows,
+                                          __m256i row_values) {
+  if constexpr (kS == Src::kLinear) {
+    return Input256(q, second, LoadPartial8<kSigned>(data + o, count));
+  } else if constexpr (kS == Src::kTile) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + phase));
+  } else {
+    return _mm256_permutevar8x32_epi32(row_values, lane_rows);
+  }
+}
+
+template <bool kSigned, Kind kKind, Src kA, Src kB>
+DLG_TARGET_AVX2 void Avx2Block(const QuantBinary& k, const BlockInputs& in, uint8_t* out,
+                               int64_t o, int64_t o_end) {
+  const Lanes256<kSigned, kKind> q = MakeLanes256<kSigned, kKind>(k);
+  const int64_t period = in.period;
+  int64_t row = o / period, phase = o % period;
+  const int64_t step_rows = 8 / period, step_phase = 8 % period;
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i magic = _mm256_set1_epi32(DivMagic(period));
+  __m256i row_values = _mm256_setzero_si256();  // rows [row_base, row_base + 8) rescaled
+  int64_t row_base = -8;
+  for (; o < o_end; o += 8) {
+    const int64_t count = o_end - o;
+    __m256i lane_rows = iota;
+    if constexpr (kA == Src::kPerRow || kB == Src::kPerRow) {
+      const int64_t last_row = row + (phase + std::min<int64_t>(count, 8) - 1) / period;
+      if (last_row >= row_base + 8) {
+        row_base = row;
+        row_values = Input256(q, kB == Src::kPerRow,
+                              LoadPartial8<kSigned>((kA == Src::kPerRow ? in.a : in.b) + row, in.rows - row));
+      }
+      lane_rows = _mm256_add_epi32(
+          _mm256_srli_epi32(
+              _mm256_mullo_epi32(_mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int32_t>(phase))), magic),
+              16),
+          _mm256_set1_epi32(static_cast<int32_t>(row - row_base)));
+    }
+    const __m256i va = Operand256<kSigned, kKind, kA>(q, false, in.a, in.tile_a, o, count, phase,
+                                                      lane_rows, row_values);
+    const __m256i vb = Operand256<kSigned, kKind, kB>(q, true, in.b, in.tile_b, o, count, phase,
+                                                      lane_rows, row_values);
+    const __m256i v = Output256(q, va, vb);
+    const __m128i bytes = NarrowToBytes256(v, v);
+    if (count >= 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + o), bytes);
+    } else {
+      uint8_t tail[16];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(tail), bytes);
+      std::memcpy(out + o, tail, static_cast<size_t>(count));
+    }
+    phase += step_phase;
+    row += step_rows;
+    if (phase >= period) {
+      phase -= period;
+      ++row;
+    }
+  }
+}
+
+using BlockFn = void (*)(const QuantBinary&, const BlockInputs&, uint8_t*, int64_t, int64_t);
+
+template <bool kSigned, Kind kKind, Src kA, Src kB>
+BlockFn PickBlockIsa(Isa isa) {
+  return isa == Isa::kAvx512Vnni ? &Avx512Block<kSigned, kKind, kA, kB>
+                                 : &Avx2Block<kSigned, kKind, kA, kB>;
+}
+
+template <bool kSigned, Kind kKind>
+BlockFn PickBlockForms(Isa isa, Src a, Src b) {
+  if (a == Src::kLinear && b == Src::kTile) return PickBlockIsa<kSigned, kKind, Src::kLinear, Src::kTile>(isa);
+  if (a == Src::kLinear && b == Src::kPerRow) return PickBlockIsa<kSigned, kKind, Src::kLinear, Src::kPerRow>(isa);
+  if (a == Src::kTile && b == Src::kLinear) return PickBlockIsa<kSigned, kKind, Src::kTile, Src::kLinear>(isa);
+  if (a == Src::kTile && b == Src::kPerRow) return PickBlockIsa<kSigned, kKind, Src::kTile, Src::kPerRow>(isa);
+  if (a == Src::kPerRow && b == Src::kLinear) return PickBlockIsa<kSigned, kKind, Src::kPerRow, Src::kLinear>(isa);
+  if (a == Src::kPerRow && b == Src::kTile) return PickBlockIsa<kSigned, kKind, Src::kPerRow, Src::kTile>(isa);
+  return nullptr;
+}
+
+template <bool kSigned>
+BlockFn PickBlockKind(Kind kind, Isa isa, Src a, Src b) {
+  switch (kind) {
+    case Kind::kAdd: return PickBlockForms<kSigned, Kind::kAdd>(isa, a, b);
+    case Kind::kSub: return PickBlockForms<kSigned, Kind::kSub>(isa, a, b);
+    case Kind::kMul: return PickBlockForms<kSigned, Kind::kMul>(isa, a, b);
+  }
+  return nullptr;
+}
+
+// One input contiguous, the other repeating with a short period P (P = 1: a
+// broadcast value): each output is a function of the contiguous byte and the
+// phase, so the outputs for all 256 bytes of each phase are computed once,
+// by the vector kernel itself, and then looked up.
+constexpr int64_t kMaxTablePeriod = 16;
+constexpr int64_t kTableMinOutputsPerPhase = 2048;  // below this, tabulating costs more
+
+// AVX2 gathers only 8 bytes at a time: faster than ADD/SUB's three
+// rescales, slower than MUL's one. One phase is looked up with byte shuffles.
+bool TableWins(const QuantBinary& k, int64_t period) {
+  return k.isa() == Isa::kAvx512Vnni || period == 1 || k.kind() != Kind::kMul;
+}
+
+struct OutputTable {
+  // [phase][byte], then padding for the 4-byte gathers of the last entry.
+  alignas(64) uint8_t bytes[kMaxTablePeriod * 256 + 64];
+  // (i % P) * 256 for i < P + kMaxLanes: a vector of phase offsets at any phase.
+  alignas(64) int32_t phase_base[kMaxTablePeriod + kMaxLanes];
+  const uint8_t* source = nullptr;
+};
+
+// pattern[p * stride] is the repeating input at phase p.
+void BuildTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
+                int64_t period, OutputTable* t) {
+  uint8_t values[256];
+  for (int v = 0; v < 256; ++v) values[v] = static_cast<uint8_t>(v);
+  for (int64_t p = 0; p < period; ++p) {
+    const uint8_t* c = pattern + p * stride;
+    if (linear_is_a)
+      k.RunSpan(values, 1, c, 0, t->bytes + p * 256, 256);
+    else
+      k.RunSpan(c, 0, values, 1, t->bytes + p * 256, 256);
+  }
+  for (int64_t i = 0; i < period + kMaxLanes; ++i) t->phase_base[i] = static_cast<int32_t>(i % period * 256);
+  t->source = pattern;
+}
+
+DLG_TARGET_AVX512 void Avx512Lookup(const OutputTable& t, int64_t period, int64_t phase,
+                                    const uint8_t* x, uint8_t* out, int64_t n) {
+  const int64_t step = 16 % period;
+  const int* base = reinterpret_cast<const int*>(t.bytes);
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t count = n - i;
+    const __mmask16 mask = static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
+    const __m512i index = _mm512_add_epi32(Load16<false>(x + i, mask),
+                                           _mm512_loadu_si512(t.phase_base + phase));
+    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, index, base, 1);
+    _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
+    phase += step;
+    if (phase >= period) phase -= period;
+  }
+}
+
+DLG_TARGET_AVX2 void Avx2Lookup(const OutputTable& t, int64_t period, int64_t phase,
+                                const uint8_t* x, uint8_t* out, int64_t n) {
+  const int64_t step = 8 % period;
+  const int* base = reinterpret_cast<const int*>(t.bytes);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i index = _mm256_add_epi32(
+        Load8Lanes<false>(x + i),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.phase_base + phase)));
+    // Each gather reads 4 table bytes; keep the first.
+    const __m256i v = _mm256_and_si256(_mm256_i32gather_epi32(base, index, 1), _mm256_set1_epi32(0xFF));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
+    phase += step;
+    if (phase >= period) phase -= period;
+  }
+  for (; i < n; ++i) {
+    out[i] = t.bytes[phase * 256 + x[i]];
+    if (++phase == period) phase = 0;
+  }
+}
+
+// One phase: the 256-byte table as 16 rows of 16, each row looked up with a
+// byte shuffle. Counting x down by 16 per row, the bytes of row h are 0..15
+// there; adding 0x70 with unsigned saturation sets the top bit (shuffle gives
+// 0) for every other byte and keeps the low nibble for these.
+DLG_TARGET_AVX512 void Avx512LookupOne(const uint8_t* table, const uint8_t* x, uint8_t* out,
+                                       int64_t n) {
+  __m512i rows[16];
+  for (int h = 0; h < 16; ++h)
+    rows[h] = _mm512_maskz_broadcast_i32x4(static_cast<__mmask16>(0xFFFF),
+                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * h)));
+  const __m512i bias = _mm512_set1_epi8(0x70), sixteen = _mm512_set1_epi8(16);
+  for (int64_t i = 0; i < n; i += 64) {
+    const int64_t count = n - i;
+    const __mmask64 mask = count >= 64 ? ~__mmask64{0} : (__mmask64{1} << count) - 1;
+    __m512i v = _mm512_maskz_loadu_epi8(mask, x + i);
+    __m512i r = _mm512_setzero_si512();
+    for (int h = 0; h < 16; ++h) {
+      r = _mm512_or_si512(r, _mm512_shuffle_epi8(rows[h], _mm512_adds_epu8(v, bias)));
+      v = _mm512_sub_epi8(v, sixteen);
+    }
+    _mm512_mask_storeu_epi8(out + i, mask, r);
+  }
+}
+
+DLG_TARGET_AVX2 void Avx2LookupOne(const uint8_t* table, const uint8_t* x, uint8_t* out,
+                                   int64_t n) {
+  __m256i rows[16];
+  for (int h = 0; h < 16; ++h)
+    rows[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * h)));
+  const __m256i bias = _mm256_set1_epi8(0x70), sixteen = _mm256_set1_epi8(16);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    __m256i r = _mm256_setzero_si256();
+    for (int h = 0; h < 16; ++h) {
+      r = _mm256_or_si256(r, _mm256_shuffle_epi8(rows[h], _mm256_adds_epu8(v, bias)));
+      v = _mm256_sub_epi8(v, sixteen);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
+  }
+  for (; i < n; ++i) out[i] = table[x[i]];
+}
+
+void Lookup(Isa isa, const OutputTable& t, int64_t period, int64_t phase, const uint8_t* x,
+            uint8_t* out, int64_t n) {
+  if (period == 1) {
+    if (isa == Isa::kAvx512Vnni)
+      Avx512LookupOne(t.bytes, x, out, n);
+    else
+      Avx2LookupOne(t.bytes, x, out, n);
+    return;
+  }
+  if (isa == Isa::kAvx512Vnni)
+    Avx512Lookup(t, period, phase, x, out, n);
+  else
+    Avx2Lookup(t, period, phase, x, out, n);
+}
+
+// The rescaled repeating row, P + kMaxLanes long: tile[i] = x[i % P].
+void FillTile(const QuantBinary& k, bool second, const uint8_t* x, int64_t period, int32_t* tile) {
+  const bool u8 = k.is_uint8();
+  for (int64_t i = 0; i < period + kMaxLanes; ++i) {
+    const int32_t v = Load8(x + i % period, u8);
+    if (k.kind() == Kind::kMul) {
+      tile[i] = v + (second ? k.mul().input2_offset : k.mul().input1_offset);
+    } else {
+      const reference::QuantizedAddParams& p = k.add();
+      tile[i] = second ? RescaleAddInput(v, p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift)
+                       : RescaleAddInput(v, p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift);
+    }
+  }
+}
+
+// The form of an input over the last two dimensions [R, P], from its strides.
+bool FormOf(int64_t outer_stride, int64_t inner_stride, int64_t period, Src* form) {
+  if (inner_stride == 1 && outer_stride == period) *form = Src::kLinear;
+  else if (inner_stride == 1 && outer_stride == 0) *form = Src::kTile;
+  else if (inner_stride == 0 && outer_stride == 1) *form = Src::kPerRow;
+  else return false;
+  return true;
+}
+
+// Outputs [begin, end) block by block when the inner rows are short;
+// false when the plan does not have that shape.
+bool RunBlocks(const QuantBinary& k, const reference::BroadcastPlan& plan, const uint8_t* a,
+               const uint8_t* b, uint8_t* out, int64_t begin, int64_t end) {
+  if (plan.rank == 1 && (plan.a_strides[0] == 0) != (plan.b_strides[0] == 0) &&
+      end - begin >= kTableMinOutputsPerPhase && TableWins(k, 1)) {
+    const bool linear_is_a = plan.b_strides[0] == 0;
+    OutputTable table;
+    BuildTable(k, linear_is_a, linear_is_a ? b : a, 0, 1, &table);
+    Lookup(k.isa(), table, 1, 0, (linear_is_a ? a : b) + begin, out + begin, end - begin);
+    return true;
+  }
+  if (plan.rank < 2) return false;
+  const int last = plan.rank - 1;
+  const int64_t period = plan.dims[last], rows = plan.dims[last - 1];
+  if (period > kMaxPeriod) return false;
+  Src form_a, form_b;
+  if (!FormOf(plan.a_strides[last - 1], plan.a_strides[last], period, &form_a) ||
+      !FormOf(plan.b_strides[last - 1], plan.b_strides[last], period, &form_b))
+    return false;
+  const BlockFn fn = k.is_uint8() ? PickBlockKind<false>(k.kind(), k.isa(), form_a, form_b)
+                                  : PickBlockKind<true>(k.kind(), k.isa(), form_a, form_b);
+  if (fn == nullptr) return false;
+  const int64_t block = rows * period;
+  const bool tabulate = ((form_a == Src::kLinear && form_b == Src::kTile) ||
+                         (form_a == Src::kTile && form_b == Src::kLinear)) &&
+                        period <= kMaxTablePeriod && end - begin >= kTableMinOutputsPerPhase * period &&
+                        TableWins(k, period);
+  if (tabulate) {
+    OutputTable table;
+    const bool linear_is_a = form_a == Src::kLinear;
+    for (int64_t position = begin; position < end;) {
+      const int64_t index = position / block;
+      int64_t rest = index, a_offset = 0, b_offset = 0;
+      for (int d = last - 2; d >= 0; --d) {
+        const int64_t i = rest % plan.dims[d];
+        rest /= plan.dims[d];
+        a_offset += i * plan.a_strides[d];
+        b_offset += i * plan.b_strides[d];
+      }
+      const uint8_t* x = linear_is_a ? a + a_offset : b + b_offset;
+      const uint8_t* pattern = linear_is_a ? b + b_offset : a + a_offset;
+      if (pattern != table.source) BuildTable(k, linear_is_a, pattern, 1, period, &table);
+      const int64_t start = index * block;
+      const int64_t o = position - start, o_end = std::min(block, end - start);
+      Lookup(k.isa(), table, period, o % period, x + o, out + position, o_end - o);
+      position = start + o_end;
+    }
+    return true;
+  }
+  alignas(64) int32_t tile_a[kMaxPeriod + kMaxLanes];
+  alignas(64) int32_t tile_b[kMaxPeriod + kMaxLanes];
+  const uint8_t* tile_a_source = nullptr;
+  const uint8_t* tile_b_source = nullptr;
+  for (int64_t position = begin; position < end;) {
+    const int64_t index = position / block;
+    int64_t rest = index, a_offset = 0, b_offset = 0;
+    for (int d = last - 2; d >= 0; --d) {
+      const int64_t i = rest % plan.dims[d];
+      rest /= plan.dims[d];
+      a_offset += i * plan.a_strides[d];
+      b_offset += i * plan.b_strides[d];
+    }
+    const BlockInputs in{period, rows, a + a_offset, b + b_offset, tile_a, tile_b};
+    if (form_a == Src::kTile && in.a != tile_a_source) {
+      FillTile(k, false, in.a, period, tile_a);
+      tile_a_source = in.a;
+    }
+    if (form_b == Src::kTile && in.b != tile_b_source) {
+      FillTile(k, true, in.b, period, tile_b);
+      tile_b_source = in.b;
+    }
+    const int64_t start = index * block;
+    const int64_t o_end = std::min(block, end - start);
+    fn(k, in, out + start, position - start, o_end);
+    position = start + o_end;
+  }
+  return true;
+}
+
 #endif  // DELEGATO_X86
 
 bool ShiftInRange(int shift) { return shift <= 0 && shift >= -31; }
@@ -243,6 +781,10 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
   const uint8_t* a = static_cast<const uint8_t*>(a_data);
   const uint8_t* b = static_cast<const uint8_t*>(b_data);
   uint8_t* out = static_cast<uint8_t*>(out_data);
+#if DELEGATO_X86
+  if ((isa_ == Isa::kAvx512Vnni || isa_ == Isa::kAvx2) && RunBlocks(*this, plan, a, b, out, begin, end))
+    return;
+#endif
   // The reference's walk (BroadcastBinary), one vector call per run.
   const int last = plan.rank - 1;
   int64_t index[reference::kMaxBroadcastRank];
@@ -255,7 +797,8 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
     b_offset += index[d] * plan.b_strides[d];
   }
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
-  // Short rows where one input is contiguous over the last two dimensions
+  // (Scalar ISA; the vector ISAs took RunBlocks above.) Short rows where one
+  // input is contiguous over the last two dimensions
   // and the other repeats one row: several rows per vector call, the
   // repeating row copied side by side (x[i % n] for i < kGroup * n).
   constexpr int64_t kGroup = 64;

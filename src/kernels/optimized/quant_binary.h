@@ -9,6 +9,15 @@
 // subtract in int32 and rescale to the output; MUL multiplies the offset
 // inputs in int32 and requantizes. Fixed-point multiplies use the exact
 // vector form of requantize.h.
+//
+// Short inner rows (last merged dimension P <= 63) are walked as whole
+// vectors across rows: an input repeating one row is rescaled once into a
+// tile, an input with one value per row is rescaled for 16 (8) rows at once
+// and permuted to its lanes. When one input is contiguous and the other
+// repeats with period P <= 16 (P = 1: a broadcast value) over enough
+// outputs, the outputs for every byte and phase are first computed with
+// these same vector steps into a table, then looked up (byte shuffles for
+// P = 1, gathers otherwise).
 #pragma once
 
 #include <cstdint>
