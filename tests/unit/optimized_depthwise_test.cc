@@ -177,7 +177,7 @@ std::vector<uint8_t> ReferenceOutput(const RandomDepthwise& c) {
   return out;
 }
 
-std::vector<uint8_t> OptimizedOutput(const RandomDepthwise& c, Isa isa, int splits) {
+optimized::QuantDepthwiseParams MakeParams(const RandomDepthwise& c) {
   optimized::QuantDepthwiseParams p;
   p.geometry = c.g;
   p.is_uint8 = c.is_uint8;
@@ -190,7 +190,16 @@ std::vector<uint8_t> OptimizedOutput(const RandomDepthwise& c, Isa isa, int spli
   p.shift = c.shifts.data();
   p.filter = c.filter.data();
   p.bias = c.has_bias ? c.bias.data() : nullptr;
-  optimized::QuantDepthwise dw(p, isa);
+  return p;
+}
+
+// Channels the tap-pair path runs (0 when another path does).
+int PairChannels(const RandomDepthwise& c, Isa isa) {
+  return optimized::QuantDepthwise(MakeParams(c), isa).pair_channels();
+}
+
+std::vector<uint8_t> OptimizedOutput(const RandomDepthwise& c, Isa isa, int splits) {
+  optimized::QuantDepthwise dw(MakeParams(c), isa);
   EXPECT_EQ(dw.isa(), isa);
   std::vector<uint8_t> out(
       static_cast<size_t>(c.g.output_rows()) * c.g.output_width * c.g.output_depth, 0xCD);
@@ -235,8 +244,9 @@ TEST(OptimizedDepthwiseTest, RandomizedMatchesReference) {
 }
 
 TEST(OptimizedDepthwiseTest, TapPairShapes) {
-  // 3x3 and 5x5 with multiplier 1 (AVX2 pairs taps in 8-channel blocks,
-  // two pixels at a time with stride 1 or 2 and dilation 1): every width
+  // 3x3 and 5x5 with multiplier 1 (taps paired in 8-channel blocks on AVX2,
+  // 16-channel blocks on AVX-512, two pixels at a time with stride 1 or 2
+  // and dilation 1): every width
   // 1..40 (odd and even interior runs, windows wider than the image), other
   // strides and dilations, channels around the 8- and 16-channel blocks,
   // each border.
@@ -257,6 +267,9 @@ TEST(OptimizedDepthwiseTest, TapPairShapes) {
         const std::vector<uint8_t> expected = ReferenceOutput(c);
         pair_blocks += c.g.output_depth / 8;
         for (Isa isa : SupportedIsas()) {
+          if (isa != Isa::kScalar) {
+            EXPECT_EQ(PairChannels(c, isa), c.g.output_depth / 8 * 8) << optimized::IsaName(isa);
+          }
           for (int splits : {1, 2}) {
             ExpectSame(expected, OptimizedOutput(c, isa, splits),
                        std::string(optimized::IsaName(isa)) + " splits " +
@@ -268,6 +281,37 @@ TEST(OptimizedDepthwiseTest, TapPairShapes) {
     }
   }
   EXPECT_GT(pair_blocks, 500);
+}
+
+TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
+  // AVX-512 pairs taps in 16-channel blocks; a last block of 8 channels runs
+  // the AVX2 pair code and the last channels % 8 the scalar loop. Channel
+  // counts on each side of those blocks, every stride, dilation and border
+  // kind, uint8 and int8 (per-tensor and per-channel).
+  std::mt19937 rng(47);
+  for (int depth : {8, 9, 15, 16, 17, 23, 24, 25, 31, 33, 39, 40, 41, 47, 56, 72, 73, 88, 104}) {
+    for (int trial = 0; trial < 16; ++trial) {
+      FixedShape fixed;
+      fixed.filter = trial % 4 < 2 ? 3 : 5;
+      fixed.stride_w = trial < 8 ? 1 + trial % 2 : Pick(rng, std::vector<int>{1, 2, 3});
+      fixed.dilation_w = trial < 12 ? 1 : Pick(rng, std::vector<int>{1, 2});
+      fixed.height = std::uniform_int_distribution<int>(1, 11)(rng);
+      fixed.width = std::uniform_int_distribution<int>(1, 23)(rng);
+      const RandomDepthwise c = MakeDepthwise(rng, trial % 3 == 0, 1, depth, fixed);
+      const std::vector<uint8_t> expected = ReferenceOutput(c);
+      for (Isa isa : SupportedIsas()) {
+        if (isa != Isa::kScalar) {
+          EXPECT_EQ(PairChannels(c, isa), depth / 8 * 8) << optimized::IsaName(isa);
+        }
+        for (int splits : {1, 3}) {
+          ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                     std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                         ": " + c.Describe());
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
 }
 
 TEST(OptimizedDepthwiseTest, SingleInputChannelWideMultiplier) {

@@ -571,10 +571,11 @@ DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32
   }
 }
 
-// Blocks of 8 channels up to d.pair_channels(); the rest go through ScalarRows.
+// Blocks of 8 channels from c_begin up to d.pair_channels(); the rest go
+// through ScalarRows.
 template <bool kSigned, int FH, int FW>
 DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
-                                  const uint8_t* input, uint8_t* output) {
+                                  const uint8_t* input, uint8_t* output, int32_t c_begin = 0) {
   const reference::DepthwiseGeometry g = d.geometry();
   const int32_t channels = g.output_depth;
   const size_t row_stride = static_cast<size_t>(g.input_width) * channels;
@@ -598,7 +599,7 @@ DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_
     const int32_t oy = static_cast<int32_t>(row % g.output_height);
     const int32_t iy0 = oy * g.stride_height - g.pad_height;
     const uint8_t* in_batch = input + batch * batch_size;
-    for (int32_t cb = 0; cb < d.pair_channels(); cb += 8) {
+    for (int32_t cb = c_begin; cb < d.pair_channels(); cb += 8) {
       for (int r = 0; r < FH; ++r) {
         const int32_t iy = iy0 + r * g.dilation_height;
         b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
@@ -638,6 +639,322 @@ void Avx2Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uin
     Avx2PairRows<kSigned, 5, 5>(d, begin, end, in, out);
   else
     Avx2Rows<kSigned>(d, begin, end, in, out);
+}
+
+// ---- Tap pairs with 16 channels per 512-bit vector (AVX-512 VNNI): the
+// AVX2 pair code above, widened.
+
+// Lane j holds (a[j], b[j]) of channel j in its low and high int16: the 32
+// bytes widen to words a 0-15, b 0-15, which `interleave` puts in order.
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __m512i Pair16(const uint8_t* a, const uint8_t* b, __m512i interleave) {
+  const __m256i bytes = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
+  return _mm512_permutexvar_epi16(
+      interleave, kSigned ? _mm512_cvtepi8_epi16(bytes) : _mm512_cvtepu8_epi16(bytes));
+}
+
+// A lone tap: its high int16 (0 or -1) meets a zero weight.
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __m512i Lone16(const uint8_t* a) {
+  return Widen512<kSigned>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+}
+
+DLG_TARGET_AVX512 inline __m512i PairMadd16(__m512i acc, __m512i x, const int32_t* w) {
+  return _mm512_dpwssd_epi32(acc, x, _mm512_loadu_si512(w));
+}
+
+struct PairRequant512 {
+  __m512i multiplier, multiplier_odd, left_shift, right_shift, round;
+};
+
+DLG_TARGET_AVX512 inline PairRequant512 LoadPairRequant512(const RequantChannels& rq, int c) {
+  PairRequant512 r;
+  r.multiplier = _mm512_loadu_si512(rq.multiplier.data() + c);
+  r.multiplier_odd = _mm512_srli_epi64(r.multiplier, 32);
+  r.left_shift =
+      _mm512_and_si512(_mm512_loadu_si512(rq.left_shift.data() + c), _mm512_set1_epi32(31));
+  r.right_shift = _mm512_loadu_si512(rq.right_shift.data() + c);
+  r.round = _mm512_sub_epi32(
+      _mm512_loadu_si512(rq.threshold.data() + c),
+      _mm512_movm_epi32(_mm512_cmpgt_epi32_mask(r.right_shift, _mm512_setzero_si512())));
+  return r;
+}
+
+// As PairScale.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairScale512(
+    __m512i acc, const PairRequant512& p) {
+  const __m512i x = _mm512_sllv_epi32(acc, p.left_shift);
+  const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
+  __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, p.multiplier), nudge);
+  __m512i odd =
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), p.multiplier_odd), nudge);
+  even = _mm512_srli_epi64(even, 31);
+  odd = _mm512_slli_epi64(odd, 1);
+  const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+  const __m512i magnitude =
+      _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(high), p.round), p.right_shift);
+  const __m512i zero = _mm512_setzero_si512();
+  return _mm512_mask_sub_epi32(magnitude, _mm512_cmplt_epi32_mask(high, zero), zero, magnitude);
+}
+
+// As PairBlock, 16 channels.
+struct PairBlock512 {
+  const uint8_t* rows[5];
+  const uint8_t* zero;
+  uint8_t* out;
+  const int32_t* w;
+  size_t pixel;
+  int32_t stride_w, pad_w, dilation_w, width;
+  __m512i bias;
+  __m512i offset;            // output zero point, int16 lanes
+  __m512i act_min, act_max;  // bytes
+  __m512i gather;            // dwords 0, 4, 8, 12, 1, 5, 9, 13: each pixel's bytes together
+  __m512i interleave;        // Pair16's word order
+  PairRequant512 rq;
+};
+
+// Output bytes of accumulators a and c: a in the low 16 bytes, c in the next
+// 16 (see PairBytes).
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m256i PairBytes512(
+    const PairBlock512& b, __m512i a, __m512i c) {
+  const __m512i words = _mm512_adds_epi16(
+      _mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)), b.offset);
+  __m512i bytes;
+  if constexpr (kSigned)
+    bytes = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(words, words), b.act_min),
+                            b.act_max);
+  else
+    bytes = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(words, words), b.act_min),
+                            b.act_max);
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(b.gather, bytes));
+}
+
+DLG_TARGET_AVX512 inline void StorePair512(uint8_t* out, size_t pixel, __m256i bytes) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(bytes));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm256_extracti128_si256(bytes, 1));
+}
+
+// As PairPixel.
+template <bool kSigned, int FH, int FW, bool kCheck>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) void PairPixel512(const PairBlock512& b,
+                                                                          int32_t ox) {
+  constexpr int kRowPairs = FH / 2;
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  const uint8_t* px[FH][FW];
+#pragma GCC unroll 5
+  for (int fx = 0; fx < FW; ++fx) {
+    const int32_t ix = ix0 + fx * b.dilation_w;
+    const bool inside = !kCheck || static_cast<uint32_t>(ix) < static_cast<uint32_t>(b.width);
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r)
+      px[r][fx] = inside ? b.rows[r] + static_cast<size_t>(ix) * b.pixel : b.zero;
+  }
+  __m512i acc = b.bias;
+#pragma GCC unroll 5
+  for (int rp = 0; rp < kRowPairs; ++rp)
+#pragma GCC unroll 5
+    for (int fx = 0; fx < FW; ++fx)
+      acc = PairMadd16(acc, Pair16<kSigned>(px[2 * rp][fx], px[2 * rp + 1][fx], b.interleave),
+                       b.w + (rp * FW + fx) * 16);
+  if constexpr (FH % 2 == 1) {
+#pragma GCC unroll 5
+    for (int q = 0; q <= FW / 2; ++q) {
+      const int32_t* w = b.w + (kRowPairs * FW + q) * 16;
+      if (2 * q + 1 < FW)
+        acc = PairMadd16(
+            acc, Pair16<kSigned>(px[FH - 1][2 * q], px[FH - 1][2 * q + 1], b.interleave), w);
+      else
+        acc = PairMadd16(acc, Lone16<kSigned>(px[FH - 1][2 * q]), w);
+    }
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
+                   _mm256_castsi256_si128(PairBytes512<kSigned>(b, acc, acc)));
+}
+
+// As PairPixels2.
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int32_t end) {
+  static_assert(FW % 2 == 1, "odd filter widths");
+  constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
+  const int32_t* wa = b.w + kRowPairs * FW * 16;  // odd last row, pixel x
+  const int32_t* wc = wa + kLastPairs * 16;       // odd last row, pixel x + 1
+  const size_t pixel = b.pixel;
+  const __m512i il = b.interleave;
+  __m512i cols[FW + 1][kP];
+  __m512i q[kLastPairs];
+  const uint8_t* rows[FH];
+  for (int r = 0; r < FH; ++r) rows[r] = b.rows[r] + static_cast<size_t>(begin - b.pad_w) * pixel;
+#pragma GCC unroll 5
+  for (int j = 0; j < FW - 1; ++j)
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp)
+      cols[j][rp] = Pair16<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel, il);
+  if constexpr (FH % 2 == 1) {
+#pragma GCC unroll 5
+    for (int k = 0; k < kLastPairs - 1; ++k)
+      q[k] = Pair16<kSigned>(rows[FH - 1] + 2 * k * pixel, rows[FH - 1] + (2 * k + 1) * pixel,
+                             il);
+  }
+  for (int32_t ox = begin; ox + 2 <= end; ox += 2) {
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+      cols[FW - 1][rp] = Pair16<kSigned>(rows[2 * rp] + (FW - 1) * pixel,
+                                         rows[2 * rp + 1] + (FW - 1) * pixel, il);
+      cols[FW][rp] =
+          Pair16<kSigned>(rows[2 * rp] + FW * pixel, rows[2 * rp + 1] + FW * pixel, il);
+    }
+    __m512i a = b.bias, c = b.bias;
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx) {
+        const int32_t* w = b.w + (rp * FW + fx) * 16;
+        a = PairMadd16(a, cols[fx][rp], w);
+        c = PairMadd16(c, cols[fx + 1][rp], w);
+      }
+    }
+    if constexpr (FH % 2 == 1) {
+      q[kLastPairs - 1] =
+          Pair16<kSigned>(rows[FH - 1] + (FW - 1) * pixel, rows[FH - 1] + FW * pixel, il);
+#pragma GCC unroll 5
+      for (int k = 0; k < kLastPairs; ++k) {
+        a = PairMadd16(a, q[k], wa + k * 16);
+        c = PairMadd16(c, q[k], wc + k * 16);
+      }
+    }
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+#pragma GCC unroll 5
+    for (int j = 0; j < FW - 1; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kP; ++rp) cols[j][rp] = cols[j + 2][rp];
+#pragma GCC unroll 5
+    for (int k = 0; k < kLastPairs - 1; ++k) q[k] = q[k + 1];
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r) rows[r] += 2 * pixel;
+  }
+}
+
+// As PairPixels2Stride2.
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t begin, int32_t end) {
+  static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
+  constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
+  const int32_t* wa = b.w + kRowPairs * FW * 16;  // odd last row
+  const size_t pixel = b.pixel;
+  const __m512i il = b.interleave;
+  __m512i cols[FW + 2][kP];
+  const uint8_t* rows[FH];
+  for (int r = 0; r < FH; ++r)
+    rows[r] = b.rows[r] + static_cast<size_t>(2 * begin - b.pad_w) * pixel;
+#pragma GCC unroll 5
+  for (int j = 0; j < FW - 2; ++j)
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp)
+      cols[j][rp] = Pair16<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel, il);
+  for (int32_t ox = begin; ox + 2 <= end; ox += 2) {
+#pragma GCC unroll 5
+    for (int j = FW - 2; j < FW + 2; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kRowPairs; ++rp)
+        cols[j][rp] =
+            Pair16<kSigned>(rows[2 * rp] + j * pixel, rows[2 * rp + 1] + j * pixel, il);
+    __m512i a = b.bias, c = b.bias;
+#pragma GCC unroll 5
+    for (int rp = 0; rp < kRowPairs; ++rp) {
+#pragma GCC unroll 5
+      for (int fx = 0; fx < FW; ++fx) {
+        const int32_t* w = b.w + (rp * FW + fx) * 16;
+        a = PairMadd16(a, cols[fx][rp], w);
+        c = PairMadd16(c, cols[fx + 2][rp], w);
+      }
+    }
+    if constexpr (FH % 2 == 1) {
+      const uint8_t* last = rows[FH - 1];
+      __m512i q = Pair16<kSigned>(last, last + pixel, il);
+#pragma GCC unroll 5
+      for (int k = 0; k < kLastPairs; ++k) {
+        a = PairMadd16(a, q, wa + k * 16);
+        q = k + 1 < kLastPairs
+                ? Pair16<kSigned>(last + (2 * k + 2) * pixel, last + (2 * k + 3) * pixel, il)
+                : Lone16<kSigned>(last + (FW + 1) * pixel);
+        c = PairMadd16(c, q, wa + k * 16);
+      }
+    }
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+#pragma GCC unroll 5
+    for (int j = 0; j < FW - 2; ++j)
+#pragma GCC unroll 5
+      for (int rp = 0; rp < kP; ++rp) cols[j][rp] = cols[j + 4][rp];
+#pragma GCC unroll 5
+    for (int r = 0; r < FH; ++r) rows[r] += 4 * pixel;
+  }
+}
+
+// Blocks of 16 channels; a last block of 8 goes through the AVX2 pair code
+// and the rest through ScalarRows.
+template <bool kSigned, int FH, int FW>
+DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                                      const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const int32_t full = channels / 16 * 16;
+  const size_t row_stride = static_cast<size_t>(g.input_width) * channels;
+  const size_t batch_size = static_cast<size_t>(g.input_height) * row_stride;
+  const RequantChannels& rq = d.requant();
+  const int vectors = QuantDepthwise::PairVectors(FH, FW);
+  PairBlock512 b;
+  b.pixel = channels;
+  b.stride_w = g.stride_width;
+  b.pad_w = g.pad_width;
+  b.dilation_w = g.dilation_width;
+  b.width = g.input_width;
+  b.offset = _mm512_set1_epi16(static_cast<int16_t>(rq.output_offset));
+  b.act_min = _mm512_set1_epi8(static_cast<char>(rq.clamp_min + rq.output_offset));
+  b.act_max = _mm512_set1_epi8(static_cast<char>(rq.clamp_max + rq.output_offset));
+  b.gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  alignas(64) int16_t order[32];
+  for (int j = 0; j < 16; ++j) {
+    order[2 * j] = static_cast<int16_t>(j);
+    order[2 * j + 1] = static_cast<int16_t>(16 + j);
+  }
+  b.interleave = _mm512_load_si512(order);
+  const int shared = g.dilation_width == 1 && g.stride_width <= 2 ? g.stride_width : 0;
+  const int32_t ib = d.interior_x_begin(), ie = d.interior_x_end();
+  for (int64_t row = begin; row < end && full > 0; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const uint8_t* in_batch = input + batch * batch_size;
+    for (int32_t cb = 0; cb < full; cb += 16) {
+      for (int r = 0; r < FH; ++r) {
+        const int32_t iy = iy0 + r * g.dilation_height;
+        b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
+                        ? in_batch + static_cast<size_t>(iy) * row_stride + cb
+                        : d.pair_zero_row() + cb;
+      }
+      b.zero = d.pair_zero_row() + cb;
+      b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
+      b.bias = _mm512_loadu_si512(d.bias_interior() + cb);
+      b.rq = LoadPairRequant512(rq, cb);
+      b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel512<kSigned, FH, FW, true>(b, ox);
+      int32_t ox = ib;
+      if (shared != 0 && ib < ie) {
+        ox = ib + (ie - ib) / 2 * 2;
+        if (shared == 1)
+          PairPixels2_512<kSigned, FH, FW>(b, ib, ox);
+        else
+          PairPixels2Stride2_512<kSigned, FH, FW>(b, ib, ox);
+      }
+      for (; ox < ie; ++ox) PairPixel512<kSigned, FH, FW, false>(b, ox);
+      for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
+        PairPixel512<kSigned, FH, FW, true>(b, ox);
+    }
+  }
+  if (full < channels) Avx2PairRows<kSigned, FH, FW>(d, begin, end, input, output, full);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -853,6 +1170,15 @@ void Avx512Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const u
     Avx512Rows<kSigned, 0, 0, kExpand>(d, begin, end, in, out);
 }
 
+template <bool kSigned>
+void Avx512PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                        uint8_t* out) {
+  if (d.geometry().filter_height == 3)
+    Avx512PairRows<kSigned, 3, 3>(d, begin, end, in, out);
+  else
+    Avx512PairRows<kSigned, 5, 5>(d, begin, end, in, out);
+}
+
 #endif  // DELEGATO_X86
 
 }  // namespace
@@ -905,7 +1231,7 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
     ValidTaps(oy * g_.stride_height - g_.pad_height, g_.dilation_height, g_.filter_height,
               g_.input_height, &y_taps_[oy].lo, &y_taps_[oy].hi);
   const int fh = g_.filter_height, fw = g_.filter_width;
-  if (isa_ == Isa::kAvx2 && g_.depth_multiplier == 1 && channels >= 8 && fh == fw &&
+  if ((isa_ == Isa::kAvx2 || isa_ == Isa::kAvx512Vnni) && g_.depth_multiplier == 1 && channels >= 8 && fh == fw &&
       (fh == 3 || fh == 5))
     PreparePairs(p);
 }
@@ -915,6 +1241,7 @@ void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {
   const int vectors = PairVectors(fh, fw), last_pairs = fw / 2 + 1;
   pair_channels_ = channels / 8 * 8;
   pair_weights_.Resize(static_cast<size_t>(pair_channels_) * vectors);
+  const int block_width = isa_ == Isa::kAvx512Vnni ? 16 : 8;
   // w + w_off as uint16; 0 outside the filter.
   auto weight = [&](int fy, int fx, int c) -> uint32_t {
     if (fx < 0 || fx >= fw) return 0;
@@ -922,12 +1249,13 @@ void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {
                weights_[static_cast<size_t>(fy * fw + fx) * padded_channels_ + c]) &
            0xFFFFu;
   };
-  for (int cb = 0; cb < pair_channels_; cb += 8) {
+  for (int cb = 0; cb < pair_channels_; cb += block_width) {
+    const int n = std::min(block_width, pair_channels_ - cb);  // 16 or 8
     int32_t* block = pair_weights_.data() + static_cast<size_t>(cb) * vectors;
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; k < n; ++k) {
       const int c = cb + k;
       auto set = [&](int v, uint32_t a, uint32_t b) {
-        block[v * 8 + k] = static_cast<int32_t>(a | b << 16);
+        block[v * n + k] = static_cast<int32_t>(a | b << 16);
       };
       for (int rp = 0; rp < fh / 2; ++rp)
         for (int fx = 0; fx < fw; ++fx)
@@ -962,7 +1290,12 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
           Avx2ExpandDispatch<true>(*this, begin, end, in, out);
         return;
       }
-      if (g_.depth_multiplier == 1) {
+      if (pair_channels_ > 0) {
+        if (is_uint8_)
+          Avx512PairDispatch<false>(*this, begin, end, in, out);
+        else
+          Avx512PairDispatch<true>(*this, begin, end, in, out);
+      } else if (g_.depth_multiplier == 1) {
         if (is_uint8_)
           Avx512Dispatch<false, false>(*this, begin, end, in, out);
         else

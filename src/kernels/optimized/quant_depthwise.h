@@ -17,9 +17,11 @@
 // wraps modulo 2^32 like the reference, then is requantized exactly
 // (requantize.h).
 //
-// AVX2 with multiplier 1 and a 3x3 or 5x5 filter runs blocks of 8 channels
-// with two taps in each vpmaddwd lane: the two taps' input bytes interleaved
-// and widened to int16, against weights packed in pairs (Prepare). Rows of
+// With multiplier 1 and a 3x3 or 5x5 filter, AVX2 runs blocks of 8 channels
+// and AVX-512 blocks of 16 (a last block of 8 through the AVX2 code, the
+// last output_depth % 8 channels through the scalar loop) with two taps in
+// each vpmaddwd / vpdpwssd lane: the two taps' input bytes interleaved and
+// widened to int16, against weights packed in pairs (Prepare). Rows of
 // the filter pair vertically; an odd last row pairs horizontally (a lone tap
 // meets a zero weight). Taps outside the image read a row of input zero
 // points, which contribute exactly nothing against the interior bias, so
@@ -90,9 +92,11 @@ class QuantDepthwise {
   int32_t interior_x_begin() const { return interior_x_begin_; }
   int32_t interior_x_end() const { return interior_x_end_; }
 
-  // AVX2 tap pairs (empty unless that path runs): channels [0, pair_channels())
-  // in blocks of 8. Per block, PairVectors() vectors of 8 int32 lanes holding
-  // two int16 weights each; one input row of zero points.
+  // Tap pairs (empty unless that path runs): channels [0, pair_channels())
+  // in blocks of 8 (AVX2) or 16 (AVX-512, then at most one block of 8). The
+  // block at channel c starts at pair_weights() + c * PairVectors(): that
+  // many vectors of one int32 lane per channel, holding two int16 weights
+  // each. One input row of zero points.
   int32_t pair_channels() const { return pair_channels_; }
   const int32_t* pair_weights() const { return pair_weights_.data(); }
   const uint8_t* pair_zero_row() const { return pair_zero_row_.data(); }
