@@ -143,7 +143,18 @@ inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
         rest /= out_dims[d];
       }
       const E* src = in + in_offset;
-      if (row_step == 1 && col_step != 1) {
+      if (row_step == 1 && col_step != 1 && tile_cols == 3) {
+        // NCHW -> NHWC of an RGB image: three planes read in order, pixels
+        // written whole (a fixed count lets the compiler interleave them).
+        const E* p0 = src;
+        const E* p1 = src + col_step;
+        const E* p2 = src + 2 * col_step;
+        for (int64_t r = 0; r < tile_rows; ++r) {
+          out[3 * r] = p0[r];
+          out[3 * r + 1] = p1[r];
+          out[3 * r + 2] = p2[r];
+        }
+      } else if (row_step == 1 && col_step != 1) {
         for (int64_t c = 0; c < tile_cols; ++c)
           for (int64_t r = 0; r < tile_rows; ++r) out[r * tile_cols + c] = src[r + c * col_step];
       } else {
