@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,10 +49,17 @@ std::string OpCodeName(const OperatorCodeDef& code) {
   return std::string(BuiltinOpName(code.builtin));
 }
 
+// Copied bytewise: the verifier checks a vector's length field for 4-byte
+// alignment, not its elements, so a hostile file can put an int64 vector at
+// an address that is not a multiple of 8. (The format is little-endian, as
+// are the hosts delegato supports: tensor data is used in place too.)
 template <class T>
 std::vector<T> ToVector(const flatbuffers::Vector<T>* v) {
+  static_assert(std::is_arithmetic_v<T>);
   if (!v) return {};
-  return std::vector<T>(v->begin(), v->end());
+  std::vector<T> out(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
 }
 
 std::string ToString(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
@@ -388,6 +396,10 @@ class Reader {
     if (IsFieldlessOptions(type)) {
       op.params = EmptyParams{};
       return;
+    }
+    if (fb.builtin_options() == nullptr) {
+      Fail(where, ": builtin options type is ", tflite::EnumNameBuiltinOptions(type),
+           " but the options table is missing");
     }
 
     switch (type) {

@@ -227,8 +227,12 @@ void PrepareConcatenation(KernelContext& ctx, Node& node) {
   } else if (first.type == DataType::kUInt8) {
     data->output_scale = out.scale();
     data->output_zero_point = out.zero_point();
+    DLG_NODE_CHECK(ctx, node, out.zero_point() >= 0 && out.zero_point() <= 255, "output \"",
+                   out.name, "\" has zero point ", out.zero_point(), " outside the uint8 range");
     for (int i = 0; i < num_inputs; ++i) {
       const Tensor& t = ctx.input(node, i);
+      DLG_NODE_CHECK(ctx, node, t.zero_point() >= 0 && t.zero_point() <= 255, "input \"", t.name,
+                     "\" has zero point ", t.zero_point(), " outside the uint8 range");
       data->input_scales.push_back(t.scale());
       data->input_zero_points.push_back(t.zero_point());
       if (t.scale() != out.scale() || t.zero_point() != out.zero_point()) data->requantize = true;

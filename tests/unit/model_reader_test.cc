@@ -517,6 +517,25 @@ TEST(ModelReaderBadInput, OptionsMismatchAndBadEnums) {
                   {"operator 0 (CONV_2D)", "activation 42"});
 }
 
+// builtin_options_type names a table that is absent (the FlatBuffers
+// verifier accepts that): a clear error, not a null dereference.
+TEST(ModelReaderBadInput, OptionsTypeWithoutTable) {
+  std::vector<uint8_t> bytes = SmallModelBytes();
+  const tflite::Operator* op = tflite::GetModel(bytes.data())->subgraphs()->Get(0)->operators()->Get(0);
+  ASSERT_NE(op->builtin_options(), nullptr);
+  // Zero the field's vtable entry: the field reads as absent, its type stays.
+  const uint8_t* table = reinterpret_cast<const uint8_t*>(op);
+  const uint8_t* vtable = table - flatbuffers::ReadScalar<flatbuffers::soffset_t>(table);
+  ASSERT_GT(flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable),
+            tflite::Operator::VT_BUILTIN_OPTIONS);
+  const size_t entry = static_cast<size_t>(vtable - bytes.data()) + tflite::Operator::VT_BUILTIN_OPTIONS;
+  bytes[entry] = 0;
+  bytes[entry + 1] = 0;
+  ASSERT_EQ(tflite::GetModel(bytes.data())->subgraphs()->Get(0)->operators()->Get(0)->builtin_options(),
+            nullptr);
+  ExpectReadError(bytes, {"operator 0 (CONV_2D)", "Conv2DOptions", "options table is missing"});
+}
+
 TEST(ModelReaderBadInput, UnknownOptionsAreCarriedAsUnparsed) {
   // An op whose options delegato does not interpret (LSTM) loads, flagged.
   const auto bytes = Mutated([](tflite::ModelT& m) {

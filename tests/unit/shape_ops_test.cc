@@ -173,6 +173,23 @@ TEST(Concatenation, UInt8Requantizes) {
   EXPECT_THAT(m.GetOutput<uint8_t>(0), ElementsAre(0, 255, 120, 68, 245));
 }
 
+// A scale ratio that overflows float (a hostile file): every value of that
+// input is NaN or infinite before conversion, which gives INT32_MIN as on x86
+// (TFLite's behaviour there), so 0 after the clamp; the other input is
+// requantized normally. Defined behaviour (the sanitizer build checks it).
+TEST(Concatenation, UInt8AbsurdScaleRatioIsDefined) {
+  OpModel m;
+  int a = m.AddInput(DataType::kUInt8, {1, 3}, Q(3e38f, 7));
+  int b = m.AddInput(DataType::kUInt8, {1, 2}, Q(0.002f, 0));
+  int out = m.AddOutput(DataType::kUInt8, Q(0.001f, 0));
+  m.AddOp(BuiltinOp::kConcatenation, {a, b}, {out}, ConcatenationParams{1, Activation::kNone});
+  m.Build();
+  m.SetInput<uint8_t>(0, {0, 7, 255});
+  m.SetInput<uint8_t>(1, {3, 200});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<uint8_t>(0), ElementsAre(0, 0, 0, 6, 255));
+}
+
 TEST(Concatenation, UInt8SameParamsCopies) {
   OpModel m;
   int a = m.AddInput(DataType::kUInt8, {2}, Q(0.3f, 120));

@@ -1184,6 +1184,11 @@ void Avx512PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, con
 }  // namespace
 
 bool QuantDepthwise::Covers(const reference::DepthwiseGeometry& g) {
+  // Empty tensors stay with the reference loop: Prepare sizes per-column
+  // tables by the output width, which an empty tensor does not bound.
+  if (g.batches <= 0 || g.output_height <= 0 || g.output_width <= 0 || g.input_height <= 0 ||
+      g.input_width <= 0)
+    return false;
   return g.depth_multiplier >= 1 && g.input_depth > 0 &&
          int64_t{g.input_depth} * g.depth_multiplier == g.output_depth &&
          g.filter_height > 0 && g.filter_width > 0 &&
@@ -1270,8 +1275,9 @@ void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {
     }
   }
   pair_zero_row_.Resize(static_cast<size_t>(g_.input_width) * channels);
-  std::memset(pair_zero_row_.data(), static_cast<uint8_t>(p.input_zero_point),
-              pair_zero_row_.bytes());
+  if (pair_zero_row_.bytes() > 0)  // empty for an empty input (hostile shapes)
+    std::memset(pair_zero_row_.data(), static_cast<uint8_t>(p.input_zero_point),
+                pair_zero_row_.bytes());
 }
 
 void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void* output) const {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/fixed_point.h"
+
 namespace delegato::reference {
 
 // Shapes are viewed as [outer, axis, inner]. Input i contributes
@@ -59,8 +61,10 @@ inline void ConcatenateRequantizeUInt8(int num_inputs, const uint8_t* const* inp
         for (int64_t j = 0; j < n; ++j) {
           // Separate statements: the product must round before the add.
           const float scaled = static_cast<float>(in[j]) * scale;
-          const int32_t value =
-              static_cast<int32_t>(std::round(scaled + bias)) + output_zero_point;
+          // Out-of-range and NaN conversions and the add follow x86, as in
+          // TFLite's build there (absurd scales from hostile files).
+          const int32_t value = fixed_point::WrappingAdd(
+              fixed_point::TruncateToInt32(std::round(scaled + bias)), output_zero_point);
           output[j] = static_cast<uint8_t>(std::clamp<int32_t>(value, 0, 255));
         }
       }
