@@ -260,62 +260,47 @@ void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier,
   state.SetItemsProcessed(state.iterations() * int64_t{depth} * units);
 }
 
-void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
+// int8 ADD or SUB of `a_shape` and `b_shape` (broadcast to a_shape), with
+// the given input offsets and real multipliers.
+void RunInt8AddSub(benchmark::State& state, bool subtract, const std::vector<int32_t>& a_shape,
+                   const std::vector<int32_t>& b_shape, int32_t a_offset, int32_t b_offset,
+                   int32_t out_offset, double a_scale, double b_scale, double out_scale) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  const std::vector<int32_t> shape = {1, 56, 56, 24};
-  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(shape, shape, shape);
-  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(plan.num_elements, 2);
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(a_shape, b_shape, a_shape);
+  int64_t b_elements = 1;
+  for (int32_t d : b_shape) b_elements *= d;
+  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(b_elements, 2);
   std::vector<uint8_t> out(plan.num_elements);
   ref::QuantizedAddParams p;
-  p.input1_offset = 5;
-  p.input2_offset = -9;
-  p.output_offset = 3;
-  delegato::quant::QuantizeMultiplier(0.45, &p.input1_multiplier, &p.input1_shift);
-  delegato::quant::QuantizeMultiplier(0.5, &p.input2_multiplier, &p.input2_shift);
-  delegato::quant::QuantizeMultiplier(1.7e-6, &p.output_multiplier, &p.output_shift);
+  p.input1_offset = a_offset;
+  p.input2_offset = b_offset;
+  p.output_offset = out_offset;
+  delegato::quant::QuantizeMultiplier(a_scale, &p.input1_multiplier, &p.input1_shift);
+  delegato::quant::QuantizeMultiplier(b_scale, &p.input2_multiplier, &p.input2_shift);
+  delegato::quant::QuantizeMultiplier(out_scale, &p.output_multiplier, &p.output_shift);
   p.act_min = -128;
   p.act_max = 127;
   if (isa == kReference) {
     for (auto _ : state)
       ref::QuantizedAdd(plan, reinterpret_cast<const int8_t*>(a.data()),
                         reinterpret_cast<const int8_t*>(b.data()),
-                        reinterpret_cast<int8_t*>(out.data()), p, false, 0, plan.num_elements);
+                        reinterpret_cast<int8_t*>(out.data()), p, subtract, 0, plan.num_elements);
   } else {
-    const opt::QuantBinary k(opt::QuantBinary::Kind::kAdd, false, p, {}, static_cast<Isa>(isa));
+    const opt::QuantBinary k(subtract ? opt::QuantBinary::Kind::kSub : opt::QuantBinary::Kind::kAdd,
+                             false, p, {}, static_cast<Isa>(isa));
     for (auto _ : state) k.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
   }
   benchmark::DoNotOptimize(out.data());
   state.SetItemsProcessed(state.iterations() * plan.num_elements);
 }
 
+void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
+  RunInt8AddSub(state, false, {1, 56, 56, 24}, {1, 56, 56, 24}, 5, -9, 3, 0.45, 0.5, 1.7e-6);
+}
+
 void BM_SubChannels(benchmark::State& state) {  // movenet's input minus a per-channel mean, int8
-  const int isa = static_cast<int>(state.range(0));
-  if (SkipUnsupported(state, isa)) return;
-  const std::vector<int32_t> shape = {1, 192, 192, 3}, channels = {3};
-  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(shape, channels, shape);
-  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(3, 2);
-  std::vector<uint8_t> out(plan.num_elements);
-  ref::QuantizedAddParams p;
-  p.input1_offset = 128;
-  p.input2_offset = 4;
-  p.output_offset = -2;
-  delegato::quant::QuantizeMultiplier(0.5, &p.input1_multiplier, &p.input1_shift);
-  delegato::quant::QuantizeMultiplier(0.31, &p.input2_multiplier, &p.input2_shift);
-  delegato::quant::QuantizeMultiplier(1.9e-6, &p.output_multiplier, &p.output_shift);
-  p.act_min = -128;
-  p.act_max = 127;
-  if (isa == kReference) {
-    for (auto _ : state)
-      ref::QuantizedAdd(plan, reinterpret_cast<const int8_t*>(a.data()),
-                        reinterpret_cast<const int8_t*>(b.data()),
-                        reinterpret_cast<int8_t*>(out.data()), p, true, 0, plan.num_elements);
-  } else {
-    const opt::QuantBinary k(opt::QuantBinary::Kind::kSub, false, p, {}, static_cast<Isa>(isa));
-    for (auto _ : state) k.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
-  }
-  benchmark::DoNotOptimize(out.data());
-  state.SetItemsProcessed(state.iterations() * plan.num_elements);
+  RunInt8AddSub(state, true, {1, 192, 192, 3}, {3}, 128, 4, -2, 0.5, 0.31, 1.9e-6);
 }
 
 void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 -> 513x513, uint8
