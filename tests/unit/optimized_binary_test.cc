@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -123,6 +124,28 @@ std::vector<uint8_t> Reference(const Case& c, const reference::BroadcastPlan& pl
   return out;
 }
 
+// The kernel on every ISA this CPU runs, the output split `splits` ways (last
+// chunk first), against the reference's bytes.
+void ExpectEveryIsaMatches(const Case& c, const reference::BroadcastPlan& plan,
+                           const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                           const reference::QuantizedAddParams& add,
+                           const reference::QuantizedMulDivParams& mul,
+                           std::initializer_list<int> split_counts, int trial) {
+  const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
+                                                   : Reference<int8_t>(c, plan, a, b, add, mul);
+  for (Isa isa : SupportedIsas()) {
+    const QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
+    for (int splits : split_counts) {
+      std::vector<uint8_t> out(plan.num_elements, 0xCD);
+      for (int i = splits - 1; i >= 0; --i)
+        k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
+              plan.num_elements * (i + 1) / splits);
+      ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " kind "
+                               << static_cast<int>(c.kind) << " splits " << splits;
+    }
+  }
+}
+
 TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
   std::mt19937 rng(31);
   const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
@@ -143,19 +166,7 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
     std::vector<uint8_t> a(Count(s.a)), b(Count(s.b));
     for (auto& v : a) v = static_cast<uint8_t>(rng());
     for (auto& v : b) v = static_cast<uint8_t>(rng());
-    const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
-                                                     : Reference<int8_t>(c, plan, a, b, add, mul);
-    for (Isa isa : SupportedIsas()) {
-      const QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
-      for (int splits : {1, 2, 3}) {
-        std::vector<uint8_t> out(plan.num_elements, 0xCD);
-        for (int i = splits - 1; i >= 0; --i)
-          k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
-                plan.num_elements * (i + 1) / splits);
-        ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " kind "
-                                 << static_cast<int>(c.kind) << " splits " << splits;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectEveryIsaMatches(c, plan, a, b, add, mul, {1, 2, 3}, trial));
   }
 }
 
@@ -235,19 +246,7 @@ TEST(OptimizedBinaryTest, ShortPeriodsMatchReference) {
     // Extreme values as well as random ones.
     for (auto* v : {&a, &b})
       for (size_t i = 0; i < v->size(); i += 1 + rng() % 5) (*v)[i] = (rng() & 1) ? 0x7F : 0x80;
-    const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
-                                                     : Reference<int8_t>(c, plan, a, b, add, mul);
-    for (Isa isa : SupportedIsas()) {
-      const QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
-      for (int splits : {1, 2, 3, 7}) {
-        std::vector<uint8_t> out(plan.num_elements, 0xCD);
-        for (int i = splits - 1; i >= 0; --i)
-          k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
-                plan.num_elements * (i + 1) / splits);
-        ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " kind "
-                                 << static_cast<int>(c.kind) << " splits " << splits;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectEveryIsaMatches(c, plan, a, b, add, mul, {1, 2, 3, 7}, trial));
   }
 }
 
