@@ -34,6 +34,8 @@ inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
 // needs it: with many classes of similar value its exponent reaches 35
 // (8-bit outputs), where TFLite's reference kernel stops on an assertion and
 // its optimized kernels give the rounded quotient, which this returns.
+// (Quantized DIV matches LiteRT's x86 shift wrap instead:
+// reference::RoundingDivideByPOTWrappedShift.)
 inline int32_t RoundingDivideByPOTWide(int32_t x, int exponent) {
   if (exponent <= 31) return RoundingDivideByPOT(x, exponent);
   const int64_t wide = x;

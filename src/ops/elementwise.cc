@@ -931,13 +931,13 @@ void PrepareQuantize(KernelContext& ctx, Node& node) {
   }
   const bool in8 = in.type == DataType::kUInt8 || in.type == DataType::kInt8;
   const bool out8 = out.type == DataType::kUInt8 || out.type == DataType::kInt8;
-  // int8 <-> uint8 with the same scale and the zero point moved by 128 is a
-  // flip of the top bit, which the reference kernel does in a vectorized
-  // loop: several times faster than table lookups without AVX-512 VBMI.
-  const bool sign_flip = data->multiplier == (1 << 30) && data->shift == 1 &&
-                         in.type != out.type &&
-                         data->in.zero_point - data->out.zero_point ==
-                             (in.type == DataType::kUInt8 ? 128 : -128);
+  // The reference kernel's sign flip (int8 <-> uint8, same scale) is a
+  // vectorized loop: several times faster than table lookups without AVX-512
+  // VBMI.
+  const bool sign_flip = in.type != out.type &&
+                         reference::RequantizeIsSignFlip(in.type == DataType::kUInt8,
+                                                         data->multiplier, data->shift,
+                                                         data->in.zero_point, data->out.zero_point);
   if (ctx.optimized() && in8 && out8 && !sign_flip) {
     data->use_table = true;
     data->table.Build(in.type == DataType::kInt8, out.type == DataType::kInt8, data->multiplier,

@@ -47,17 +47,23 @@ void PerAxisQuantize(const PerAxisLayout& layout, const float* scales, const int
   }
 }
 
+// uint8 -> int8 (input_is_uint8) or int8 -> uint8 with the same scale
+// (multiplier 2^30, shift 1) and the zero point moved by 128: requantizing is
+// a flip of the top bit.
+inline bool RequantizeIsSignFlip(bool input_is_uint8, int32_t multiplier, int shift,
+                                 int32_t input_zero_point, int32_t output_zero_point) {
+  return multiplier == (1 << 30) && shift == 1 &&
+         input_zero_point - output_zero_point == (input_is_uint8 ? 128 : -128);
+}
+
 // Integer -> integer: out = clamp(out_zp + (in - in_zp) * in_scale/out_scale).
 template <class In, class Out>
 void Requantize(const In* in, Out* out, int32_t multiplier, int shift, int32_t input_zero_point,
                 int32_t output_zero_point, int64_t begin, int64_t end) {
-  const bool same_scale = multiplier == (1 << 30) && shift == 1;
-  const int32_t zero_point_diff = input_zero_point - output_zero_point;
-  if (same_scale && ((std::is_same_v<In, int8_t> && std::is_same_v<Out, uint8_t> &&
-                      zero_point_diff == -128) ||
-                     (std::is_same_v<In, uint8_t> && std::is_same_v<Out, int8_t> &&
-                      zero_point_diff == 128))) {
-    // int8 <-> uint8 with the zero point moved by 128: flip the top bit.
+  constexpr bool kInt8UInt8Pair = (std::is_same_v<In, int8_t> && std::is_same_v<Out, uint8_t>) ||
+                                  (std::is_same_v<In, uint8_t> && std::is_same_v<Out, int8_t>);
+  if (kInt8UInt8Pair && RequantizeIsSignFlip(std::is_same_v<In, uint8_t>, multiplier, shift,
+                                             input_zero_point, output_zero_point)) {
     for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(in[i] ^ 0x80);
     return;
   }
