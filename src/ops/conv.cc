@@ -63,14 +63,6 @@ const P& ParamsOf(KernelContext& ctx, const Node& node, const char* options_name
   return *params;
 }
 
-// Runs fn(begin, end) over [0, n) on the pool. The std::function the pool
-// takes wraps a single pointer, so no allocation happens in Eval.
-template <class Fn>
-void ParallelRange(const KernelContext& ctx, int64_t n, const Fn& fn) {
-  const Fn* f = &fn;
-  ctx.pool().ParallelFor(n, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
-}
-
 const char* ActivationName(Activation a) {
   switch (a) {
     case Activation::kNone: return "NONE";

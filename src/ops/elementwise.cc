@@ -48,22 +48,9 @@ std::string DimsText(const std::vector<int32_t>& dims) {
 // Below this many elements a kernel runs on the calling thread only.
 constexpr int64_t kMinParallelElements = 4096;
 
-// Runs fn(begin, end) over [0, n), split across the pool for large n. The
-// pool's std::function holds a single pointer, so nothing is allocated.
-template <class Fn>
-void ParallelRange(const KernelContext& ctx, int64_t n, int64_t min_chunk, const Fn& fn) {
-  if (n <= 0) return;
-  if (n < min_chunk || ctx.pool().num_threads() == 1) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  const Fn* f = &fn;
-  ctx.pool().ParallelFor(n, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
-}
-
 template <class Fn>
 void ParallelElements(const KernelContext& ctx, int64_t n, const Fn& fn) {
-  ParallelRange(ctx, n, kMinParallelElements, fn);
+  ParallelRange(ctx, n, fn, kMinParallelElements);
 }
 
 bool IsQuantizedType(DataType t) {
@@ -873,7 +860,7 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
                                     d.depth, begin, end);
     }
   };
-  ParallelRange(ctx, d.rows, min_rows, run);
+  ParallelRange(ctx, d.rows, run, min_rows);
 }
 
 void PrepareQuantize(KernelContext& ctx, Node& node) {

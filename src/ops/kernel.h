@@ -117,6 +117,20 @@ class KernelContext {
   mutable int eval_error_node_ = -1;
 };
 
+// Runs fn(begin, end) over contiguous ranges covering [0, n) on the
+// context's thread pool, or on the calling thread alone when n < min_n. The
+// pool's std::function holds one pointer to fn, so Eval allocates nothing.
+template <class Fn>
+void ParallelRange(const KernelContext& ctx, int64_t n, const Fn& fn, int64_t min_n = 2) {
+  if (n <= 0) return;
+  if (n < min_n || ctx.pool().num_threads() == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  const Fn* f = &fn;
+  ctx.pool().ParallelFor(n, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
+}
+
 #define DLG_NODE_CHECK(ctx, node, cond, ...) \
   do {                                       \
     if (!(cond)) (ctx).Fail((node), __VA_ARGS__); \

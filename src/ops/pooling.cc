@@ -21,12 +21,6 @@ struct PoolData {
   int32_t quant_min = 0, quant_max = 0;
 };
 
-template <class Fn>
-void ParallelRange(const KernelContext& ctx, int64_t n, const Fn& fn) {
-  const Fn* f = &fn;  // one pointer: the pool's std::function does not allocate
-  ctx.pool().ParallelFor(n, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
-}
-
 const char* ActivationName(Activation a) {
   switch (a) {
     case Activation::kNone: return "NONE";

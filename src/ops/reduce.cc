@@ -201,14 +201,8 @@ void EvalArgMinMax(KernelContext& ctx, const Node& node) {
   const Tensor& in = ctx.in(node, 0);
   Tensor& out = ctx.out(node, 0);
   if (d.fast) {
-    struct Job {
-      const optimized::ArgMinMax8* kernel;
-      const uint8_t* in;
-      void* out;
-    } job{&d.kernel, in.data, out.data};
-    const Job* j = &job;
-    ctx.pool().ParallelFor(d.outer, [j](int64_t begin, int64_t end) {
-      j->kernel->Run(j->in, j->out, begin, end);
+    ParallelRange(ctx, d.outer, [&](int64_t begin, int64_t end) {
+      d.kernel.Run(in.data, out.data, begin, end);
     });
     return;
   }

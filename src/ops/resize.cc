@@ -92,15 +92,9 @@ void EvalResizeBilinear(KernelContext& ctx, const Node& node) {
   const Tensor& in = ctx.in(node, 0);
   Tensor& out = ctx.out(node, 0);
   if (const optimized::ResizeBilinear* fast = node.data<ResizeData>()->fast.get()) {
-    // Output rows split across the pool; the lambda holds only pointers.
-    struct Job {
-      const optimized::ResizeBilinear* kernel;
-      const void* in;
-      void* out;
-    } job{fast, in.data, out.data};
-    const Job* j = &job;
-    ctx.pool().ParallelFor(fast->rows(), [j](int64_t begin, int64_t end) {
-      j->kernel->RunRows(begin, end, j->in, j->out);
+    // Output rows split across the pool.
+    ParallelRange(ctx, fast->rows(), [&](int64_t begin, int64_t end) {
+      fast->RunRows(begin, end, in.data, out.data);
     });
     return;
   }

@@ -516,6 +516,9 @@ void PreparePadCommon(KernelContext& ctx, Node& node) {
   ctx.SetOutputDims(node, 0, dims);
 }
 
+// Below this many bytes PAD and TRANSPOSE copy on the calling thread only.
+constexpr size_t kMinParallelCopyBytes = 32 * 1024;
+
 void EvalPadCommon(KernelContext& ctx, const Node& node) {
   const PadData& data = *node.data<PadData>();
   const uint8_t* value = data.pad_value;
@@ -523,20 +526,15 @@ void EvalPadCommon(KernelContext& ctx, const Node& node) {
   const uint8_t* in = ctx.in(node, 0).data;
   uint8_t* out = ctx.out(node, 0).data;
   const int64_t rows = reference::PadRowCount(data.rank, data.dims, data.before, data.after);
-  // Large pads split by rows across the pool.
-  constexpr size_t kMinParallelBytes = 32 * 1024;
-  if (rows < 2 || ctx.out(node, 0).bytes < kMinParallelBytes || ctx.pool().num_threads() == 1) {
-    reference::Pad(data.element_size, data.rank, data.dims, data.before, data.after, in, value,
-                   out);
-    return;
-  }
   const auto run = [&](int64_t begin, int64_t end) {
     reference::Pad(data.element_size, data.rank, data.dims, data.before, data.after, in, value,
                    out, begin, end);
   };
-  // The pool's std::function holds one pointer, so nothing is allocated.
-  const auto* f = &run;
-  ctx.pool().ParallelFor(rows, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
+  // Large pads split by rows across the pool.
+  if (ctx.out(node, 0).bytes < kMinParallelCopyBytes)
+    run(0, rows);
+  else
+    ParallelRange(ctx, rows, run);
 }
 
 }  // namespace
@@ -599,19 +597,15 @@ void EvalTranspose(KernelContext& ctx, const Node& node) {
   }
   uint8_t* out = ctx.out(node, 0).data;
   const int64_t rows = reference::TransposeRowCount(data.rank, data.dims, data.perm);
-  // Large transposes split by rows across the pool.
-  constexpr size_t kMinParallelBytes = 32 * 1024;
-  if (rows < 2 || in.bytes < kMinParallelBytes || ctx.pool().num_threads() == 1) {
-    reference::Transpose(data.element_size, data.rank, data.dims, data.perm, in.data, out);
-    return;
-  }
   const auto run = [&](int64_t begin, int64_t end) {
     reference::Transpose(data.element_size, data.rank, data.dims, data.perm, in.data, out, begin,
                          end);
   };
-  // The pool's std::function holds one pointer, so nothing is allocated.
-  const auto* f = &run;
-  ctx.pool().ParallelFor(rows, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
+  // Large transposes split by rows across the pool.
+  if (in.bytes < kMinParallelCopyBytes)
+    run(0, rows);
+  else
+    ParallelRange(ctx, rows, run);
 }
 
 // ------------------------------------------------------------ STRIDED_SLICE
