@@ -6,6 +6,7 @@ set -euo pipefail
 
 DEBIAN_PACKAGES=(
   cmake g++ clang make            # C++20 build; clang for the libFuzzer target
+  ccache                          # the build trees of one run share compiled objects
   libclang-rt-14-dev              # libFuzzer + sanitizer runtimes for clang
   libflatbuffers-dev flatbuffers-compiler   # the .tflite format (schema compiled by flatc)
   libgtest-dev libgmock-dev       # unit tests
