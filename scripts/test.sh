@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 JOBS="$(nproc)"
+# ccache: paths relative to the checkout, so the build trees of this run (and
+# of earlier runs on this machine) share compiled objects wherever flags match.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros
 failed=0
 
 echo "== build (Release)"
