@@ -147,6 +147,11 @@ struct SequenceLstmParams {
   bool diagonal_recurrent_tensors = false;
 };
 
+struct BatchMatMulParams {
+  bool adj_x = false, adj_y = false;
+  bool asymmetric_quantize_inputs = false;
+};
+
 // The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
 struct EmptyParams {};
 
@@ -156,6 +161,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               ReducerParams, ResizeParams, ArgMinMaxParams, CastParams,
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
-                              SvdfParams, SequenceLstmParams>;
+                              SvdfParams, SequenceLstmParams,
+                              BatchMatMulParams>;
 
 }  // namespace delegato

@@ -583,6 +583,11 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::BatchMatMulOptions: {
+        const auto* o = fb.builtin_options_as_BatchMatMulOptions();
+        op.params = BatchMatMulParams{o->adj_x(), o->adj_y(), o->asymmetric_quantize_inputs()};
+        break;
+      }
       case BO::SVDFOptions: {
         const auto* o = fb.builtin_options_as_SVDFOptions();
         SvdfParams p;

@@ -351,6 +351,11 @@ class Writer {
                                   p.time_major, p.asymmetric_quantize_inputs,
                                   p.diagonal_recurrent_tensors)
                                   .Union()};
+          } else if constexpr (std::is_same_v<P, BatchMatMulParams>) {
+            require(expected == BO::BatchMatMulOptions, "BatchMatMulParams");
+            return {expected, tflite::CreateBatchMatMulOptions(fbb, p.adj_x, p.adj_y,
+                                                               p.asymmetric_quantize_inputs)
+                                  .Union()};
           } else {
             static_assert(!sizeof(P), "every OpParams alternative needs a writer");
           }

@@ -1,0 +1,218 @@
+// TRANSPOSE_CONV: checks, output shape, padding and requantization constants
+// in Prepare; the reference scatter kernel in Eval.
+//   inputs: output_shape (constant INT32 [4]), weights [out_c, h, w, in_c],
+//           input [batch, h, w, in_c], bias [out_c] (optional, version 3+)
+//   types:  all FLOAT32; all UINT8 (per-tensor weights, INT32 bias);
+//           INT8 (per-tensor or per-channel symmetric weights, INT32 bias);
+//           INT16 activations with INT8 symmetric weights and INT64 bias (16x8,
+//           zero points 0; LiteRT accepts an INT32 bias there but reads it as
+//           INT64, so it is rejected).
+// Padding is TFLite's: computed as for a convolution from the output size to
+// the input size. The fused activation is applied (versions 4+ carry it).
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "kernels/reference/conv.h"
+#include "kernels/reference/transpose_conv.h"
+#include "ops/kernel.h"
+#include "ops/layer_quant.h"
+
+namespace delegato {
+namespace {
+
+constexpr int kOutputShape = 0;
+constexpr int kWeights = 1;
+constexpr int kInput = 2;
+constexpr int kBias = 3;
+
+struct TransposeConvData {
+  reference::TransposeConvGeometry g;
+  DataType type = DataType::kFloat32;
+  float float_min = 0, float_max = 0;
+  reference::TransposeConvQuantParams q;  // pointers into the vectors below
+  std::vector<int32_t> multipliers, shifts;
+};
+
+}  // namespace
+
+void PrepareTransposeConv(KernelContext& ctx, Node& node) {
+  using namespace layer_quant;
+  ctx.CheckInputCount(node, 3, 4);
+  ctx.CheckOutputCount(node, 1);
+  const auto* params = std::get_if<TransposeConvParams>(&node.def->params);
+  DLG_NODE_CHECK(ctx, node, params != nullptr, "missing TransposeConvOptions");
+
+  const Tensor& output_shape = ctx.input(node, kOutputShape);
+  const Tensor& weights = ctx.input(node, kWeights);
+  const Tensor& input = ctx.input(node, kInput);
+  const Tensor* bias = ctx.optional_input(node, kBias);
+  Tensor& output = ctx.output(node, 0);
+
+  DLG_NODE_CHECK(ctx, node, output_shape.type == DataType::kInt32, "output_shape tensor \"",
+                 output_shape.name, "\" has type ", DataTypeName(output_shape.type),
+                 ", INT32 expected");
+  DLG_NODE_CHECK(ctx, node, output_shape.rank() == 1 && output_shape.dim(0) == 4,
+                 "output_shape tensor \"", output_shape.name, "\" must be a 1-D tensor of 4 values");
+  DLG_NODE_CHECK(ctx, node, output_shape.is_constant(), "output_shape tensor \"",
+                 output_shape.name,
+                 "\" is computed at run time; only a constant output shape is supported");
+  CheckConstantSize(ctx, node, output_shape, "output_shape");
+  DLG_NODE_CHECK(ctx, node, input.rank() == 4, "input tensor \"", input.name,
+                 "\" must have rank 4 (NHWC), has rank ", input.rank());
+  DLG_NODE_CHECK(ctx, node, weights.rank() == 4, "weights tensor \"", weights.name,
+                 "\" must have rank 4 [out_channels, height, width, in_channels], has rank ",
+                 weights.rank());
+  CheckConstantSize(ctx, node, weights, "weights");
+
+  const int32_t* shape = output_shape.data_as<int32_t>();
+  std::vector<int32_t> out_dims(shape, shape + 4);
+  for (int i = 0; i < 4; ++i)
+    DLG_NODE_CHECK(ctx, node, out_dims[i] >= 0, "output_shape has negative dimension ",
+                   out_dims[i]);
+
+  reference::TransposeConvGeometry g;
+  g.batches = input.dim(0);
+  g.input_height = input.dim(1);
+  g.input_width = input.dim(2);
+  g.input_depth = input.dim(3);
+  g.output_depth = weights.dim(0);
+  g.filter_height = weights.dim(1);
+  g.filter_width = weights.dim(2);
+  g.output_height = out_dims[1];
+  g.output_width = out_dims[2];
+  g.stride_height = params->stride_h;
+  g.stride_width = params->stride_w;
+  DLG_NODE_CHECK(ctx, node, weights.dim(3) == g.input_depth, "weights tensor \"", weights.name,
+                 "\" has ", weights.dim(3), " input channels, input \"", input.name, "\" has ",
+                 g.input_depth);
+  DLG_NODE_CHECK(ctx, node, out_dims[0] == g.batches, "output_shape batch ", out_dims[0],
+                 " differs from the input batch ", g.batches);
+  DLG_NODE_CHECK(ctx, node, out_dims[3] == g.output_depth, "output_shape depth ", out_dims[3],
+                 " differs from the weights' output channels ", g.output_depth);
+  DLG_NODE_CHECK(ctx, node, g.stride_height > 0 && g.stride_width > 0, "strides must be positive, got ",
+                 g.stride_height, "x", g.stride_width);
+  DLG_NODE_CHECK(ctx, node, g.filter_height > 0 && g.filter_width > 0,
+                 "weights must have a non-empty spatial extent");
+
+  reference::WindowDim height, width;
+  const bool ok_h = reference::ComputeWindowDim(params->padding, g.output_height,
+                                                g.filter_height, g.stride_height, 1, &height);
+  const bool ok_w = reference::ComputeWindowDim(params->padding, g.output_width, g.filter_width,
+                                                g.stride_width, 1, &width);
+  DLG_NODE_CHECK(ctx, node, ok_h && ok_w, "cannot compute the padding for output ",
+                 g.output_height, "x", g.output_width, " and filter ", g.filter_height, "x",
+                 g.filter_width);
+  g.pad_height = height.pad;
+  g.pad_width = width.pad;
+
+  auto data = std::make_shared<TransposeConvData>();
+  const DataType type = input.type;
+  data->type = type;
+
+  const bool supported = type == DataType::kFloat32 || type == DataType::kUInt8 ||
+                         type == DataType::kInt8 || type == DataType::kInt16;
+  const DataType weight_type = type == DataType::kInt16 ? DataType::kInt8 : type;
+  DLG_NODE_CHECK(ctx, node, supported && weights.type == weight_type && output.type == type,
+                 "unsupported types: input \"", input.name, "\" ", DataTypeName(type),
+                 ", weights \"", weights.name, "\" ", DataTypeName(weights.type), ", output \"",
+                 output.name, "\" ", DataTypeName(output.type),
+                 " (supported: all FLOAT32, all UINT8, all INT8, INT16 with INT8 weights)");
+
+  if (bias != nullptr) {
+    CheckConstantSize(ctx, node, *bias, "bias");
+    DLG_NODE_CHECK(ctx, node, bias->NumElements() == g.output_depth, "bias tensor \"",
+                   bias->name, "\" has ", bias->NumElements(), " elements, expected ",
+                   g.output_depth);
+    bool bias_ok;
+    if (type == DataType::kFloat32) {
+      bias_ok = bias->type == DataType::kFloat32;
+    } else if (type == DataType::kInt16) {
+      // LiteRT's reference kernel reads a 16x8 bias as INT64 whatever its type.
+      bias_ok = bias->type == DataType::kInt64;
+    } else {
+      bias_ok = bias->type == DataType::kInt32;
+    }
+    DLG_NODE_CHECK(ctx, node, bias_ok, "bias tensor \"", bias->name, "\" has type ",
+                   DataTypeName(bias->type), ", which ", DataTypeName(type),
+                   " TRANSPOSE_CONV does not take");
+    if (type != DataType::kFloat32 && type != DataType::kUInt8) {
+      DLG_NODE_CHECK(ctx, node, bias->zero_point() == 0, "bias tensor \"", bias->name,
+                     "\" must have zero point 0");
+    }
+  }
+
+  const Activation act = params->activation;
+  if (type == DataType::kFloat32) {
+    DLG_NODE_CHECK(ctx, node,
+                   quant::ActivationRangeFloat(act, &data->float_min, &data->float_max),
+                   "fused activation ", ActivationName(act), " is not supported");
+  } else {
+    const bool is16 = type == DataType::kInt16;
+    const TensorQuant in_q = ActivationQuant(ctx, node, input, "input", is16);
+    const TensorQuant out_q = ActivationQuant(ctx, node, output, "output", is16);
+    const WeightQuant w_q = FilterQuant(ctx, node, weights, g.output_depth, 0,
+                                        /*require_zero_zero_points=*/type != DataType::kUInt8);
+    if (type == DataType::kUInt8 && bias != nullptr) {
+      // TFLite's per-tensor multiplier helper insists on a consistent bias scale.
+      const double product = static_cast<double>(in_q.scale) * w_q.scales[0];
+      const double diff = std::abs(product - static_cast<double>(bias->scale()));
+      DLG_NODE_CHECK(ctx, node, diff / out_q.scale <= 0.02, "bias tensor \"", bias->name,
+                     "\" scale ", bias->scale(), " does not match input scale * weights scale (",
+                     product, ")");
+    }
+    ComputeMultipliers(ctx, node, in_q.scale, w_q, out_q.scale, g.output_depth,
+                       /*legacy_float_product=*/type == DataType::kUInt8, &data->multipliers,
+                       &data->shifts);
+    QuantActivationRange(ctx, node, act, type, out_q, &data->q.act_min, &data->q.act_max);
+    data->q.input_offset = -in_q.zero_point;
+    data->q.filter_offset = type == DataType::kUInt8 ? -w_q.zero_point : 0;
+    data->q.output_offset = out_q.zero_point;
+    data->q.multiplier = data->multipliers.data();
+    data->q.shift = data->shifts.data();
+    node.scratch_bytes = g.output_elements() * (is16 ? sizeof(int64_t) : sizeof(int32_t));
+  }
+  data->g = g;
+  ctx.SetOutputDims(node, 0, out_dims);
+  node.op_data = std::move(data);
+}
+
+void EvalTransposeConv(KernelContext& ctx, const Node& node) {
+  const TransposeConvData& d = *node.data<TransposeConvData>();
+  const Tensor& weights = ctx.in(node, kWeights);
+  const Tensor& input = ctx.in(node, kInput);
+  const bool has_bias = node.inputs.size() > kBias && node.inputs[kBias] >= 0;
+  const Tensor* bias = has_bias ? &ctx.in(node, kBias) : nullptr;
+  Tensor& output = ctx.out(node, 0);
+  switch (d.type) {
+    case DataType::kFloat32:
+      reference::TransposeConvFloat(d.g, input.data_as<float>(), weights.data_as<float>(),
+                                    bias ? bias->data_as<float>() : nullptr, d.float_min,
+                                    d.float_max, output.data_as<float>());
+      break;
+    case DataType::kUInt8:
+      reference::TransposeConvQuantized<uint8_t, int32_t, int32_t>(
+          d.g, d.q, input.data_as<uint8_t>(), weights.data_as<uint8_t>(),
+          bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
+          output.data_as<uint8_t>());
+      break;
+    case DataType::kInt8:
+      reference::TransposeConvQuantized<int8_t, int32_t, int32_t>(
+          d.g, d.q, input.data_as<int8_t>(), weights.data_as<int8_t>(),
+          bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
+          output.data_as<int8_t>());
+      break;
+    case DataType::kInt16:
+      reference::TransposeConvQuantized<int16_t, int64_t, int64_t>(
+          d.g, d.q, input.data_as<int16_t>(), weights.data_as<int8_t>(),
+          bias ? bias->data_as<int64_t>() : nullptr, reinterpret_cast<int64_t*>(node.scratch),
+          output.data_as<int16_t>());
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace delegato
