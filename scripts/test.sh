@@ -21,7 +21,7 @@ echo "== unit tests"
 echo "== Python tests (CLI, writer, conformance vs LiteRT)"
 DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance || failed=1
 
-echo "== delegate plugin (libdelegato_delegate.so) inside LiteRT (~15 s)"
+echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \
   python3 -m pytest -q tests/abi || failed=1
 
