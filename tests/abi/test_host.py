@@ -121,3 +121,22 @@ def test_bench_and_diff_take_the_flags(delegato_bin, plugin_path):
     diff = subprocess.run([delegato_bin, "diff", "--graph", graph, *flags], capture_output=True, text=True, timeout=300)
     assert diff.returncode == 0, diff.stderr
     assert "differing=0/" in diff.stdout + diff.stderr
+
+
+def test_plan_shows_a_plugins_partitions(delegato_bin, plugin_path, naive_plugin):
+    import json
+    graph = model("mobilenet_v2_quantized_1x3x224x224.tflite")
+
+    def plan(*flags):
+        out = subprocess.run([delegato_bin, "plan", "--graph", graph, "--format", "json", *flags],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+    naive = plan("--external_delegate_path", naive_plugin)
+    assert naive["delegate_kernels"] == naive["nodes_delegated"] == 10
+    assert {n["op"] for n in naive["nodes"] if n["placement"] == "delegate"} == {"ADD"}
+    # delegato's own plugin, hosted, places nodes as plan --target does.
+    hosted = plan("--external_delegate_path", plugin_path, "--external_delegate_options", "target:imx8mp-vx")
+    direct = plan("--target", "imx8mp-vx")
+    assert [n["placement"] for n in hosted["nodes"]] == [n["placement"] for n in direct["nodes"]]
+    assert hosted["delegate_kernels"] == direct["delegate_kernels"]
