@@ -251,10 +251,25 @@ void* BuiltinData(BuiltinOp builtin, const OperatorDef& op) {
 
 // ------------------------------------------------------------------ the host context
 
-struct ExternalDelegate::State {
+// The loaded library and the delegate it created; destroyed last (kernels
+// and contexts keep it alive).
+struct PluginLibrary {
   std::string path, name;
   void* library = nullptr;
   DestroyFn destroy = nullptr;
+  TfLiteDelegate* delegate = nullptr;
+  ~PluginLibrary() {
+    if (delegate && destroy) destroy(delegate);
+    // The library stays loaded: plugins may leave thread-locals or atexit handlers behind.
+  }
+};
+
+// One application of the plugin (one ModifyGraphWithDelegate): the context
+// it saw and the kernels it created. Kept alive by those kernels, so another
+// interpreter's application never invalidates them.
+struct HostGraph {
+  std::shared_ptr<PluginLibrary> plugin;
+  std::string name;
   TfLiteDelegate* delegate = nullptr;
 
   // The context the plugin sees; impl_ points back here.
@@ -285,6 +300,7 @@ struct ExternalDelegate::State {
 
   bool in_prepare = false;
   bool replaced = false;
+  bool kernels_created = false;  // CreateKernel ran: the next question starts a new application
   TfLiteRegistration kernel_registration{};
   std::set<int> claimed;
   std::string errors;         // what the plugin reported through ReportError
@@ -295,12 +311,10 @@ struct ExternalDelegate::State {
     std::free(r.nodes_array), std::free(r.inputs_array), std::free(r.outputs_array);
   }
 
-  ~State() {
+  ~HostGraph() {
     for (auto& r : replaced_partitions) FreeReplaced(*r);
     replaced_partitions.clear();
     ClearContext();
-    if (delegate && destroy) destroy(delegate);
-    // The library stays loaded: plugins may leave thread-locals or atexit handlers behind.
   }
 
   void* Own(void* p) {
@@ -326,7 +340,7 @@ struct ExternalDelegate::State {
     plan = nullptr;
   }
 
-  static State* From(const TfLiteContext* context) { return static_cast<State*>(context->impl_); }
+  static HostGraph* From(const TfLiteContext* context) { return static_cast<HostGraph*>(context->impl_); }
 
   void SetTensorDims(int index, const std::vector<int32_t>& dims) {
     TfLiteTensor& t = tensors[index];
@@ -354,13 +368,13 @@ GraphInfo HostGraphInfo(const ModelDef& model) { return BuildGraphInfo(model, Co
 void HostReportError(TfLiteContext* context, const char* format, ...);
 
 TfLiteStatus HostGetExecutionPlan(TfLiteContext* context, TfLiteIntArray** plan) {
-  *plan = ExternalDelegate::State::From(context)->plan;
+  *plan = HostGraph::From(context)->plan;
   return kTfLiteOk;
 }
 
 TfLiteStatus HostGetNodeAndRegistration(TfLiteContext* context, int index, TfLiteNode** node,
                                         TfLiteRegistration** registration) {
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   if (index < 0 || index >= static_cast<int>(state->nodes.size())) return kTfLiteError;
   *node = &state->nodes[index];
   *registration = &state->registrations[index];
@@ -369,7 +383,7 @@ TfLiteStatus HostGetNodeAndRegistration(TfLiteContext* context, int index, TfLit
 
 TfLiteStatus HostReplaceNodeSubsets(TfLiteContext* context, TfLiteRegistration registration,
                                     const TfLiteIntArray* nodes, TfLiteDelegate*) {
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   if (!state->in_prepare || nodes == nullptr) return kTfLiteError;
   // Only the fields every layout has (up to `version`) are trusted.
   TfLiteRegistration copy{};
@@ -385,7 +399,7 @@ TfLiteStatus HostReplaceNodeSubsets(TfLiteContext* context, TfLiteRegistration r
   try {
     for (const NodeSubset& subset : PartitionGraph(HostGraphInfo(*state->model), chosen)) {
       if (!subset.delegated) continue;
-      auto r = std::make_unique<ExternalDelegate::State::Replaced>();
+      auto r = std::make_unique<HostGraph::Replaced>();
       r->nodes = subset.nodes;
       std::sort(r->nodes.begin(), r->nodes.end());
       r->nodes_array = NewIntArray(subset.nodes);
@@ -409,7 +423,7 @@ TfLiteStatus HostReplaceNodeSubsets(TfLiteContext* context, TfLiteRegistration r
 }
 
 TfLiteStatus HostResizeTensor(TfLiteContext* context, TfLiteTensor* tensor, TfLiteIntArray* new_size) {
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   const long index = tensor - state->tensors.data();
   if (new_size == nullptr || index < 0 || index >= static_cast<long>(state->tensors.size())) {
     std::free(new_size);
@@ -438,7 +452,7 @@ void HostReportError(TfLiteContext* context, const char* format, ...) {
   va_start(args, format);
   std::vsnprintf(buffer, sizeof(buffer), format, args);
   va_end(args);
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   if (!state->errors.empty()) state->errors += "; ";
   state->errors += buffer;
 }
@@ -449,7 +463,7 @@ TfLiteStatus HostAddTensors(TfLiteContext* context, int, int*) {
 }
 
 TfLiteTensor* HostGetTensor(const TfLiteContext* context, int index) {
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   return index >= 0 && index < static_cast<int>(state->tensors.size()) ? &state->tensors[index] : nullptr;
 }
 
@@ -457,7 +471,7 @@ void* HostGetExternalContext(TfLiteContext*, int) { return nullptr; }
 void HostSetExternalContext(TfLiteContext*, int, void*) {}
 
 void* HostAllocatePersistentBuffer(TfLiteContext* context, size_t bytes) {
-  return ExternalDelegate::State::From(context)->Own(std::calloc(std::max<size_t>(bytes, 1), 1));
+  return HostGraph::From(context)->Own(std::calloc(std::max<size_t>(bytes, 1), 1));
 }
 
 TfLiteStatus HostUnsupportedBuffer(TfLiteContext* context, size_t, void**) {
@@ -476,7 +490,7 @@ TfLiteStatus HostReleaseSubgraph(TfLiteContext*, int) { return kTfLiteError; }
 
 TfLiteStatus HostPreviewPartitioning(TfLiteContext* context, const TfLiteIntArray* nodes,
                                      TfLiteDelegateParams** params, int* count) {
-  auto* state = ExternalDelegate::State::From(context);
+  auto* state = HostGraph::From(context);
   if (!state->in_prepare || nodes == nullptr || params == nullptr || count == nullptr) return kTfLiteError;
   try {
     state->ClearPreview();
@@ -499,7 +513,7 @@ TfLiteStatus HostPreviewPartitioning(TfLiteContext* context, const TfLiteIntArra
 
 }  // namespace
 
-void ExternalDelegate::State::BuildContext(const ModelDef& m) {
+void HostGraph::BuildContext(const ModelDef& m) {
   ClearContext();
   model = &m;
   const SubgraphDef& graph = m.subgraphs[0];
@@ -598,6 +612,13 @@ void ExternalDelegate::State::BuildContext(const ModelDef& m) {
 
 // ------------------------------------------------------------------ loading
 
+struct ExternalDelegate::State {
+  std::shared_ptr<PluginLibrary> plugin;
+  std::shared_ptr<HostGraph> graph;  // the current application
+  int last_node = -1;
+  std::string prepare_error;
+};
+
 Status ParseExternalDelegateOptions(const std::string& text, ExternalDelegateOptions* options) {
   options->clear();
   size_t start = 0;
@@ -616,7 +637,7 @@ Status ParseExternalDelegateOptions(const std::string& text, ExternalDelegateOpt
 
 Status ExternalDelegate::Load(const std::string& path, const ExternalDelegateOptions& options,
                               std::unique_ptr<ExternalDelegate>* delegate) {
-  auto state = std::make_shared<State>();
+  auto state = std::make_shared<PluginLibrary>();
   state->path = path;
   state->name = std::filesystem::path(path).stem().string();
   dlerror();
@@ -641,22 +662,32 @@ Status ExternalDelegate::Load(const std::string& path, const ExternalDelegateOpt
                          (messages.empty() ? std::string(" (no message)") : ": " + messages));
   if (state->delegate->Prepare == nullptr)
     return Status::Error("external delegate " + path + " returned a delegate without Prepare (opaque delegates are not supported)");
-  delegate->reset(new ExternalDelegate(std::move(state)));
+  auto shared = std::make_shared<State>();
+  shared->plugin = std::move(state);
+  delegate->reset(new ExternalDelegate(std::move(shared)));
   return Status::Ok();
 }
 
 ExternalDelegate::ExternalDelegate(std::shared_ptr<State> state) : state_(std::move(state)) {}
 ExternalDelegate::~ExternalDelegate() = default;
 
-std::string ExternalDelegate::name() const { return state_->name; }
+std::string ExternalDelegate::name() const { return state_->plugin->name; }
 const std::string& ExternalDelegate::prepare_error() const { return state_->prepare_error; }
 
 NodeSupport ExternalDelegate::Supports(const ModelDef& model, int node_index) {
-  State& s = *state_;
+  // The interpreter asks about every node in plan order: the first question
+  // of a new ModifyGraphWithDelegate runs the plugin's Prepare on a new context.
+  if (!state_->graph || state_->graph->model != &model || node_index <= state_->last_node ||
+      state_->graph->kernels_created) {
+    auto graph = std::make_shared<HostGraph>();
+    graph->plugin = state_->plugin;
+    graph->name = state_->plugin->name;
+    graph->delegate = state_->plugin->delegate;
+    state_->graph = std::move(graph);
+  }
+  state_->last_node = node_index;
+  HostGraph& s = *state_->graph;
   if (s.model != &model) {
-    // First question about this model: run the plugin's Prepare once.
-    for (auto& r : s.replaced_partitions) s.FreeReplaced(*r);
-    s.replaced_partitions.clear();
     s.BuildContext(model);
     s.claimed.clear();
     s.replaced = false;
@@ -678,6 +709,7 @@ NodeSupport ExternalDelegate::Supports(const ModelDef& model, int node_index) {
       s.claimed.clear();
       s.replaced = false;
     }
+    state_->prepare_error = s.prepare_error;
   }
   NodeSupport support;
   if (s.claimed.count(node_index)) {
@@ -694,8 +726,8 @@ namespace {
 
 class PluginKernel : public DelegateKernel {
  public:
-  using Replaced = ExternalDelegate::State::Replaced;
-  PluginKernel(std::shared_ptr<ExternalDelegate::State> state, const DelegatePartition& partition,
+  using Replaced = HostGraph::Replaced;
+  PluginKernel(std::shared_ptr<HostGraph> state, const DelegatePartition& partition,
                std::unique_ptr<Replaced> replaced)
       : state_(std::move(state)), partition_(partition), replaced_(std::move(replaced)) {
     registration_ = state_->kernel_registration;
@@ -713,7 +745,7 @@ class PluginKernel : public DelegateKernel {
   }
 
   Status Prepare(std::span<const TensorView> inputs, std::vector<std::vector<int32_t>>* output_dims) override {
-    State& s = *state_;
+    HostGraph& s = *state_;
     if (!replaced_ || !init_error_.empty()) return Status::Error(s.name + ": kernel init: " + init_error_);
     TfLiteNode* node = &replaced_->node;
     try {
@@ -733,7 +765,7 @@ class PluginKernel : public DelegateKernel {
   }
 
   Status Eval(std::span<const TensorView> inputs, std::span<const TensorView> outputs) override {
-    State& s = *state_;
+    HostGraph& s = *state_;
     for (const TensorView& in : inputs) {
       TfLiteTensor& t = s.tensors[in.index];
       if (t.bytes != in.bytes) return Status::Error(StrCat(s.name, ": input tensor ", in.index, " size changed"));
@@ -752,8 +784,7 @@ class PluginKernel : public DelegateKernel {
   }
 
  private:
-  using State = ExternalDelegate::State;
-  std::shared_ptr<State> state_;
+  std::shared_ptr<HostGraph> state_;
   DelegatePartition partition_;
   std::unique_ptr<Replaced> replaced_;
   TfLiteRegistration registration_{};
@@ -763,19 +794,21 @@ class PluginKernel : public DelegateKernel {
 }  // namespace
 
 std::unique_ptr<DelegateKernel> ExternalDelegate::CreateKernel(const ModelDef& model, const DelegatePartition& partition) {
-  DLG_CHECK(state_->model == &model && state_->replaced, "external delegate ", state_->name,
+  const std::shared_ptr<HostGraph>& graph = state_->graph;
+  DLG_CHECK(graph && graph->model == &model && graph->replaced, "external delegate ", state_->plugin->name,
             ": CreateKernel for a model its Prepare did not see");
   std::vector<int> nodes = partition.nodes;
   std::sort(nodes.begin(), nodes.end());
-  std::unique_ptr<State::Replaced> replaced;
-  for (auto& r : state_->replaced_partitions) {
+  std::unique_ptr<HostGraph::Replaced> replaced;
+  for (auto& r : graph->replaced_partitions) {
     if (r && r->nodes == nodes) {
       replaced = std::move(r);
       break;
     }
   }
-  std::erase(state_->replaced_partitions, nullptr);
-  return std::make_unique<PluginKernel>(state_, partition, std::move(replaced));
+  std::erase(graph->replaced_partitions, nullptr);
+  graph->kernels_created = true;
+  return std::make_unique<PluginKernel>(graph, partition, std::move(replaced));
 }
 
 }  // namespace delegato
