@@ -293,7 +293,18 @@ TfLiteStatus KernelPrepare(TfLiteContext* context, TfLiteNode* node) {
   }
 }
 
+TfLiteStatus InvokePartition(TfLiteContext* context, TfLiteNode* node);
+
 TfLiteStatus KernelInvoke(TfLiteContext* context, TfLiteNode* node) {
+  try {
+    return InvokePartition(context, node);
+  } catch (const std::exception& e) {
+    ReportToHost(context, StrCat("delegato delegate: invoke failed: ", e.what()));
+    return kTfLiteError;
+  }
+}
+
+TfLiteStatus InvokePartition(TfLiteContext* context, TfLiteNode* node) {
   auto* kernel = static_cast<PartitionKernel*>(node->user_data);
   if (kernel == nullptr || !kernel->allocated) {
     ReportToHost(context, "delegato delegate: invoke before prepare");
