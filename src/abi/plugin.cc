@@ -266,6 +266,7 @@ TfLiteStatus KernelPrepare(TfLiteContext* context, TfLiteNode* node) {
     for (size_t i = 0; i < kernel->inputs.size(); ++i) {
       const TfLiteTensor& host = context->tensors[kernel->inputs[i]];
       if (SameDims(host.dims, interp.input(static_cast<int>(i)).dims)) continue;
+      DLG_CHECK(host.dims != nullptr, "input tensor ", kernel->inputs[i], " has no dims");
       std::vector<int32_t> dims(host.dims->data, host.dims->data + host.dims->size);
       Status s = interp.ResizeInput(static_cast<int>(i), dims);
       if (!s.ok()) Fail(s.message());
