@@ -24,6 +24,10 @@ echo "== unit tests"
 echo "== Python tests (CLI, writer, conformance vs LiteRT)"
 DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance || failed=1
 
+echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
+DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \
+  python3 -m pytest -q tests/abi || failed=1
+
 if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== unit tests under ASan + UBSan"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_SANITIZE=ON >/dev/null

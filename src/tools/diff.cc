@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "delegate/emulated_delegate.h"
 #include "tools/commands.h"
+#include "tools/external_delegate_flags.h"
 #include "tools/flags.h"
 #include "tools/placement.h"
 #include "tools/tool_util.h"
@@ -55,6 +56,7 @@ Flags DiffFlags() {
                "max(|reference|, 1) for float tensors (default 0 and 1e-5)")
       .Declare("format", "text (default) or json")
       .Declare("help", "show this help", true);
+  DeclareExternalDelegateFlags(flags);
   return flags;
 }
 
@@ -322,6 +324,8 @@ int Diff(const Args& args) {
     status = test.interpreter->AllocateTensors();
     if (!status.ok()) Fail("test: ", status.message());
   }
+  // --external_delegate_path: a TFLite plugin runs (part of) the test side.
+  const std::unique_ptr<ExternalDelegate> external = ApplyExternalDelegate(flags, *test.interpreter);
   if (flags.Has("test_graph")) CheckSameInterface(*reference.interpreter, *test.interpreter);
 
   Interpreter& ref = *reference.interpreter;

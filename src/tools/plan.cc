@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "tools/commands.h"
+#include "tools/external_delegate_flags.h"
 #include "tools/flags.h"
 #include "tools/placement.h"
 #include "tools/tool_util.h"
@@ -265,6 +266,44 @@ void WriteHtml(const ModelDef& model, const std::string& label, const Placement&
   out << "</table></body></html>\n";
 }
 
+// The placement a TFLite external delegate plugin chose, read back from a
+// delegato interpreter that applied it (the plugin's Prepare decides).
+Placement PluginPlacement(const ModelDef& model, Interpreter& interpreter, const ExternalDelegate& plugin) {
+  Placement p;
+  p.target.id = plugin.name();
+  p.target.description = "TFLite external delegate plugin";
+  const auto& placements = interpreter.placements();
+  const int n = static_cast<int>(model.subgraphs[0].operators.size());
+  for (int i = 0; i < n; ++i) {
+    const Interpreter::Placement& where = placements[i];
+    NodePlacement node;
+    node.delegated = where.delegated;
+    node.partition = where.delegated ? where.partition : -1;
+    node.reasons = where.reasons;
+    if (!node.delegated && node.reasons.empty())
+      node.reasons.push_back({ReasonCode::kUnsupportedOp, "delegate", "the plugin did not claim it", ""});
+    p.plan.num_delegated_nodes += node.delegated;
+    p.plan.nodes.push_back(std::move(node));
+  }
+  // Execution steps: runs of CPU nodes, and one step per delegate node.
+  for (int index : interpreter.execution_plan()) {
+    if (index < n) {
+      if (p.plan.subsets.empty() || p.plan.subsets.back().delegated) p.plan.subsets.push_back(NodeSubset{});
+      p.plan.subsets.back().nodes.push_back(index);
+      continue;
+    }
+    const int partition = static_cast<int>(p.plan.partition_subsets.size());
+    NodeSubset subset;
+    subset.delegated = true;
+    for (int i = 0; i < n; ++i)
+      if (p.plan.nodes[i].delegated && p.plan.nodes[i].partition == partition) subset.nodes.push_back(i);
+    p.plan.partition_subsets.push_back(static_cast<int>(p.plan.subsets.size()));
+    p.plan.subsets.push_back(std::move(subset));
+  }
+  p.plan.num_candidate_partitions = p.plan.num_partitions();
+  return p;
+}
+
 int Plan(const Args& args) {
   Flags flags;
   flags.Declare("graph", "model .tflite file")
@@ -281,6 +320,7 @@ int Plan(const Args& args) {
       .Declare("last_node", "only nodes up to this index may be delegated")
       .Declare("fail_on", "exit 3 on 'fallback' (any CPU node) or 'partitions:N' (more than N delegate kernels)")
       .Declare("help", "show this help", true);
+  DeclareExternalDelegateFlags(flags);
   flags.Parse(args);
   if (flags.GetBool("help")) {
     std::cout << "usage: delegato plan --graph MODEL --target ID_OR_FILE [flags]\n" << flags.Help();
@@ -296,7 +336,9 @@ int Plan(const Args& args) {
   std::string path = flags.GetString("graph");
   if (path.empty() && !flags.positional().empty()) path = flags.positional()[0];
   if (path.empty()) throw UsageError("plan needs --graph MODEL");
-  if (!flags.Has("target")) throw UsageError("plan needs --target (ids: delegato plan --list_targets)");
+  const bool plugin = flags.Has("external_delegate_path");
+  if (plugin == flags.Has("target"))
+    throw UsageError("plan needs --target (ids: delegato plan --list_targets) or --external_delegate_path, not both");
   const std::string format = flags.GetString("format", "text");
   if (format != "text" && format != "json") throw UsageError("--format must be text or json");
   const std::string fail_on = flags.GetString("fail_on");
@@ -325,7 +367,21 @@ int Plan(const Args& args) {
     if (node >= num_nodes)
       throw UsageError("--skip_nodes: node " + std::to_string(node) + " does not exist (the model has " +
                        std::to_string(num_nodes) + " nodes)");
-  Placement placement = PlaceModel(*model, flags.GetString("target"), options);
+  // A plugin decides in its Prepare: apply it to an interpreter and read back.
+  std::unique_ptr<Interpreter> interpreter;
+  std::unique_ptr<ExternalDelegate> external;
+  Placement placement;
+  if (plugin) {
+    Status status;
+    interpreter = Interpreter::Create(model, {}, &status);
+    if (!interpreter) Fail(status.message(), " (plan --external_delegate_path needs a model delegato runs)");
+    status = interpreter->AllocateTensors();
+    if (!status.ok()) Fail(status.message());
+    external = ApplyExternalDelegate(flags, *interpreter);
+    placement = PluginPlacement(*model, *interpreter, *external);
+  } else {
+    placement = PlaceModel(*model, flags.GetString("target"), options);
+  }
 
   if (format == "json") std::cout << PlanJson(*model, path, placement).dump(2) << "\n";
   else PrintText(*model, path, placement);

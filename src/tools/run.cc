@@ -11,6 +11,7 @@
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/cache_hook.h"
+#include "tools/external_delegate_flags.h"
 #include "tools/image.h"
 #include "delegate/emulated_delegate.h"
 #include "tools/npy.h"
@@ -40,6 +41,7 @@ Flags RunFlags() {
       .Declare("delegate_serialize_dir", "with --target: compilation cache directory (reused across runs)")
       .Declare("delegate_serialize_token", "with --target: token naming this model's cache entries (default: the model's file name)")
       .Declare("help", "show this help", true);
+  DeclareExternalDelegateFlags(flags);
   return flags;
 }
 
@@ -167,6 +169,9 @@ int Run(const Args& args) {
     if (!status.ok()) Fail(status.message());
     if (cache) std::cerr << cache->Commit(*interpreter, nullptr) << "\n";
   }
+
+  // A plugin applies after --target's delegate, to the nodes it left.
+  const std::unique_ptr<ExternalDelegate> external = ApplyExternalDelegate(flags, *interpreter);
 
   FillRandomInputs(*interpreter, seed);
   for (auto& [index, array] : npy_inputs) {
