@@ -26,6 +26,7 @@ struct RowData {
   int64_t rows = 0;
   int32_t input_zero_point = 0;
   reference::LocalResponseNormParamsRef lrn;
+  reference::QuantizedLogSoftmaxParams log_softmax;
 };
 
 std::shared_ptr<RowData> PrepareRows(KernelContext& ctx, Node& node, int max_rank) {
@@ -67,20 +68,46 @@ void CheckFixedOutput(const KernelContext& ctx, const Node& node, const Tensor& 
 
 // ------------------------------------------------------------ LOG_SOFTMAX
 
+// Quantized outputs have scale 16/256 and the zero point at the type's
+// maximum (255 or 127), as TFLite requires.
 void PrepareLogSoftmax(KernelContext& ctx, Node& node) {
   auto d = PrepareRows(ctx, node, 8);
   const Tensor& in = ctx.input(node, 0);
-  DLG_NODE_CHECK(ctx, node, in.type == DataType::kFloat32, DataTypeName(in.type),
-                 " input (tensor \"", in.name, "\") is not supported, only FLOAT32");
+  const Tensor& out = ctx.output(node, 0);
+  if (in.type == DataType::kUInt8 || in.type == DataType::kInt8) {
+    const Quantization& q = *in.quantization;
+    DLG_NODE_CHECK(ctx, node, q.scale.size() == 1 && std::isfinite(q.scale[0]) && q.scale[0] > 0,
+                   "input (tensor \"", in.name, "\") needs one positive scale");
+    CheckFixedOutput(ctx, node, out, 16.0f / 256, in.type == DataType::kUInt8 ? 255 : 127);
+    DLG_NODE_CHECK(ctx, node, reference::PrepareQuantizedLogSoftmax(q.scale[0], &d->log_softmax),
+                   "input scale ", q.scale[0], " is too small for the fixed-point log-softmax");
+  } else {
+    DLG_NODE_CHECK(ctx, node, in.type == DataType::kFloat32, DataTypeName(in.type),
+                   " input (tensor \"", in.name,
+                   "\") is not supported, only FLOAT32, UINT8, INT8");
+  }
   node.op_data = std::move(d);
 }
 
 void EvalLogSoftmax(KernelContext& ctx, const Node& node) {
   const RowData& d = *node.data<RowData>();
-  const float* x = ctx.in(node, 0).data_as<float>();
-  float* y = ctx.out(node, 0).data_as<float>();
+  const Tensor& in = ctx.in(node, 0);
+  Tensor& out = ctx.out(node, 0);
   ParallelRows(ctx, d, [&](int64_t begin, int64_t end) {
-    reference::LogSoftmaxFloat(x, y, d.depth, begin, end);
+    switch (d.type) {
+      case DataType::kFloat32:
+        reference::LogSoftmaxFloat(in.data_as<float>(), out.data_as<float>(), d.depth, begin, end);
+        break;
+      case DataType::kUInt8:
+        reference::LogSoftmaxQuantized(d.log_softmax, in.data_as<uint8_t>(),
+                                       out.data_as<uint8_t>(), d.depth, begin, end);
+        break;
+      case DataType::kInt8:
+        reference::LogSoftmaxQuantized(d.log_softmax, in.data_as<int8_t>(),
+                                       out.data_as<int8_t>(), d.depth, begin, end);
+        break;
+      default: break;
+    }
   });
 }
 

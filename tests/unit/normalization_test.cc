@@ -88,10 +88,44 @@ TEST(LogSoftmax, Float) {
     for (int c = 0; c < depth; ++c)
       EXPECT_NEAR(y[r * depth + c], x[r * depth + c] - std::log(sum), 1e-5) << r << "," << c;
   }
-  Status s = TryBuild(BuiltinOp::kLogSoftmax, DataType::kInt8, {2, 4}, EmptyParams{},
-                      Q(0.1f, 0), Q(16.0f / 256, 127));
+  Status s = TryBuild(BuiltinOp::kLogSoftmax, DataType::kInt16, {2, 4}, EmptyParams{},
+                      Q(0.1f, 0), Q(16.0f / 256, 0));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("node 0 (LOG_SOFTMAX)"));
+}
+
+template <class T>
+void CheckLogSoftmaxQuantized(DataType type, float in_scale, int32_t in_zp) {
+  const int rows = 12, depth = 9;
+  std::vector<T> x;
+  for (int i = 0; i < rows * depth; ++i)
+    x.push_back(static_cast<T>(std::clamp<int>(in_zp + (i * 53 % 255) - 127 + (i / depth) * 3,
+                                               std::numeric_limits<T>::min(),
+                                               std::numeric_limits<T>::max())));
+  const int32_t out_zp = std::numeric_limits<T>::max();
+  auto y = RunUnary<T>(BuiltinOp::kLogSoftmax, type, {rows, depth}, x, EmptyParams{},
+                       Q(in_scale, in_zp), Q(16.0f / 256, out_zp), 2, 2);
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int c = 0; c < depth; ++c) sum += std::exp(in_scale * (double(x[r * depth + c]) - in_zp));
+    for (int c = 0; c < depth; ++c) {
+      const double v = in_scale * (double(x[r * depth + c]) - in_zp) - std::log(sum);
+      const double q = std::clamp(std::round(v / (16.0 / 256)) + out_zp,
+                                  double(std::numeric_limits<T>::min()), double(out_zp));
+      EXPECT_NEAR(y[r * depth + c], q, 1) << r << "," << c;
+    }
+  }
+}
+
+TEST(LogSoftmax, Quantized) {
+  CheckLogSoftmaxQuantized<uint8_t>(DataType::kUInt8, 0.05f, 128);
+  CheckLogSoftmaxQuantized<int8_t>(DataType::kInt8, 0.1f, 0);
+  CheckLogSoftmaxQuantized<int8_t>(DataType::kInt8, 0.02f, -10);
+  // The output parameters are fixed.
+  Status s = TryBuild(BuiltinOp::kLogSoftmax, DataType::kInt8, {2, 4}, EmptyParams{},
+                      Q(0.1f, 0), Q(16.0f / 256, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("zero point 127"));
 }
 
 TEST(L2Normalization, Float) {
