@@ -126,6 +126,7 @@ struct MathData {
   reference::QuantizedAbsParams abs;
   reference::QuantizedRsqrtParams rsqrt;
   uint8_t table[256] = {};  // int8 entries stored as bytes
+  int16_t table16[513] = {};  // int16 inputs (kTable with type INT16)
 };
 
 template <class Fn>
@@ -166,7 +167,9 @@ void RunTyped(const MathData& d, const void* x, void* y, int64_t begin, int64_t 
       case Kind::kReluN1To1:
       case Kind::kRelu0To1: reference::QuantizedRelu(d.relu, in, out, begin, end); return;
       case Kind::kTable:
-        if constexpr (!std::is_same_v<T, int16_t>)
+        if constexpr (std::is_same_v<T, int16_t>)
+          reference::LookupTable16(d.table16, in, out, begin, end);
+        else
           reference::LookupTable(reinterpret_cast<const T*>(d.table), in, out, begin, end);
         return;
       case Kind::kAbsQuantized: reference::QuantizedAbs(d.abs, in, out, begin, end); return;
@@ -245,12 +248,20 @@ void PrepareUnary(KernelContext& ctx, Node& node, UnaryMath op, bool allow_int32
 }
 
 // EXP, LOG, GELU on 8-bit values: the float function through a 256-entry table.
+// INT16 uses TFLite's interpolating 513-entry table, with zero points 0.
 template <class Fn>
 void PrepareTable(KernelContext& ctx, Node& node, const Tensor& in, Fn fn) {
   const QuantParams qi = PerTensorParams(ctx, node, in, "input");
   const QuantParams qo = PerTensorParams(ctx, node, ctx.output(node, 0), "output");
   auto d = NewData(in, Kind::kTable);
-  BuildTable(in, qi, qo, fn, d.get());
+  if (in.type == DataType::kInt16) {
+    DLG_NODE_CHECK(ctx, node, qi.zero_point == 0 && qo.zero_point == 0,
+                   "INT16 input and output need zero point 0");
+    reference::PopulateLookupTable16(qi.scale, qi.zero_point, qo.scale, qo.zero_point, fn,
+                                     d->table16);
+  } else {
+    BuildTable(in, qi, qo, fn, d.get());
+  }
   node.op_data = std::move(d);
 }
 
@@ -424,28 +435,29 @@ void EvalGelu(KernelContext& ctx, const Node& node) { EvalMath(ctx, node); }
 
 void PrepareExp(KernelContext& ctx, Node& node) {
   const Tensor& in = ctx.input(node, 0);
-  if (in.type == DataType::kInt8) {
+  if (in.type == DataType::kInt8 || in.type == DataType::kInt16) {
     PrepareSameShape(ctx, node);
     PrepareTable(ctx, node, in, [](float v) { return std::exp(v); });
     return;
   }
-  PrepareUnary(ctx, node, UnaryMath::kExp, false, false, "FLOAT32, INT8");
+  PrepareUnary(ctx, node, UnaryMath::kExp, false, false, "FLOAT32, INT8, INT16");
 }
 void EvalExp(KernelContext& ctx, const Node& node) { EvalMath(ctx, node); }
 
 void PrepareLog(KernelContext& ctx, Node& node) {
   const Tensor& in = ctx.input(node, 0);
-  if (in.type == DataType::kInt8) {
+  if (in.type == DataType::kInt8 || in.type == DataType::kInt16) {
     PrepareSameShape(ctx, node);
     const Tensor& out = ctx.output(node, 0);
     const QuantParams qo = PerTensorParams(ctx, node, out, "output");
     // Non-positive inputs give the lowest representable output.
-    const float output_min = static_cast<float>(-128 - qo.zero_point) * qo.scale;
+    const int32_t lowest = in.type == DataType::kInt8 ? -128 : -32768;
+    const float output_min = static_cast<float>(lowest - qo.zero_point) * qo.scale;
     PrepareTable(ctx, node, in,
                  [output_min](float v) { return v <= 0.0f ? output_min : std::log(v); });
     return;
   }
-  PrepareUnary(ctx, node, UnaryMath::kLog, false, false, "FLOAT32, INT8");
+  PrepareUnary(ctx, node, UnaryMath::kLog, false, false, "FLOAT32, INT8, INT16");
 }
 void EvalLog(KernelContext& ctx, const Node& node) { EvalMath(ctx, node); }
 
@@ -455,8 +467,17 @@ void EvalLog(KernelContext& ctx, const Node& node) { EvalMath(ctx, node); }
 // negative values, stop Eval with an error as in TFLite).
 void PrepareRsqrt(KernelContext& ctx, Node& node) {
   const Tensor& in = ctx.input(node, 0);
+  if (in.type == DataType::kInt16) {
+    PrepareSameShape(ctx, node);
+    const float output_scale = PerTensorParams(ctx, node, ctx.output(node, 0), "output").scale;
+    // Non-positive inputs (only 0 passes Eval's check) give the largest output.
+    PrepareTable(ctx, node, in, [output_scale](float v) {
+      return v <= 0.0f ? 32767 * output_scale : 1.0f / std::sqrt(v);
+    });
+    return;
+  }
   if (in.type != DataType::kInt8) {
-    PrepareUnary(ctx, node, UnaryMath::kRsqrt, false, false, "FLOAT32, INT8");
+    PrepareUnary(ctx, node, UnaryMath::kRsqrt, false, false, "FLOAT32, INT8, INT16");
     return;
   }
   PrepareSameShape(ctx, node);
@@ -472,15 +493,17 @@ void PrepareRsqrt(KernelContext& ctx, Node& node) {
 }
 void EvalRsqrt(KernelContext& ctx, const Node& node) {
   const MathData& d = *node.data<MathData>();
-  if (d.kind == Kind::kRsqrtQuantized) {
-    const Tensor& in = ctx.in(node, 0);
-    const int8_t* x = in.data_as<int8_t>();
-    for (int64_t i = 0, n = in.NumElements(); i < n; ++i) {
-      if (x[i] < d.rsqrt.input_zero_point) {
-        ctx.SetEvalError(node, "RSQRT of a negative value (input below its zero point)");
-        return;
-      }
-    }
+  const Tensor& in = ctx.in(node, 0);
+  auto has_negative = [&](auto* x, int32_t zero_point) {
+    for (int64_t i = 0, n = in.NumElements(); i < n; ++i)
+      if (x[i] < zero_point) return true;
+    return false;
+  };
+  if ((d.kind == Kind::kRsqrtQuantized &&
+       has_negative(in.data_as<int8_t>(), d.rsqrt.input_zero_point)) ||
+      (d.type == DataType::kInt16 && has_negative(in.data_as<int16_t>(), 0))) {
+    ctx.SetEvalError(node, "RSQRT of a negative value (input below its zero point)");
+    return;
   }
   EvalMath(ctx, node);
 }

@@ -388,6 +388,7 @@ TEST(Exp, FloatAndInt8) {
                                  Q(0.1f, 0), Q(0.1f, 0));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("node 0 (EXP)"));
+  EXPECT_THAT(s.message(), HasSubstr("UINT8"));
 }
 
 TEST(Log, FloatAndInt8) {
@@ -412,6 +413,52 @@ TEST(Log, FloatAndInt8) {
           << int(xs[i]);
     }
   }
+}
+
+std::vector<int16_t> Int16Samples(int from, int step) {
+  std::vector<int16_t> v;
+  for (int x = from; x <= 32767; x += step) v.push_back(static_cast<int16_t>(x));
+  return v;
+}
+
+// INT16 goes through TFLite's interpolating 513-entry table.
+TEST(Int16Tables, ExpLogRsqrt) {
+  auto x = Int16Samples(-32768, 97);
+  int n = static_cast<int>(x.size());
+  const float exp_out = 20.1f / 32767;
+  auto y = RunUnary<int16_t>(BuiltinOp::kExp, DataType::kInt16, {n}, x, Q(3.0f / 32768, 0),
+                             Q(exp_out, 0), {}, 2, 2);
+  // Linear interpolation between samples costs a few steps on curved stretches.
+  CheckQuantized(x, y, 3.0f / 32768, 0, exp_out, 0, [](double v) { return std::exp(v); }, 4);
+
+  x = Int16Samples(1, 89);
+  n = static_cast<int>(x.size());
+  y = RunUnary<int16_t>(BuiltinOp::kLog, DataType::kInt16, {n}, x, Q(1.0f / 1024, 0),
+                        Q(12.0f / 32768, 0), {}, 2);
+  for (int i = 0; i < n; ++i) {
+    // Near zero the table interpolates towards the clamp at the lowest value.
+    if (x[i] < 1024) continue;
+    EXPECT_NEAR(y[i],
+                ExpectedQuantized<int16_t>(x[i], 1.0f / 1024, 0, 12.0f / 32768, 0,
+                                           [](double v) { return std::log(v); }),
+                4)
+        << x[i];
+  }
+
+  y = RunUnary<int16_t>(BuiltinOp::kRsqrt, DataType::kInt16, {n}, x, Q(1.0f / 1024, 0),
+                        Q(1.0f / 32768, 0), {}, 3);
+  for (int i = 0; i < n; ++i) {
+    if (x[i] < 2048) continue;  // steep near zero: interpolation error grows
+    EXPECT_NEAR(y[i],
+                ExpectedQuantized<int16_t>(x[i], 1.0f / 1024, 0, 1.0f / 32768, 0,
+                                           [](double v) { return 1.0 / std::sqrt(v); }),
+                8)
+        << x[i];
+  }
+  Status s = BuildUnary<int16_t>(BuiltinOp::kExp, DataType::kInt16, DataType::kInt16,
+                                 Q(0.001f, 3), Q(0.001f, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("zero point 0"));
 }
 
 TEST(Rsqrt, Float) {

@@ -213,6 +213,53 @@ inline void GeluFloat(bool approximate, const float* in, float* out, int64_t beg
   }
 }
 
+// ------------------------------------------------------------ int16 lookup tables
+
+// 513-entry table for an int16 -> int16 function (TFLite's LUTPopulate for
+// int16): 512 samples over the input range, each biased by half the error
+// of linear interpolation at the segment's midpoint, plus the end point. The
+// output is on output_scale with zero point 0.
+template <class Fn>
+void PopulateLookupTable16(float input_scale, int32_t input_zero_point, float output_scale,
+                           int32_t output_zero_point, Fn fn, int16_t* table) {
+  const float input_min = input_scale * static_cast<float>(-32768 - input_zero_point);
+  const float input_max = input_scale * static_cast<float>(32767 - input_zero_point);
+  const float output_min = output_scale * static_cast<float>(-32768 - output_zero_point);
+  const float output_max = output_scale * static_cast<float>(32767 - output_zero_point);
+  constexpr int kSteps = 512;
+  const float step = (input_max - input_min) / kSteps;
+  const float half_step = step / 2;
+  const float output_scaling_inv = 65536.0f / (output_max - output_min);
+  auto clamp16 = [](float v) { return static_cast<int16_t>(std::min(std::max(v, -32768.0f), 32767.0f)); };
+  for (int i = 0; i < kSteps; ++i) {
+    const float value = fn(input_min + static_cast<float>(i) * step);
+    const float value_midpoint = fn(input_min + static_cast<float>(i) * step + half_step);
+    const float value_next = fn(input_min + static_cast<float>(i + 1) * step);
+    const float sample = std::round(value * output_scaling_inv);
+    const float midpoint_interpolated =
+        std::round((value_next * output_scaling_inv + std::round(value * output_scaling_inv)) / 2);
+    const float midpoint = std::round(value_midpoint * output_scaling_inv);
+    const float bias = std::round((midpoint_interpolated - midpoint) / 2);
+    table[i] = clamp16(sample - bias);
+  }
+  table[kSteps] = clamp16(std::round(fn(input_max) * output_scaling_inv));
+}
+
+// The high 9 bits pick a segment, the low 7 interpolate within it.
+inline int16_t LookupTable16Value(const int16_t* table, int16_t x) {
+  const int index = 256 + (x >> 7);
+  const int16_t offset = static_cast<int16_t>(x & 0x7f);
+  const int16_t base = table[index];
+  const int16_t slope = static_cast<int16_t>(table[index + 1] - table[index]);
+  const int delta = (slope * offset + 64) >> 7;
+  return static_cast<int16_t>(base + delta);
+}
+
+inline void LookupTable16(const int16_t* table, const int16_t* in, int16_t* out, int64_t begin,
+                          int64_t end) {
+  for (int64_t i = begin; i < end; ++i) out[i] = LookupTable16Value(table, in[i]);
+}
+
 // ------------------------------------------------------------ unary math
 
 enum class UnaryMath { kExp, kLog, kRsqrt, kSquare, kAbs, kNeg, kSin, kCos, kFloor, kSign };
