@@ -152,6 +152,20 @@ struct BatchMatMulParams {
   bool asymmetric_quantize_inputs = false;
 };
 
+// GELU, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION (ops/math.cc).
+struct GeluParams {
+  bool approximate = false;  // tanh approximation instead of the erf form
+};
+
+struct L2NormParams {
+  Activation activation = Activation::kNone;
+};
+
+struct LocalResponseNormParams {
+  int32_t radius = 0;
+  float bias = 0.0f, alpha = 0.0f, beta = 0.0f;
+};
+
 // The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
 struct EmptyParams {};
 
@@ -162,6 +176,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
                               SvdfParams, SequenceLstmParams,
-                              BatchMatMulParams>;
+                              BatchMatMulParams,
+                              GeluParams, L2NormParams, LocalResponseNormParams>;
 
 }  // namespace delegato

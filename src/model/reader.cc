@@ -572,6 +572,18 @@ class Reader {
       case BO::LeakyReluOptions:
         op.params = LeakyReluParams{fb.builtin_options_as_LeakyReluOptions()->alpha()};
         break;
+      case BO::GeluOptions:
+        op.params = GeluParams{fb.builtin_options_as_GeluOptions()->approximate()};
+        break;
+      case BO::L2NormOptions:
+        op.params = L2NormParams{
+            ToActivation(fb.builtin_options_as_L2NormOptions()->fused_activation_function(), where)};
+        break;
+      case BO::LocalResponseNormalizationOptions: {
+        const auto* o = fb.builtin_options_as_LocalResponseNormalizationOptions();
+        op.params = LocalResponseNormParams{o->radius(), o->bias(), o->alpha(), o->beta()};
+        break;
+      }
       case BO::TransposeConvOptions: {
         const auto* o = fb.builtin_options_as_TransposeConvOptions();
         TransposeConvParams p;

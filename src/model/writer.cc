@@ -356,6 +356,17 @@ class Writer {
             return {expected, tflite::CreateBatchMatMulOptions(fbb, p.adj_x, p.adj_y,
                                                                p.asymmetric_quantize_inputs)
                                   .Union()};
+          } else if constexpr (std::is_same_v<P, GeluParams>) {
+            require(expected == BO::GeluOptions, "GeluParams");
+            return {expected, tflite::CreateGeluOptions(fbb, p.approximate).Union()};
+          } else if constexpr (std::is_same_v<P, L2NormParams>) {
+            require(expected == BO::L2NormOptions, "L2NormParams");
+            return {expected, tflite::CreateL2NormOptions(fbb, ToFb(p.activation)).Union()};
+          } else if constexpr (std::is_same_v<P, LocalResponseNormParams>) {
+            require(expected == BO::LocalResponseNormalizationOptions, "LocalResponseNormParams");
+            return {expected, tflite::CreateLocalResponseNormalizationOptions(
+                                  fbb, p.radius, p.bias, p.alpha, p.beta)
+                                  .Union()};
           } else {
             static_assert(!sizeof(P), "every OpParams alternative needs a writer");
           }
