@@ -147,6 +147,47 @@ struct SequenceLstmParams {
   bool diagonal_recurrent_tensors = false;
 };
 
+// Shape, data-movement and indexing ops (ops/data_movement.cc, ops/index_ops.cc).
+struct ShapeParams {
+  DataType out_type = DataType::kInt32;
+};
+
+enum class MirrorPadMode : int8_t { kReflect = 0, kSymmetric = 1 };
+struct MirrorPadParams {
+  MirrorPadMode mode = MirrorPadMode::kReflect;
+};
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH.
+struct BlockSizeParams {
+  int32_t block_size = 0;
+};
+
+struct OneHotParams {
+  int32_t axis = -1;
+};
+
+struct CumsumParams {
+  bool exclusive = false;
+  bool reverse = false;
+};
+
+struct ReverseSequenceParams {
+  int32_t seq_dim = 0;
+  int32_t batch_dim = 0;
+};
+
+struct SparseToDenseParams {
+  bool validate_indices = false;
+};
+
+struct BucketizeParams {
+  std::vector<float> boundaries;
+};
+
+struct UniqueParams {
+  DataType idx_out_type = DataType::kInt32;
+};
+
 // The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
 struct EmptyParams {};
 
@@ -156,6 +197,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               ReducerParams, ResizeParams, ArgMinMaxParams, CastParams,
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
-                              SvdfParams, SequenceLstmParams>;
+                              SvdfParams, SequenceLstmParams,
+                              ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams, CumsumParams, ReverseSequenceParams, SparseToDenseParams, BucketizeParams, UniqueParams>;
 
 }  // namespace delegato
