@@ -1,7 +1,7 @@
 // Indexing, scatter and scan ops: CUMSUM, TOPK_V2, SCATTER_ND,
 // DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, SEGMENT_SUM, UNSORTED_SEGMENT_SUM /
 // MAX / MIN / PROD, MATRIX_DIAG, MATRIX_SET_DIAG, BUCKETIZE, REVERSE_SEQUENCE,
-// WHERE, SPARSE_TO_DENSE, BITCAST.
+// WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4 / V5.
 // Output shapes are decided in Prepare. Where an output's size depends on a
 // tensor's values (SEGMENT_SUM's ids, WHERE's condition, TOPK_V2's k,
 // SCATTER_ND's shape...), that tensor must be a constant; otherwise Prepare
@@ -867,5 +867,80 @@ void EvalBitcast(KernelContext& ctx, const Node& node) {
   const Tensor& in = ctx.in(node, 0);
   if (in.bytes != 0) std::memcpy(ctx.out(node, 0).data, in.data, in.bytes);
 }
+
+// ------------------------------------------------ NON_MAX_SUPPRESSION_V4 / V5
+
+namespace {
+struct NmsData {
+  int32_t num_boxes = 0, max_output_size = 0;
+  bool soft = false;  // V5: a sigma input and a selected_scores output
+};
+
+void PrepareNms(KernelContext& ctx, Node& node, bool soft) {
+  ctx.CheckInputCount(node, soft ? 6 : 5, soft ? 6 : 5);
+  ctx.CheckOutputCount(node, soft ? 3 : 2);
+  const Tensor& boxes = ctx.input(node, 0);
+  const Tensor& scores = ctx.input(node, 1);
+  ctx.CheckType(node, boxes, DataType::kFloat32);
+  ctx.CheckType(node, scores, DataType::kFloat32);
+  DLG_NODE_CHECK(ctx, node, boxes.rank() == 2 && boxes.dims[1] == 4, "boxes (tensor \"",
+                 boxes.name, "\") has shape ", DimsText(boxes.dims), ", expected [N,4]");
+  DLG_NODE_CHECK(ctx, node, scores.rank() == 1 && scores.dims[0] == boxes.dims[0],
+                 "scores (tensor \"", scores.name, "\") has shape ", DimsText(scores.dims),
+                 ", expected [", boxes.dims[0], "]");
+  const Tensor& max_size = ctx.input(node, 2);
+  ctx.CheckType(node, max_size, DataType::kInt32);
+  DLG_NODE_CHECK(ctx, node, max_size.rank() == 0, "max_output_size must be a scalar");
+  // With a run-time max_output_size TFLite sizes the outputs after selecting.
+  const int64_t max_output = ConstScalar(ctx, node, max_size, "max_output_size");
+  DLG_NODE_CHECK(ctx, node, max_output >= 0 && max_output <= INT32_MAX, "max_output_size ",
+                 max_output, " must be >= 0");
+  for (int i = 3; i < (soft ? 6 : 5); ++i) {
+    const Tensor& t = ctx.input(node, i);
+    ctx.CheckType(node, t, DataType::kFloat32);
+    DLG_NODE_CHECK(ctx, node, t.rank() == 0, "tensor \"", t.name, "\" must be a scalar");
+  }
+  ctx.CheckType(node, ctx.output(node, 0), DataType::kInt32);
+  if (soft) ctx.CheckType(node, ctx.output(node, 1), DataType::kFloat32);
+  ctx.CheckType(node, ctx.output(node, soft ? 2 : 1), DataType::kInt32);
+  auto data = MakeOpData<NmsData>(node);
+  data->num_boxes = boxes.dims[0];
+  data->max_output_size = static_cast<int32_t>(max_output);
+  data->soft = soft;
+  node.scratch_bytes = static_cast<size_t>(data->num_boxes) * sizeof(reference::NmsCandidate);
+  ctx.SetOutputDims(node, 0, {data->max_output_size});
+  if (soft) ctx.SetOutputDims(node, 1, {data->max_output_size});
+  ctx.SetOutputDims(node, soft ? 2 : 1, {});
+}
+
+void EvalNms(KernelContext& ctx, const Node& node) {
+  const NmsData& d = *node.data<NmsData>();
+  const float iou_threshold = ctx.in(node, 3).data_as<float>()[0];
+  const float score_threshold = ctx.in(node, 4).data_as<float>()[0];
+  const float sigma = d.soft ? ctx.in(node, 5).data_as<float>()[0] : 0.0f;
+  if (sigma < 0) {
+    ctx.SetEvalError(node, "soft_nms_sigma is negative");
+    return;
+  }
+  int32_t* indices = ctx.out(node, 0).data_as<int32_t>();
+  float* selected_scores = d.soft ? ctx.out(node, 1).data_as<float>() : nullptr;
+  int32_t* count = ctx.out(node, d.soft ? 2 : 1).data_as<int32_t>();
+  reference::NonMaxSuppression(ctx.in(node, 0).data_as<float>(), d.num_boxes,
+                               ctx.in(node, 1).data_as<float>(), d.max_output_size,
+                               iou_threshold, score_threshold, sigma,
+                               reinterpret_cast<reference::NmsCandidate*>(node.scratch), indices,
+                               selected_scores, count);
+  // Unused slots are zero, as in TFLite (downstream GATHERs read them).
+  for (int32_t i = *count; i < d.max_output_size; ++i) {
+    indices[i] = 0;
+    if (selected_scores) selected_scores[i] = 0.0f;
+  }
+}
+}  // namespace
+
+void PrepareNonMaxSuppressionV4(KernelContext& ctx, Node& node) { PrepareNms(ctx, node, false); }
+void EvalNonMaxSuppressionV4(KernelContext& ctx, const Node& node) { EvalNms(ctx, node); }
+void PrepareNonMaxSuppressionV5(KernelContext& ctx, Node& node) { PrepareNms(ctx, node, true); }
+void EvalNonMaxSuppressionV5(KernelContext& ctx, const Node& node) { EvalNms(ctx, node); }
 
 }  // namespace delegato

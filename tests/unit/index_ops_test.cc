@@ -1,6 +1,7 @@
 // CUMSUM, TOPK_V2, SCATTER_ND, DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP,
 // SEGMENT_SUM, UNSORTED_SEGMENT_*, MATRIX_DIAG, MATRIX_SET_DIAG, BUCKETIZE,
-// REVERSE_SEQUENCE, WHERE, SPARSE_TO_DENSE, BITCAST. Expected values are worked by hand.
+// REVERSE_SEQUENCE, WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4/V5.
+// Expected values are worked by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -497,6 +498,96 @@ TEST(Bitcast, NarrowToWideNeedsLastDim) {
   int oa = m.AddOutput(DataType::kInt16);
   m.AddOp(BuiltinOp::kBitcast, {a}, {oa}, EmptyParams{});
   EXPECT_THAT(BuildError(m), HasSubstr("node 0 (BITCAST): input"));
+}
+
+// ---------------------------------------------------------------- NON_MAX_SUPPRESSION
+
+// Six boxes: three overlapping around x = 0, two around x = 10, one at x = 100.
+const std::vector<float> kBoxes = {0, 0,    1, 1,    0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
+                                   0, 10,   1, 11,   0, 10.1f, 1, 11.1f, 0, 100,   1, 101};
+const std::vector<float> kScores = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f};
+
+TEST(NonMaxSuppression, V4HardSuppressionPadsWithZeros) {
+  struct Case {
+    int32_t max_output;
+    float score_threshold;
+    std::vector<int32_t> indices;
+    int32_t valid;
+  };
+  for (const Case& c : {Case{3, 0.0f, {3, 0, 5}, 3}, Case{6, 0.0f, {3, 0, 5, 0, 0, 0}, 3},
+                        Case{3, 0.4f, {3, 0, 0}, 2}, Case{0, 0.0f, {}, 0}}) {
+    OpModel m;
+    int boxes = m.AddInput(DataType::kFloat32, {6, 4});
+    int scores = m.AddInput(DataType::kFloat32, {6});
+    int max_out = m.AddConst<int32_t>(DataType::kInt32, {}, {c.max_output});
+    int iou = m.AddConst<float>(DataType::kFloat32, {}, {0.5f});
+    int score = m.AddConst<float>(DataType::kFloat32, {}, {c.score_threshold});
+    int selected = m.AddOutput(DataType::kInt32);
+    int valid = m.AddOutput(DataType::kInt32);
+    m.AddOp(BuiltinOp::kNonMaxSuppressionV4, {boxes, scores, max_out, iou, score},
+            {selected, valid}, EmptyParams{});
+    m.Build();
+    m.SetInput<float>(0, kBoxes);
+    m.SetInput<float>(1, kScores);
+    m.Invoke();
+    EXPECT_EQ(m.GetOutput<int32_t>(0), c.indices) << c.max_output << " " << c.score_threshold;
+    EXPECT_THAT(m.GetOutput<int32_t>(1), ElementsAre(c.valid));
+  }
+}
+
+TEST(NonMaxSuppression, V5ScoresAndSoftSuppression) {
+  for (float sigma : {0.0f, 0.5f}) {
+    OpModel m;
+    int boxes = m.AddInput(DataType::kFloat32, {6, 4});
+    int scores = m.AddInput(DataType::kFloat32, {6});
+    int max_out = m.AddConst<int32_t>(DataType::kInt32, {}, {6});
+    int iou = m.AddConst<float>(DataType::kFloat32, {}, {sigma > 0 ? 1.0f : 0.5f});
+    int score = m.AddConst<float>(DataType::kFloat32, {}, {0.0f});
+    int sig = m.AddConst<float>(DataType::kFloat32, {}, {sigma});
+    int selected = m.AddOutput(DataType::kInt32);
+    int selected_scores = m.AddOutput(DataType::kFloat32);
+    int valid = m.AddOutput(DataType::kInt32);
+    m.AddOp(BuiltinOp::kNonMaxSuppressionV5, {boxes, scores, max_out, iou, score, sig},
+            {selected, selected_scores, valid}, EmptyParams{});
+    m.Build();
+    m.SetInput<float>(0, kBoxes);
+    m.SetInput<float>(1, kScores);
+    m.Invoke();
+    if (sigma == 0.0f) {
+      EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(3, 0, 5, 0, 0, 0));
+      EXPECT_THAT(m.GetOutput<float>(1), ElementsAre(0.95f, 0.9f, 0.3f, 0, 0, 0));
+      EXPECT_THAT(m.GetOutput<int32_t>(2), ElementsAre(3));
+    } else {
+      // Nothing is hard-suppressed (iou threshold 1): all six come out, the
+      // disjoint ones with their own scores, overlapping ones decayed by
+      // exp(-iou^2 / (2 sigma)) and re-queued, so later in the order.
+      const std::vector<int32_t> idx = m.GetOutput<int32_t>(0);
+      const std::vector<float> sc = m.GetOutput<float>(1);
+      EXPECT_THAT(m.GetOutput<int32_t>(2), ElementsAre(6));
+      EXPECT_EQ(idx[0], 3);
+      EXPECT_EQ(sc[0], 0.95f);
+      EXPECT_EQ(idx[1], 0);
+      EXPECT_EQ(sc[1], 0.9f);
+      for (size_t i = 1; i < sc.size(); ++i) EXPECT_LE(sc[i], sc[i - 1]);
+      // Box 1 overlaps box 0 with iou 0.9 / 1.1: its score decays below 0.75.
+      for (size_t i = 0; i < idx.size(); ++i)
+        if (idx[i] == 1) EXPECT_LT(sc[i], 0.75f);
+    }
+  }
+}
+
+TEST(NonMaxSuppression, RuntimeMaxOutputSizeRejected) {
+  OpModel m;
+  int boxes = m.AddInput(DataType::kFloat32, {6, 4});
+  int scores = m.AddInput(DataType::kFloat32, {6});
+  int max_out = m.AddInput(DataType::kInt32, {});
+  int iou = m.AddConst<float>(DataType::kFloat32, {}, {0.5f});
+  int score = m.AddConst<float>(DataType::kFloat32, {}, {0.0f});
+  int selected = m.AddOutput(DataType::kInt32);
+  int valid = m.AddOutput(DataType::kInt32);
+  m.AddOp(BuiltinOp::kNonMaxSuppressionV4, {boxes, scores, max_out, iou, score},
+          {selected, valid}, EmptyParams{});
+  EXPECT_THAT(BuildError(m), HasSubstr("node 0 (NON_MAX_SUPPRESSION_V4): max_output_size"));
 }
 
 }  // namespace

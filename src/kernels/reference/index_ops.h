@@ -1,9 +1,10 @@
 // Indexing and scanning kernels: CUMSUM, TOPK_V2, SCATTER_ND, segment
 // reductions, MATRIX_DIAG / MATRIX_SET_DIAG, BUCKETIZE, REVERSE_SEQUENCE,
-// DYNAMIC_UPDATE_SLICE, as TFLite's reference kernels define them.
+// DYNAMIC_UPDATE_SLICE, NON_MAX_SUPPRESSION, as TFLite's reference kernels define them.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -102,6 +103,80 @@ void Bucketize(const T* input, int64_t count, const float* boundaries, int64_t n
         std::upper_bound(boundaries, boundaries + num_boundaries, v,
                          [](const T& value, float b) { return value < b; }) -
         boundaries);
+  }
+}
+
+// NON_MAX_SUPPRESSION_V4 / V5 (V5 with Gaussian soft-NMS when sigma > 0), as
+// TFLite's reference kernel: candidates above score_threshold in a max-heap
+// by score (std::push_heap / std::pop_heap, so equal scores come out in the
+// same order as TFLite's std::priority_queue); boxes are [y1, x1, y2, x2].
+struct NmsCandidate {
+  int32_t index;
+  float score;
+  int32_t suppress_begin_index;
+  bool operator<(const NmsCandidate& other) const { return score < other.score; }
+};
+
+inline float BoxIou(const float* boxes, int32_t i, int32_t j) {
+  const float* a = boxes + 4 * i;
+  const float* b = boxes + 4 * j;
+  const float ay0 = std::min(a[0], a[2]), ay1 = std::max(a[0], a[2]);
+  const float ax0 = std::min(a[1], a[3]), ax1 = std::max(a[1], a[3]);
+  const float by0 = std::min(b[0], b[2]), by1 = std::max(b[0], b[2]);
+  const float bx0 = std::min(b[1], b[3]), bx1 = std::max(b[1], b[3]);
+  const float area_a = (ay1 - ay0) * (ax1 - ax0);
+  const float area_b = (by1 - by0) * (bx1 - bx0);
+  if (area_a <= 0.0f || area_b <= 0.0f) return 0.0f;
+  const float inter = std::max(std::min(ay1, by1) - std::max(ay0, by0), 0.0f) *
+                      std::max(std::min(ax1, bx1) - std::max(ax0, bx0), 0.0f);
+  const float uni = area_a + area_b - inter;
+  return uni == 0.0f ? 0.0f : inter / uni;
+}
+
+// heap: scratch of num_boxes candidates. Writes up to max_output_size
+// indices (and scores when selected_scores is not null) and their count.
+inline void NonMaxSuppression(const float* boxes, int32_t num_boxes, const float* scores,
+                              int32_t max_output_size, float iou_threshold,
+                              float score_threshold, float soft_nms_sigma, NmsCandidate* heap,
+                              int32_t* selected_indices, float* selected_scores,
+                              int32_t* num_selected) {
+  int32_t heap_size = 0;
+  for (int32_t i = 0; i < num_boxes; ++i) {
+    if (scores[i] > score_threshold) {
+      heap[heap_size++] = NmsCandidate{i, scores[i], 0};
+      std::push_heap(heap, heap + heap_size);
+    }
+  }
+  *num_selected = 0;
+  const int32_t num_outputs = std::min(heap_size, max_output_size);
+  if (num_outputs == 0) return;
+  const float scale = soft_nms_sigma > 0.0f ? -0.5f / soft_nms_sigma : 0.0f;
+  while (*num_selected < num_outputs && heap_size > 0) {
+    NmsCandidate next = heap[0];
+    const float original_score = next.score;
+    std::pop_heap(heap, heap + heap_size);
+    --heap_size;
+    bool hard_suppress = false;
+    for (int32_t j = *num_selected - 1; j >= next.suppress_begin_index; --j) {
+      const float iou = BoxIou(boxes, next.index, selected_indices[j]);
+      if (iou >= iou_threshold) {
+        hard_suppress = true;
+        break;
+      }
+      if (soft_nms_sigma > 0.0f) next.score = next.score * std::exp(scale * iou * iou);
+      if (next.score <= score_threshold) break;
+    }
+    next.suppress_begin_index = *num_selected;
+    if (hard_suppress) continue;
+    if (next.score == original_score) {
+      selected_indices[*num_selected] = next.index;
+      if (selected_scores) selected_scores[*num_selected] = next.score;
+      ++*num_selected;
+    }
+    if (next.score > score_threshold) {
+      heap[heap_size++] = next;
+      std::push_heap(heap, heap + heap_size);
+    }
   }
 }
 
