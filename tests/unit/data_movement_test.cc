@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "model/model.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -869,6 +870,42 @@ TEST(OneHot, BadAxis) {
   int out = m.AddOutput(DataType::kFloat32);
   m.AddOp(BuiltinOp::kOneHot, {idx, depth, on, off}, {out}, OneHotParams{2});
   EXPECT_THAT(BuildError(m), HasSubstr("node 0 (ONE_HOT): axis 2 is out of range"));
+}
+
+// ---------------------------------------------------------------- options round trip
+
+// The options tables these ops (and index_ops) carry survive write -> read.
+TEST(OpOptions, RoundTripThroughWriterAndReader) {
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat32, {1});
+  int out = m.AddOutput(DataType::kFloat32);
+  m.AddOp(BuiltinOp::kShape, {in}, {out}, ShapeParams{DataType::kInt64});
+  m.AddOp(BuiltinOp::kMirrorPad, {in}, {out}, MirrorPadParams{MirrorPadMode::kSymmetric});
+  m.AddOp(BuiltinOp::kDepthToSpace, {in}, {out}, BlockSizeParams{3});
+  m.AddOp(BuiltinOp::kSpaceToDepth, {in}, {out}, BlockSizeParams{4});
+  m.AddOp(BuiltinOp::kOneHot, {in}, {out}, OneHotParams{-1});
+  m.AddOp(BuiltinOp::kCumsum, {in}, {out}, CumsumParams{true, false});
+  m.AddOp(BuiltinOp::kReverseSequence, {in}, {out}, ReverseSequenceParams{2, 1});
+  m.AddOp(BuiltinOp::kSparseToDense, {in}, {out}, SparseToDenseParams{true});
+  m.AddOp(BuiltinOp::kBucketize, {in}, {out}, BucketizeParams{{-1.5f, 0.0f, 2.0f}});
+  m.AddOp(BuiltinOp::kUnique, {in}, {out}, UniqueParams{DataType::kInt64});
+  const std::vector<uint8_t> bytes = WriteModel(m.model());
+  const auto read = ReadModelBuffer(bytes.data(), bytes.size(), "options.tflite");
+  const auto& ops = read->subgraphs[0].operators;
+  ASSERT_EQ(ops.size(), 10u);
+  EXPECT_EQ(std::get<ShapeParams>(ops[0].params).out_type, DataType::kInt64);
+  EXPECT_EQ(std::get<MirrorPadParams>(ops[1].params).mode, MirrorPadMode::kSymmetric);
+  EXPECT_EQ(std::get<BlockSizeParams>(ops[2].params).block_size, 3);
+  EXPECT_EQ(std::get<BlockSizeParams>(ops[3].params).block_size, 4);
+  EXPECT_EQ(std::get<OneHotParams>(ops[4].params).axis, -1);
+  EXPECT_TRUE(std::get<CumsumParams>(ops[5].params).exclusive);
+  EXPECT_FALSE(std::get<CumsumParams>(ops[5].params).reverse);
+  EXPECT_EQ(std::get<ReverseSequenceParams>(ops[6].params).seq_dim, 2);
+  EXPECT_EQ(std::get<ReverseSequenceParams>(ops[6].params).batch_dim, 1);
+  EXPECT_TRUE(std::get<SparseToDenseParams>(ops[7].params).validate_indices);
+  EXPECT_EQ(std::get<BucketizeParams>(ops[8].params).boundaries,
+            (std::vector<float>{-1.5f, 0.0f, 2.0f}));
+  EXPECT_EQ(std::get<UniqueParams>(ops[9].params).idx_out_type, DataType::kInt64);
 }
 
 }  // namespace
