@@ -350,6 +350,15 @@ void EvalDynamicUpdateSlice(KernelContext& ctx, const Node& node) {
 
 // ------------------------------------------------------------------ EMBEDDING_LOOKUP
 
+namespace {
+// Hybrid lookups dequantize rows: one scale for the table or one per row.
+struct EmbeddingData {
+  bool hybrid = false;
+  std::vector<float> scales;
+  int64_t row_elements = 0;
+};
+}  // namespace
+
 void PrepareEmbeddingLookup(KernelContext& ctx, Node& node) {
   ctx.CheckInputCount(node, 2, 2);
   ctx.CheckOutputCount(node, 1);
@@ -362,26 +371,58 @@ void PrepareEmbeddingLookup(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, value.rank() >= 2, "value (tensor \"", value.name,
                  "\") must have rank >= 2");
   CheckTypes(ctx, node, value, {DataType::kFloat32, DataType::kInt8, DataType::kUInt8});
-  DLG_NODE_CHECK(ctx, node, out.type == value.type, "output \"", out.name, "\" is ",
-                 DataTypeName(out.type), ", value is ", DataTypeName(value.type),
-                 "; hybrid (dequantizing) EMBEDDING_LOOKUP is not supported");
+  auto data = MakeOpData<EmbeddingData>(node);
+  data->row_elements = Product(value.dims, 1, value.rank());
+  const Quantization& q = *value.quantization;
+  if (value.type != DataType::kFloat32 && out.type == DataType::kFloat32) {
+    // Hybrid: symmetric 8-bit rows (UINT8 bytes are read as INT8, as TFLite
+    // does) times the scale of the table or of each row.
+    DLG_NODE_CHECK(ctx, node, !q.scale.empty(), "hybrid lookup: value (tensor \"", value.name,
+                   "\") has no quantization scale");
+    for (int64_t zp : q.zero_point)
+      DLG_NODE_CHECK(ctx, node, zp == 0, "hybrid lookup: value (tensor \"", value.name,
+                     "\") must be symmetric (zero point 0), has ", zp);
+    if (q.scale.size() > 1)
+      DLG_NODE_CHECK(ctx, node,
+                     q.quantized_dimension == 0 &&
+                         q.scale.size() == static_cast<size_t>(value.dims[0]),
+                     "hybrid lookup: per-axis scales must be one per row (dimension 0)");
+    data->hybrid = true;
+    data->scales = q.scale;
+  } else {
+    DLG_NODE_CHECK(ctx, node, out.type == value.type, "output \"", out.name, "\" is ",
+                   DataTypeName(out.type), ", value is ", DataTypeName(value.type),
+                   "; expected the same type or FLOAT32 (hybrid)");
+    if (q.scale.size() > 1)
+      ctx.Fail(node, "per-axis quantized value (tensor \"", value.name,
+               "\") is only supported with a FLOAT32 output");
+  }
   std::vector<int32_t> dims = value.dims;
   dims[0] = lookup.dims[0];
   ctx.SetOutputDims(node, 0, dims);
 }
 
 void EvalEmbeddingLookup(KernelContext& ctx, const Node& node) {
+  const EmbeddingData& d = *node.data<EmbeddingData>();
   const Tensor& lookup = ctx.in(node, 0);
   const Tensor& value = ctx.in(node, 1);
   Tensor& out = ctx.out(node, 0);
-  const size_t row_bytes = value.dims[0] == 0 ? 0 : value.bytes / value.dims[0];
+  const int32_t rows = value.dims[0];
+  const size_t row_bytes = rows == 0 ? 0 : value.bytes / rows;
   for (int32_t i = 0; i < lookup.dims[0]; ++i) {
     const int32_t row = lookup.data_as<int32_t>()[i];
-    if (row < 0 || row >= value.dims[0]) {
+    if (row < 0 || row >= rows) {
       ctx.SetEvalError(node, "a lookup index is out of bounds of the value rows");
       return;
     }
-    std::memcpy(out.data + i * row_bytes, value.data + row * row_bytes, row_bytes);
+    if (!d.hybrid) {
+      std::memcpy(out.data + i * row_bytes, value.data + row * row_bytes, row_bytes);
+      continue;
+    }
+    const float scale = d.scales.size() > 1 ? d.scales[row] : d.scales[0];
+    const int8_t* src = value.data_as<int8_t>() + row * d.row_elements;
+    float* dst = out.data_as<float>() + i * d.row_elements;
+    for (int64_t j = 0; j < d.row_elements; ++j) dst[j] = src[j] * scale;
   }
 }
 

@@ -221,13 +221,40 @@ TEST(EmbeddingLookup, FloatRowsAndOutOfRange) {
   EXPECT_THAT(m.TryInvoke().message(), HasSubstr("out of bounds"));
 }
 
-TEST(EmbeddingLookup, HybridRejected) {
+TEST(EmbeddingLookup, HybridPerTensorAndPerRow) {
+  {
+    OpModel m;
+    int lookup = m.AddInput(DataType::kInt32, {2});
+    int value = m.AddConst<int8_t>(DataType::kInt8, {2, 2}, {1, -2, 3, 127}, testing::Q(0.5f, 0));
+    int out = m.AddOutput(DataType::kFloat32);
+    m.AddOp(BuiltinOp::kEmbeddingLookup, {lookup, value}, {out});
+    m.Build();
+    m.SetInput<int32_t>(0, {1, 0});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(1.5f, 63.5f, 0.5f, -1.0f));
+  }
+  {
+    // UINT8 bytes are read as INT8 (200 -> -56), scale per row.
+    OpModel m;
+    int lookup = m.AddInput(DataType::kInt32, {2});
+    int value = m.AddConst<uint8_t>(DataType::kUInt8, {2, 2}, {1, 200, 4, 8},
+                                    testing::QPerAxis({0.5f, 0.25f}, {0, 0}, 0));
+    int out = m.AddOutput(DataType::kFloat32);
+    m.AddOp(BuiltinOp::kEmbeddingLookup, {lookup, value}, {out});
+    m.Build();
+    m.SetInput<int32_t>(0, {0, 1});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(0.5f, -28.0f, 1.0f, 2.0f));
+  }
+}
+
+TEST(EmbeddingLookup, HybridNeedsSymmetricTable) {
   OpModel m;
   int lookup = m.AddInput(DataType::kInt32, {1});
-  int value = m.AddConst<int8_t>(DataType::kInt8, {2, 2}, {1, 2, 3, 4}, testing::Q(0.5f, 0));
+  int value = m.AddConst<int8_t>(DataType::kInt8, {2, 2}, {1, 2, 3, 4}, testing::Q(0.5f, 3));
   int out = m.AddOutput(DataType::kFloat32);
   m.AddOp(BuiltinOp::kEmbeddingLookup, {lookup, value}, {out});
-  EXPECT_THAT(BuildError(m), HasSubstr("hybrid"));
+  EXPECT_THAT(BuildError(m), HasSubstr("node 0 (EMBEDDING_LOOKUP): hybrid lookup"));
 }
 
 // ---------------------------------------------------------------- segments
