@@ -166,6 +166,47 @@ struct LocalResponseNormParams {
   float bias = 0.0f, alpha = 0.0f, beta = 0.0f;
 };
 
+// Shape, data-movement and indexing ops (ops/data_movement.cc, ops/index_ops.cc).
+struct ShapeParams {
+  DataType out_type = DataType::kInt32;
+};
+
+enum class MirrorPadMode : int8_t { kReflect = 0, kSymmetric = 1 };
+struct MirrorPadParams {
+  MirrorPadMode mode = MirrorPadMode::kReflect;
+};
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH.
+struct BlockSizeParams {
+  int32_t block_size = 0;
+};
+
+struct OneHotParams {
+  int32_t axis = -1;
+};
+
+struct CumsumParams {
+  bool exclusive = false;
+  bool reverse = false;
+};
+
+struct ReverseSequenceParams {
+  int32_t seq_dim = 0;
+  int32_t batch_dim = 0;
+};
+
+struct SparseToDenseParams {
+  bool validate_indices = false;
+};
+
+struct BucketizeParams {
+  std::vector<float> boundaries;
+};
+
+struct UniqueParams {
+  DataType idx_out_type = DataType::kInt32;
+};
+
 // The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
 struct EmptyParams {};
 
@@ -177,6 +218,9 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
                               SvdfParams, SequenceLstmParams,
                               BatchMatMulParams,
-                              GeluParams, L2NormParams, LocalResponseNormParams>;
+                              GeluParams, L2NormParams, LocalResponseNormParams,
+                              ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,
+                              CumsumParams, ReverseSequenceParams, SparseToDenseParams,
+                              BucketizeParams, UniqueParams>;
 
 }  // namespace delegato

@@ -621,6 +621,46 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::ShapeOptions:
+        op.params = ShapeParams{
+            ToType(fb.builtin_options_as_ShapeOptions()->out_type(), "out_type", where)};
+        break;
+      case BO::MirrorPadOptions: {
+        const int mode = static_cast<int>(fb.builtin_options_as_MirrorPadOptions()->mode());
+        if (mode != 0 && mode != 1) Fail(where, ": mirror pad mode ", mode, " is unknown");
+        op.params = MirrorPadParams{static_cast<MirrorPadMode>(mode)};
+        break;
+      }
+      case BO::DepthToSpaceOptions:
+        op.params = BlockSizeParams{fb.builtin_options_as_DepthToSpaceOptions()->block_size()};
+        break;
+      case BO::SpaceToDepthOptions:
+        op.params = BlockSizeParams{fb.builtin_options_as_SpaceToDepthOptions()->block_size()};
+        break;
+      case BO::OneHotOptions:
+        op.params = OneHotParams{fb.builtin_options_as_OneHotOptions()->axis()};
+        break;
+      case BO::CumsumOptions: {
+        const auto* o = fb.builtin_options_as_CumsumOptions();
+        op.params = CumsumParams{o->exclusive(), o->reverse()};
+        break;
+      }
+      case BO::ReverseSequenceOptions: {
+        const auto* o = fb.builtin_options_as_ReverseSequenceOptions();
+        op.params = ReverseSequenceParams{o->seq_dim(), o->batch_dim()};
+        break;
+      }
+      case BO::SparseToDenseOptions:
+        op.params =
+            SparseToDenseParams{fb.builtin_options_as_SparseToDenseOptions()->validate_indices()};
+        break;
+      case BO::BucketizeOptions:
+        op.params = BucketizeParams{ToVector(fb.builtin_options_as_BucketizeOptions()->boundaries())};
+        break;
+      case BO::UniqueOptions:
+        op.params = UniqueParams{
+            ToType(fb.builtin_options_as_UniqueOptions()->idx_out_type(), "idx_out_type", where)};
+        break;
       default:
         // An options table this build declares but does not interpret.
         op.unparsed_options = true;

@@ -367,6 +367,41 @@ class Writer {
             return {expected, tflite::CreateLocalResponseNormalizationOptions(
                                   fbb, p.radius, p.bias, p.alpha, p.beta)
                                   .Union()};
+          } else if constexpr (std::is_same_v<P, ShapeParams>) {
+            require(expected == BO::ShapeOptions, "ShapeParams");
+            return {expected, tflite::CreateShapeOptions(fbb, ToFb(p.out_type)).Union()};
+          } else if constexpr (std::is_same_v<P, MirrorPadParams>) {
+            require(expected == BO::MirrorPadOptions, "MirrorPadParams");
+            return {expected, tflite::CreateMirrorPadOptions(
+                                  fbb, static_cast<tflite::MirrorPadMode>(p.mode))
+                                  .Union()};
+          } else if constexpr (std::is_same_v<P, BlockSizeParams>) {
+            if (expected == BO::DepthToSpaceOptions) {
+              return {expected, tflite::CreateDepthToSpaceOptions(fbb, p.block_size).Union()};
+            }
+            require(expected == BO::SpaceToDepthOptions, "BlockSizeParams");
+            return {expected, tflite::CreateSpaceToDepthOptions(fbb, p.block_size).Union()};
+          } else if constexpr (std::is_same_v<P, OneHotParams>) {
+            require(expected == BO::OneHotOptions, "OneHotParams");
+            return {expected, tflite::CreateOneHotOptions(fbb, p.axis).Union()};
+          } else if constexpr (std::is_same_v<P, CumsumParams>) {
+            require(expected == BO::CumsumOptions, "CumsumParams");
+            return {expected, tflite::CreateCumsumOptions(fbb, p.exclusive, p.reverse).Union()};
+          } else if constexpr (std::is_same_v<P, ReverseSequenceParams>) {
+            require(expected == BO::ReverseSequenceOptions, "ReverseSequenceParams");
+            return {expected,
+                    tflite::CreateReverseSequenceOptions(fbb, p.seq_dim, p.batch_dim).Union()};
+          } else if constexpr (std::is_same_v<P, SparseToDenseParams>) {
+            require(expected == BO::SparseToDenseOptions, "SparseToDenseParams");
+            return {expected,
+                    tflite::CreateSparseToDenseOptions(fbb, p.validate_indices).Union()};
+          } else if constexpr (std::is_same_v<P, BucketizeParams>) {
+            require(expected == BO::BucketizeOptions, "BucketizeParams");
+            const auto boundaries = fbb.CreateVector(p.boundaries);
+            return {expected, tflite::CreateBucketizeOptions(fbb, boundaries).Union()};
+          } else if constexpr (std::is_same_v<P, UniqueParams>) {
+            require(expected == BO::UniqueOptions, "UniqueParams");
+            return {expected, tflite::CreateUniqueOptions(fbb, ToFb(p.idx_out_type)).Union()};
           } else {
             static_assert(!sizeof(P), "every OpParams alternative needs a writer");
           }
