@@ -7,8 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -133,20 +131,8 @@ TEST(MemoryBudgetTest, DefaultBudgetIsBounded) {
   EXPECT_LE(budget, size_t{4} << 30);
 }
 
-// The shared model, also found from the build directory ctest runs in.
-std::string HostileLstmModelPath() {
-  const std::string name = "hostile/keras_lstm_cell_state_771M_elements.tflite";
-  std::string path = testing::SharedModelPath(name);
-  if (!path.empty() || std::getenv("DELEGATO_SHARED_DIR") != nullptr) return path;
-  const std::filesystem::path source = std::filesystem::absolute(__FILE__).lexically_normal();
-  const std::filesystem::path candidate =
-      source.parent_path().parent_path().parent_path().parent_path() / "shared" / "models" / name;
-  return std::filesystem::exists(candidate) ? candidate.string() : std::string();
-}
-
 TEST(MemoryBudgetTest, SharedLstmCellStateModelIsRefusedCheaply) {
-  const std::string path = HostileLstmModelPath();
-  if (path.empty()) GTEST_SKIP() << "shared model hostile/keras_lstm_cell_state_771M_elements.tflite not found";
+  REQUIRE_SHARED_MODEL(path, "hostile/keras_lstm_cell_state_771M_elements.tflite");
   for (size_t budget : {size_t{0}, 64 * kMiB}) {
     ChildOutcome outcome = RunBounded([&]() -> std::string {
       std::shared_ptr<const ModelDef> model;
