@@ -18,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   delegato::Status status;
   delegato::InterpreterOptions options;
   options.max_arena_bytes = 64 << 20;  // keep each run small and fast
+  options.max_memory_bytes = 64 << 20;  // variables and scratch too
   auto interpreter = delegato::Interpreter::Create(model, options, &status);
   if (!status.ok()) return 0;
   if (!interpreter->AllocateTensors().ok()) return 0;

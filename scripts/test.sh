@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests (Release), conformance against LiteRT on
 # ../shared/models (skipped with a message when absent), the unit tests again
-# under AddressSanitizer + UndefinedBehaviorSanitizer, the thread pool's test
-# under ThreadSanitizer, and a bounded fuzz run.
-#   FUZZ_SECONDS (default 60) bounds the fuzzer; SKIP_SANITIZE=1 skips the
+# under AddressSanitizer + UndefinedBehaviorSanitizer (with every fuzz
+# target's regression corpus), the thread pool's test under ThreadSanitizer,
+# and a bounded run of every fuzz target (scripts/fuzz_long.sh for long runs).
+#   FUZZ_SECONDS (default 60) bounds the fuzzers in all; SKIP_SANITIZE=1 skips the
 #   sanitizer build (for quick local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,24 +35,30 @@ if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   cmake --build build-asan -j"$JOBS"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$JOBS") || failed=1
 
-  echo "== thread pool under ThreadSanitizer (its lock-free hand-off)"
-  g++ -std=c++20 -O1 -g -fsanitize=thread -Isrc -Iinclude tests/unit/thread_pool_test.cc \
-    src/runtime/thread_pool.cc -lgtest -lgtest_main -pthread -o build-asan/thread_pool_tsan &&
-    build-asan/thread_pool_tsan --gtest_brief=1 || failed=1
+  echo "== thread pool and concurrent interpreters under ThreadSanitizer"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_TSAN=ON >/dev/null
+  cmake --build build-tsan --target thread_pool_test concurrency_test -j"$JOBS"
+  (cd build-tsan && ./thread_pool_test --gtest_brief=1 && ./concurrency_test --gtest_brief=1) || failed=1
 
-  echo "== fuzzing load -> allocate -> invoke for ${FUZZ_SECONDS:-60}s"
+  # Every fuzz target gets a share of FUZZ_SECONDS: the model loader half,
+  # the other surfaces the rest. Their regression corpora also run in ctest.
+  fuzz_total="${FUZZ_SECONDS:-60}"
+  echo "== fuzzing every input surface for ${fuzz_total}s in all"
   CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_FUZZ=ON \
     -DDELEGATO_BUILD_TESTS=OFF >/dev/null
-  cmake --build build-fuzz --target fuzz_model -j"$JOBS"
-  # Seeds: the demo model and the small shared models (when present).
-  mkdir -p build-fuzz/corpus
-  build/delegato generate -o build-fuzz/corpus/demo.tflite >/dev/null
-  for m in hello_world_int8 hello_world_float split_concat model_invoking_error; do
-    [ -f "../shared/models/$m.tflite" ] && cp "../shared/models/$m.tflite" build-fuzz/corpus/
+  fuzz_targets="fuzz_model fuzz_target_json fuzz_cache_entry fuzz_npy fuzz_bmp"
+  # shellcheck disable=SC2086
+  cmake --build build-fuzz --target $fuzz_targets -j"$JOBS"
+  rm -rf build-fuzz/corpus
+  scripts/fuzz_seeds.sh build-fuzz/corpus build/delegato >/dev/null
+  for t in $fuzz_targets; do
+    if [ "$t" = fuzz_model ]; then seconds=$((fuzz_total / 2)); else seconds=$((fuzz_total / 8)); fi
+    [ "$seconds" -ge 5 ] || seconds=5
+    build-fuzz/$t -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=300000 \
+      "build-fuzz/corpus/$t" "fuzz/regression/$t" 2>"build-fuzz/$t.log" ||
+      { echo "$t found a failure:"; tail -40 "build-fuzz/$t.log"; failed=1; }
+    echo "$t: $(grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "build-fuzz/$t.log" | tail -1)"
   done
-  build-fuzz/fuzz_model -max_total_time="${FUZZ_SECONDS:-60}" -rss_limit_mb=2048 -timeout=10 \
-    -max_len=300000 build-fuzz/corpus 2>build-fuzz/fuzz.log || { tail -40 build-fuzz/fuzz.log; failed=1; }
-  grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" build-fuzz/fuzz.log | tail -1 || true
 fi
 
 if [ "$failed" -ne 0 ]; then

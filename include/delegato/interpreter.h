@@ -64,7 +64,18 @@ struct InterpreterOptions {
   // AllocateTensors fails when the planned arena would exceed this (0 = no
   // limit). Lets memory-bounded deployments and the fuzzer refuse huge models.
   size_t max_arena_bytes = 0;
+  // Budget for everything the model's declared sizes make the interpreter
+  // allocate: graph inputs, variable tensors, every produced tensor, node
+  // scratch and the arena holding them. Each is checked (overflow-checked
+  // arithmetic) before anything is allocated; a model that cannot fit is
+  // refused naming the tensor or node, its shape and its byte count.
+  // 0 = DefaultMemoryBudget().
+  size_t max_memory_bytes = 0;
 };
+
+// The budget used when InterpreterOptions::max_memory_bytes is 0:
+// min(4 GiB, half of the machine's physical memory).
+size_t DefaultMemoryBudget();
 
 class Interpreter {
  public:

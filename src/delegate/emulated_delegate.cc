@@ -173,6 +173,7 @@ std::unique_ptr<DelegateKernel> EmulatedDelegate::CreateKernel(const ModelDef& m
   InterpreterOptions device_options;
   device_options.num_threads = num_threads_;
   device_options.kernels = kernels_;
+  device_options.max_memory_bytes = max_memory_bytes_;
   auto kernel = std::make_unique<EmulatedKernel>(BuildDeviceGraph(model, partition), device_options, stats_,
                                                  stats_->size() - 1, profile_nodes_);
   if (packed_weights_) kernel->packed_weights_ = packed_weights_->View(partition.nodes);

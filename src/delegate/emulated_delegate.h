@@ -62,6 +62,9 @@ class EmulatedDelegate : public Delegate {
   // a reference run stays reference inside partitions too. Takes effect for
   // kernels created afterwards.
   void UseKernels(KernelSet kernels) { kernels_ = kernels; }
+  // The memory budget of each device graph's interpreter
+  // (InterpreterOptions::max_memory_bytes; 0 = the default).
+  void SetMaxMemoryBytes(size_t bytes) { max_memory_bytes_ = bytes; }
   // Device graphs load and record their kernels' packed weights here, keyed
   // by model node index (the compilation cache). Call before
   // ModifyGraphWithDelegate; nullptr: none.
@@ -74,6 +77,7 @@ class EmulatedDelegate : public Delegate {
   int num_threads_;
   bool profile_nodes_ = false;
   KernelSet kernels_ = KernelSet::kOptimized;
+  size_t max_memory_bytes_ = 0;
   std::shared_ptr<PackedWeightStore> packed_weights_;
   std::shared_ptr<std::vector<PartitionStats>> stats_;
 };

@@ -653,7 +653,8 @@ Target ParseTargetImpl(const std::string& json_text, const std::string& label,
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond a double (1e400).
     Fail("target file ", label, ": malformed JSON: ", e.what());
   }
   parser.RequireObject(root, "");

@@ -23,7 +23,14 @@ void ArenaPlanner::Plan() {
     return buffers_[a].first_use < buffers_[b].first_use;
   });
 
-  auto align_up = [&](size_t x) { return (x + alignment_ - 1) / alignment_ * alignment_; };
+  // Sizes come from untrusted models: sums are checked, never wrapped.
+  auto add = [](size_t a, size_t b) {
+    size_t sum = 0;
+    DLG_CHECK(!__builtin_add_overflow(a, b, &sum), "arena planner: offsets overflow (", a, " + ",
+              b, " bytes)");
+    return sum;
+  };
+  auto align_up = [&](size_t x) { return add(x, alignment_ - 1) / alignment_ * alignment_; };
   std::vector<int> placed;  // kept sorted by offset
   arena_bytes_ = 0;
   for (int id : order) {
@@ -34,11 +41,11 @@ void ArenaPlanner::Plan() {
       const bool live_together =
           other.first_use <= buffer.last_use && buffer.first_use <= other.last_use;
       if (!live_together) continue;
-      if (other.offset >= candidate + buffer.bytes && buffer.bytes > 0) continue;  // fits before
-      candidate = std::max(candidate, align_up(other.offset + other.bytes));
+      if (other.offset >= add(candidate, buffer.bytes) && buffer.bytes > 0) continue;  // fits before
+      candidate = std::max(candidate, align_up(add(other.offset, other.bytes)));
     }
     buffer.offset = candidate;
-    arena_bytes_ = std::max(arena_bytes_, align_up(candidate + buffer.bytes));
+    arena_bytes_ = std::max(arena_bytes_, align_up(add(candidate, buffer.bytes)));
     placed.insert(std::upper_bound(placed.begin(), placed.end(), id,
                                    [&](int a, int b) { return buffers_[a].offset < buffers_[b].offset; }),
                   id);

@@ -1,5 +1,7 @@
 #include "delegato/interpreter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -65,7 +67,31 @@ void KernelContext::CheckType(const Node& node, const Tensor& t, DataType expect
 
 // -------------------------------------------------------------- InterpreterImpl
 
+size_t DefaultMemoryBudget() {
+  constexpr uint64_t kCap = uint64_t{4} << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return static_cast<size_t>(kCap);
+  const uint64_t half = static_cast<uint64_t>(pages) / 2 * static_cast<uint64_t>(page_size);
+  return static_cast<size_t>(std::min(kCap, half));
+}
+
 namespace {
+
+std::string ShapeText(const std::vector<int32_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += StrCat(i ? "," : "", dims[i]);
+  return text + "]";
+}
+
+std::string MiB(size_t bytes) {
+  return StrCat(bytes / (1 << 20), bytes % (1 << 20) ? "+" : "", " MiB");
+}
+
+// a + b, saturating instead of wrapping (budget sums of untrusted sizes).
+size_t SaturatingAdd(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
+}
 
 TensorView MakeView(const Tensor& t, int index) {
   TensorView view;
@@ -143,7 +169,9 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
     : model_(std::move(model)),
       pool_(options.num_threads),
       context_(tensors_, pool_, options.kernels == KernelSet::kOptimized),
-      max_arena_bytes_(options.max_arena_bytes) {
+      max_arena_bytes_(options.max_arena_bytes),
+      memory_budget_(options.max_memory_bytes != 0 ? options.max_memory_bytes
+                                                    : DefaultMemoryBudget()) {
   DLG_CHECK(model_ != nullptr, "no model");
   DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
   const SubgraphDef& graph = subgraph();
@@ -300,29 +328,37 @@ void InterpreterImpl::AllocateTensorsOnce() {
     try {
       t.bytes = TensorByteSize(t.type, t.dims);
     } catch (const Error& e) {
-      Fail("input ", k, " (tensor \"", t.name, "\"): ", e.what());
+      Fail("input ", k, " (tensor ", graph.inputs[k], " \"", t.name, "\") ",
+           DataTypeName(t.type), " ", ShapeText(t.dims), ": ", e.what());
     }
+    CheckFitsBudget(StrCat("input ", k), graph.inputs[k], t.bytes);
   }
   // Produced tensors are marked unsized so a Prepare that forgets an output is caught.
   constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
   for (int index : execution_plan_)
     for (int32_t t : nodes_[index].outputs)
       if (tensors_[t].storage == TensorStorage::kArena) tensors_[t].bytes = kUnsized;
+  // Variables are sized and checked against the budget here, but allocated
+  // only after every node's Prepare has validated them (an LSTM checks its
+  // state's shape), so a hostile declared shape is refused before it costs memory.
   variable_storage_.clear();
+  size_t variable_bytes = 0;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     Tensor& t = tensors_[i];
     if (t.storage != TensorStorage::kVariable) continue;
+    t.data = nullptr;
     try {
       t.bytes = TensorByteSize(t.type, t.dims);
     } catch (const Error& e) {
-      Fail("variable tensor ", i, " (\"", t.name, "\"): ", e.what());
+      Fail("variable tensor ", i, " (\"", t.name, "\") ", DataTypeName(t.type), " ",
+           ShapeText(t.dims), ": ", e.what());
     }
-    variable_storage_.emplace_back(new uint8_t[t.bytes + 1]());
-    t.data = variable_storage_.back().get();
-    // TFLite resets int8 variables to their zero point (real 0), others to 0.
-    if (t.type == DataType::kInt8 && t.quantization != nullptr &&
-        !t.quantization->zero_point.empty())
-      std::memset(t.data, static_cast<int8_t>(t.quantization->zero_point[0]), t.bytes);
+    CheckFitsBudget("variable", static_cast<int>(i), t.bytes);
+    variable_bytes = SaturatingAdd(variable_bytes, t.bytes);
+    if (variable_bytes > memory_budget_)
+      Fail("the model's variable tensors need ", variable_bytes, " bytes in all (tensor ", i,
+           " \"", t.name, "\" brings them over), over the memory budget of ", memory_budget_,
+           " bytes (", MiB(memory_budget_), ")");
   }
 
   for (int index : execution_plan_) {
@@ -335,7 +371,14 @@ void InterpreterImpl::AllocateTensorsOnce() {
       if (t.storage == TensorStorage::kArena && t.bytes == kUnsized)
         Fail("node ", node.index, " (", node.op_name, "): output ", k, " (tensor \"", t.name,
              "\") was not sized by Prepare");
+      if (t.storage == TensorStorage::kArena)
+        CheckFitsBudget(StrCat("node ", node.index, " (", node.op_name, "): output ", k),
+                        node.outputs[k], t.bytes);
     }
+    if (node.scratch_bytes > memory_budget_)
+      Fail("node ", node.index, " (", node.op_name, "): needs ", node.scratch_bytes,
+           " bytes of scratch memory, over the memory budget of ", memory_budget_, " bytes (",
+           MiB(memory_budget_), ")");
   }
 
   // Lifetimes in steps: graph inputs live from step 0, the plan's step i runs
@@ -371,6 +414,22 @@ void InterpreterImpl::AllocateTensorsOnce() {
   arena_bytes_ = planner.arena_bytes();
   if (max_arena_bytes_ != 0 && arena_bytes_ > max_arena_bytes_)
     Fail("the planned arena needs ", arena_bytes_, " bytes, over the limit of ", max_arena_bytes_);
+  if (SaturatingAdd(arena_bytes_, variable_bytes) > memory_budget_) {
+    // Name the largest arena tensor: the likeliest culprit.
+    size_t largest = 0;
+    for (size_t t = 1; t < tensors_.size(); ++t)
+      if (buffer_of_tensor[t] >= 0 &&
+          (buffer_of_tensor[largest] < 0 || tensors_[t].bytes > tensors_[largest].bytes))
+        largest = t;
+    std::string culprit;
+    if (!tensors_.empty() && buffer_of_tensor[largest] >= 0)
+      culprit = StrCat("; the largest tensor is ", largest, " (\"", tensors_[largest].name, "\") ",
+                       DataTypeName(tensors_[largest].type), " ", ShapeText(tensors_[largest].dims),
+                       " = ", tensors_[largest].bytes, " bytes");
+    Fail("the planned arena (", arena_bytes_, " bytes) and variable tensors (", variable_bytes,
+         " bytes) exceed the memory budget of ", memory_budget_, " bytes (", MiB(memory_budget_),
+         ")", culprit);
+  }
   constexpr size_t kAlign = 64;
   arena_storage_.reset(new uint8_t[arena_bytes_ + kAlign]);
   uint8_t* base = arena_storage_.get();
@@ -381,11 +440,28 @@ void InterpreterImpl::AllocateTensorsOnce() {
   for (int i = 0; i < num_steps; ++i)
     nodes_[execution_plan_[i]].scratch =
         buffer_of_scratch[i] >= 0 ? base + planner.offset(buffer_of_scratch[i]) : nullptr;
+  for (Tensor& t : tensors_) {
+    if (t.storage != TensorStorage::kVariable) continue;
+    variable_storage_.emplace_back(new uint8_t[t.bytes + 1]());
+    t.data = variable_storage_.back().get();
+    // TFLite resets int8 variables to their zero point (real 0), others to 0.
+    if (t.type == DataType::kInt8 && t.quantization != nullptr &&
+        !t.quantization->zero_point.empty())
+      std::memset(t.data, static_cast<int8_t>(t.quantization->zero_point[0]), t.bytes);
+  }
   // Inputs start zeroed so an un-set input gives deterministic results.
   for (int32_t t : graph.inputs)
     if (tensors_[t].storage == TensorStorage::kArena && tensors_[t].bytes > 0)
       std::memset(tensors_[t].data, 0, tensors_[t].bytes);
   allocated_ = true;
+}
+
+void InterpreterImpl::CheckFitsBudget(const std::string& what, int index, size_t bytes) const {
+  if (bytes <= memory_budget_) return;
+  const Tensor& t = tensors_[index];
+  Fail(what, " (tensor ", index, " \"", t.name, "\") ", DataTypeName(t.type), " ",
+       ShapeText(t.dims), " needs ", bytes, " bytes, over the memory budget of ", memory_budget_,
+       " bytes (", MiB(memory_budget_), "; raise it with InterpreterOptions::max_memory_bytes or --max_memory_mb)");
 }
 
 void InterpreterImpl::ModifyGraphWithDelegate(Delegate* delegate) {

@@ -49,6 +49,9 @@ class InterpreterImpl {
  private:
   void CheckGraph() const;
   void AllocateTensorsOnce();
+  // Fails naming `what` (tensor index, name, type, shape, bytes) when a
+  // tensor of `bytes` bytes cannot fit in the memory budget.
+  void CheckFitsBudget(const std::string& what, int index, size_t bytes) const;
 
   std::shared_ptr<const ModelDef> model_;
   std::vector<Tensor> tensors_;
@@ -73,6 +76,7 @@ class InterpreterImpl {
   std::vector<std::unique_ptr<uint8_t[]>> variable_storage_;
   size_t arena_bytes_ = 0;
   size_t max_arena_bytes_ = 0;
+  size_t memory_budget_ = 0;  // InterpreterOptions::max_memory_bytes, resolved
   bool allocated_ = false;
 };
 

@@ -16,8 +16,10 @@ size_t TensorByteSize(DataType type, const std::vector<int32_t>& dims) {
   uint64_t count = 1;
   for (int32_t d : dims) {
     DLG_CHECK(d >= 0, "negative dimension ", d);
+    // Checked before multiplying: count <= 2^34 times a dim < 2^31 could wrap.
+    DLG_CHECK(d == 0 || count <= kMaxBytes / static_cast<uint64_t>(d),
+              "tensor too large (over 16 GiB)");
     count *= static_cast<uint64_t>(d);
-    DLG_CHECK(count <= kMaxBytes, "tensor too large (over 16 GiB)");
   }
   const uint64_t bytes = count * element_size;
   DLG_CHECK(bytes <= kMaxBytes, "tensor too large (over 16 GiB)");

@@ -75,6 +75,7 @@ Flags BenchFlags() {
       .Declare("kernels", "optimized (default: fast kernels where they exist) or reference")
       .Declare("seed", "seed of the random inputs (default 0)")
       .Declare("format", "text (benchmark_model's log, default) or json (one object on stdout)")
+      .Declare("max_memory_mb", kMaxMemoryHelp)
       .Declare("help", "show this help", true);
   DeclareExternalDelegateFlags(flags);
   return flags;
@@ -443,6 +444,7 @@ int Bench(const Args& args) {
   InterpreterOptions interpreter_options;
   interpreter_options.num_threads = num_threads;
   interpreter_options.kernels = kernels;
+  interpreter_options.max_memory_bytes = MaxMemoryBytes(flags);
   auto interpreter = Interpreter::Create(model, interpreter_options, &status);
   if (!status.ok()) Fail(status.message());
   log.Info("Initialized delegato runtime.");
@@ -486,6 +488,7 @@ int Bench(const Args& args) {
     }
     delegate->EnableNodeProfiling(op_profiling);
     delegate->UseKernels(kernels);
+    delegate->SetMaxMemoryBytes(interpreter_options.max_memory_bytes);
     log.Info(StrCat("Created emulated delegate for target ", target->id, "."));
     const MemorySample before = SampleMemory();
     const int64_t start_us = NowMicros();

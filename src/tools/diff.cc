@@ -55,6 +55,7 @@ Flags DiffFlags() {
                "per-layer: allowed difference, in raw units (LSB) for integer tensors and relative to "
                "max(|reference|, 1) for float tensors (default 0 and 1e-5)")
       .Declare("format", "text (default) or json")
+      .Declare("max_memory_mb", kMaxMemoryHelp)
       .Declare("help", "show this help", true);
   DeclareExternalDelegateFlags(flags);
   return flags;
@@ -294,14 +295,18 @@ int Diff(const Args& args) {
   Side reference, test;
   reference.model = LoadModelOrDemo(graph);
   Status status;
-  reference.interpreter = Interpreter::Create(reference.model, {.num_threads = 1, .kernels = KernelSet::kReference},
-                                              &status);
+  const size_t max_memory_bytes = MaxMemoryBytes(flags);
+  reference.interpreter = Interpreter::Create(
+      reference.model,
+      {.num_threads = 1, .kernels = KernelSet::kReference, .max_memory_bytes = max_memory_bytes}, &status);
   if (!status.ok()) Fail("reference: ", status.message());
   status = reference.interpreter->AllocateTensors();
   if (!status.ok()) Fail("reference: ", status.message());
 
   test.model = flags.Has("test_graph") ? ReadModelFile(flags.GetString("test_graph")) : reference.model;
-  test.interpreter = Interpreter::Create(test.model, {.num_threads = num_threads, .kernels = test_kernels}, &status);
+  test.interpreter = Interpreter::Create(
+      test.model,
+      {.num_threads = num_threads, .kernels = test_kernels, .max_memory_bytes = max_memory_bytes}, &status);
   if (!status.ok()) Fail("test: ", status.message());
   std::string target_id;
   if (flags.Has("target")) {
@@ -314,6 +319,7 @@ int Diff(const Args& args) {
     test.delegate = MakeTargetDelegate(target, *test.model, flags.GetString("nnapi_accelerator_name"),
                                        std::move(options), num_threads);
     test.delegate->UseKernels(test_kernels);
+    test.delegate->SetMaxMemoryBytes(max_memory_bytes);
     status = test.interpreter->ModifyGraphWithDelegate(test.delegate.get());
     if (!status.ok()) Fail("test: ", status.message());
     if (!json) {

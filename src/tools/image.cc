@@ -10,17 +10,21 @@
 namespace delegato::tools {
 namespace {
 
-uint32_t U32(const std::vector<uint8_t>& b, size_t at) {
+uint32_t U32(std::span<const uint8_t> b, size_t at) {
   return b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (uint32_t{b[at + 3]} << 24);
 }
-uint16_t U16(const std::vector<uint8_t>& b, size_t at) { return b[at] | (b[at + 1] << 8); }
+uint16_t U16(std::span<const uint8_t> b, size_t at) { return b[at] | (b[at + 1] << 8); }
 
 }  // namespace
 
 RgbImage ReadBmp(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   DLG_CHECK(file, path, ": cannot open");
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return ParseBmp(bytes, path);
+}
+
+RgbImage ParseBmp(std::span<const uint8_t> b, const std::string& path) {
   DLG_CHECK(b.size() >= 54 && b[0] == 'B' && b[1] == 'M', path, ": not a BMP file");
   const uint32_t data_offset = U32(b, 10);
   const uint32_t header_size = U32(b, 14);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct RgbImage {
 };
 
 RgbImage ReadBmp(const std::string& path);
+// The same on a file's bytes; `label` names them in errors.
+RgbImage ParseBmp(std::span<const uint8_t> bytes, const std::string& label);
 
 // Fills `input` (NHWC [1,H,W,C] with C = 1 or 3, or NCHW [1,3,H,W]) from the
 // image. Pixel conversion by input type:

@@ -30,6 +30,7 @@ void PrintTensorLine(const SubgraphDef& graph, int32_t index) {
 int Inspect(const Args& args) {
   Flags flags;
   flags.Declare("graph", "model .tflite file (default: the built-in demo model)")
+      .Declare("max_memory_mb", kMaxMemoryHelp)
       .Declare("help", "show this help", true);
   flags.Parse(args);
   if (flags.GetBool("help")) {
@@ -74,7 +75,9 @@ int Inspect(const Args& args) {
   for (const auto& [kind, count] : activations) std::cout << "  " << kind << ": " << count << "\n";
 
   Status status;
-  auto interpreter = Interpreter::Create(model, InterpreterOptions{}, &status);
+  InterpreterOptions options;
+  options.max_memory_bytes = MaxMemoryBytes(flags);
+  auto interpreter = Interpreter::Create(model, options, &status);
   if (status.ok()) status = interpreter->AllocateTensors();
   if (status.ok()) {
     std::cout << "arena: " << interpreter->arena_bytes() << " bytes\n";

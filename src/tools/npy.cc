@@ -1,5 +1,6 @@
 #include "tools/npy.h"
 
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -50,6 +51,10 @@ NpyArray ReadNpy(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   DLG_CHECK(file, path, ": cannot open");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return ParseNpy(bytes, path);
+}
+
+NpyArray ParseNpy(std::span<const uint8_t> bytes, const std::string& path) {
   DLG_CHECK(bytes.size() >= 10 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0, path,
             ": not a .npy file (missing \\x93NUMPY magic)");
   const int major = bytes[6];
@@ -91,11 +96,14 @@ NpyArray ReadNpy(const std::string& path) {
     uint64_t dim = 0;
     while (pos < shape.size() && shape[pos] >= '0' && shape[pos] <= '9') {
       dim = dim * 10 + static_cast<uint64_t>(shape[pos] - '0');
-      DLG_CHECK(dim < (uint64_t{1} << 40), path, ": dimension too large in shape ", shape);
+      // Tensor dimensions are int32.
+      DLG_CHECK(dim <= INT32_MAX, path, ": dimension too large in shape ", shape);
       ++pos;
     }
+    // Checked before multiplying: count < 2^40 times dim < 2^31 could wrap.
+    DLG_CHECK(dim == 0 || count < (uint64_t{1} << 40) / dim, path, ": array too large (shape ",
+              shape, ")");
     count *= dim;
-    DLG_CHECK(count < (uint64_t{1} << 40), path, ": array too large");
     array.shape.push_back(static_cast<int64_t>(dim));
   }
   const size_t data_start = header_start + header_len;

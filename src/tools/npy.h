@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct NpyArray {
 
 // Throws delegato::Error naming the file on anything malformed or unsupported.
 NpyArray ReadNpy(const std::string& path);
+// The same on a file's bytes; `label` names them in errors.
+NpyArray ParseNpy(std::span<const uint8_t> bytes, const std::string& label);
 void WriteNpy(const std::string& path, DataType type, const std::vector<int32_t>& shape,
               const void* data, size_t bytes);
 

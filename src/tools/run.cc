@@ -1,10 +1,13 @@
 // delegato run: feed a model inputs (.npy files, a BMP image, or seeded
 // random values), invoke it, write outputs as .npy and print top-K labels.
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
 
 #include "core/error.h"
@@ -24,7 +27,8 @@ namespace {
 Flags RunFlags() {
   Flags flags;
   flags.Declare("graph", "model .tflite file (default: the built-in demo model)")
-      .Declare("input", "IDX_OR_NAME=FILE.npy: value of one input (repeatable)", false, true)
+      .Declare("input", "IDX_OR_NAME=FILE.npy: value of one input, of the input's (resized) shape and type (repeatable)", false, true)
+      .Declare("resize", "IDX_OR_NAME=D1,D2,...: run with this input shape instead of the model's (repeatable)", false, true)
       .Declare("image", "24/32-bit BMP resized into the (single) image input")
       .Declare("labels", "label file, one per line, to name the top-K classes of output 0")
       .Declare("top_k", "how many classes to print with --labels (default 5)")
@@ -40,6 +44,7 @@ Flags RunFlags() {
       .Declare("skip_nodes", "with --target: comma-separated node indices never delegated")
       .Declare("delegate_serialize_dir", "with --target: compilation cache directory (reused across runs)")
       .Declare("delegate_serialize_token", "with --target: token naming this model's cache entries (default: the model's file name)")
+      .Declare("max_memory_mb", kMaxMemoryHelp)
       .Declare("help", "show this help", true);
   DeclareExternalDelegateFlags(flags);
   return flags;
@@ -56,6 +61,25 @@ int ResolveInput(const Interpreter& interpreter, const std::string& key) {
   for (int i = 0; i < interpreter.num_inputs(); ++i)
     names += StrCat(i ? ", " : "", i, "=\"", interpreter.input(i).name, "\"");
   Fail("--input ", key, ": no such input (model inputs: ", names, ")");
+}
+
+// "4,1,28" -> {4, 1, 28}; UsageError naming --resize on anything else.
+std::vector<int32_t> ParseDims(const std::string& spec, const std::string& text) {
+  std::vector<int32_t> dims;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    errno = 0;
+    const long v = item.empty() ? -1 : std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno == ERANGE || v < 0 || v > INT32_MAX)
+      throw UsageError("--resize " + spec + ": '" + item +
+                       "' is not a dimension (expected IDX_OR_NAME=D1,D2,... with each D >= 0)");
+    dims.push_back(static_cast<int32_t>(v));
+    start = comma + 1;
+  }
+  return dims;
 }
 
 // Top-K of output 0 as "index score label" lines; scores dequantized.
@@ -107,28 +131,62 @@ int Run(const Args& args) {
   InterpreterOptions interpreter_options;
   interpreter_options.num_threads = num_threads;
   interpreter_options.kernels = ParseKernelSet(flags.GetString("kernels", "optimized"));
+  interpreter_options.max_memory_bytes = MaxMemoryBytes(flags);
   auto interpreter = Interpreter::Create(model, interpreter_options, &status);
   if (!status.ok()) Fail(status.message());
 
-  // .npy inputs may carry a different batch: resize to their shape first.
+  // Shapes change only when asked (--resize, like LiteRT's
+  // resize_tensor_input); every .npy must then match its input exactly.
+  std::string resized;  // "input 0 (\"x\") from [1,1] to [4,1], ..." for errors of later nodes
+  std::map<int, std::vector<int32_t>> resized_dims;
+  for (const std::string& spec : flags.GetAll("resize")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) throw UsageError("--resize expects IDX_OR_NAME=D1,D2,..., got '" + spec + "'");
+    const int index = ResolveInput(*interpreter, spec.substr(0, eq));
+    std::vector<int32_t> dims = ParseDims(spec, spec.substr(eq + 1));
+    const TensorView in = interpreter->input(index);
+    if (dims.size() != in.dims.size())
+      throw UsageError(StrCat("--resize ", spec, ": input ", index, " (\"", in.name, "\") has rank ",
+                              in.dims.size(), " (shape ", FormatDims(in.dims), "), the new shape ",
+                              FormatDims(dims), " has rank ", dims.size()));
+    resized_dims[index] = dims;
+    resized += StrCat(resized.empty() ? "" : ", ", "input ", index, " (\"", in.name, "\") from ",
+                      FormatDims(in.dims), " to ", FormatDims(dims));
+    status = interpreter->ResizeInput(index, dims);
+    if (!status.ok()) Fail("--resize ", spec, ": ", status.message());
+  }
   std::vector<std::pair<int, NpyArray>> npy_inputs;
   for (const std::string& spec : flags.GetAll("input")) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos) throw UsageError("--input expects IDX_OR_NAME=FILE.npy, got '" + spec + "'");
-    const int index = ResolveInput(*interpreter, spec.substr(0, eq));
-    NpyArray array = ReadNpy(spec.substr(eq + 1));
+    const std::string key = spec.substr(0, eq), file = spec.substr(eq + 1);
+    const int index = ResolveInput(*interpreter, key);
+    NpyArray array = ReadNpy(file);
     const TensorView in = interpreter->input(index);
-    DLG_CHECK(array.type == in.type, spec.substr(eq + 1), ": dtype ", DataTypeName(array.type),
-              " does not match input ", index, " (\"", in.name, "\") of type ", DataTypeName(in.type));
+    // Resizes are pending until AllocateTensors: the shape to match is the requested one.
+    const std::vector<int32_t> expected =
+        resized_dims.count(index) ? resized_dims[index] : std::vector<int32_t>(in.dims.begin(), in.dims.end());
+    DLG_CHECK(array.type == in.type, file, ": dtype mismatch: the file holds ",
+              DataTypeName(array.type), ", input ", index, " (\"", in.name, "\") is ",
+              DataTypeName(in.type));
     std::vector<int32_t> dims(array.shape.begin(), array.shape.end());
-    if (!std::equal(dims.begin(), dims.end(), in.dims.begin(), in.dims.end())) {
-      DLG_CHECK(dims.size() == in.dims.size(), spec.substr(eq + 1), ": shape ", FormatDims(dims),
-                " does not match input ", index, " (\"", in.name, "\") shape ", FormatDims(in.dims));
-      status = interpreter->ResizeInput(index, dims);
-      if (!status.ok()) Fail(status.message());
-    }
+    if (dims != expected)
+      Fail(file, ": dimension mismatch: the file holds shape ", FormatDims(dims), ", input ", index,
+           " (\"", in.name, "\") has shape ", FormatDims(expected),
+           "; to run the model with the file's shape, resize the input first: --resize ", key, "=",
+           [&] {
+             std::string text;
+             for (size_t i = 0; i < dims.size(); ++i) text += StrCat(i ? "," : "", dims[i]);
+             return text;
+           }());
     npy_inputs.emplace_back(index, std::move(array));
   }
+  // A resize can make a later node invalid: its error names the node, this the resize.
+  auto check_allocation = [&](const Status& s) {
+    if (s.ok()) return;
+    if (!resized.empty()) Fail(s.message(), " (after --resize of ", resized, ")");
+    Fail(s.message());
+  };
   // With --target, the target's emulated delegate takes its partitions
   // (ModifyGraphWithDelegate allocates); otherwise everything runs on the CPU.
   std::unique_ptr<EmulatedDelegate> delegate;
@@ -151,8 +209,9 @@ int Run(const Args& args) {
                                     std::move(options), num_threads);
     }
     delegate->UseKernels(interpreter_options.kernels);
+    delegate->SetMaxMemoryBytes(interpreter_options.max_memory_bytes);
     status = interpreter->ModifyGraphWithDelegate(delegate.get());
-    if (!status.ok()) Fail(status.message());
+    check_allocation(status);
     if (cache) std::cerr << cache->Commit(*interpreter, delegate.get()) << "\n";
     for (const std::string& line : interpreter->delegation_log()) std::cerr << line << "\n";
     for (const std::string& warning : interpreter->warnings()) std::cerr << "WARNING: " << warning << "\n";
@@ -166,7 +225,7 @@ int Run(const Args& args) {
       interpreter->SetPackedWeightStore(cache->packed_weights());
     }
     status = interpreter->AllocateTensors();
-    if (!status.ok()) Fail(status.message());
+    check_allocation(status);
     if (cache) std::cerr << cache->Commit(*interpreter, nullptr) << "\n";
   }
 

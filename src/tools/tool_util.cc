@@ -92,6 +92,15 @@ KernelSet ParseKernelSet(const std::string& text) {
   throw UsageError("--kernels must be 'reference' or 'optimized', got '" + text + "'");
 }
 
+const char* const kMaxMemoryHelp =
+    "memory budget in MiB for the model's tensors, variables and scratch; a model needing more "
+    "is refused before allocating (default: min(4096, half the physical memory))";
+
+size_t MaxMemoryBytes(const Flags& flags) {
+  const int64_t mb = flags.GetInt("max_memory_mb", 0, 1, int64_t{1} << 30);
+  return static_cast<size_t>(mb) << 20;
+}
+
 int RunCommand(const char* name, const std::function<int()>& body) {
   try {
     return body();

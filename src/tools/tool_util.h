@@ -13,6 +13,8 @@
 
 namespace delegato::tools {
 
+class Flags;
+
 // "[1,224,224,3]"
 std::string FormatDims(std::span<const int32_t> dims);
 // "uint8 scale=0.0078125 zero_point=128", "int8 per-axis(32) dim=0", "float32"
@@ -34,6 +36,11 @@ std::vector<int> ParseIntList(const std::string& flag, const std::string& text);
 
 // "reference" / "optimized" -> KernelSet; UsageError otherwise.
 KernelSet ParseKernelSet(const std::string& text);
+
+// --max_memory_mb: the help text every command that builds an interpreter
+// declares, and its value in bytes (0 when absent: DefaultMemoryBudget()).
+extern const char* const kMaxMemoryHelp;
+size_t MaxMemoryBytes(const Flags& flags);
 
 // Runs a subcommand body, turning Error into "delegato <cmd>: msg" + exit 1 and
 // UsageError into exit 2.

@@ -162,3 +162,28 @@ def test_bench_reports_the_cache(delegato_bin, model, tmp_path):
     first = run(delegato_bin, *args).stdout + run(delegato_bin, *args).stdout
     statuses = re.findall(r"cache: (hit|miss|stale|corrupt) ", first)
     assert statuses == ["miss", "hit"], first
+
+
+def test_concurrent_writers_leave_one_whole_entry(delegato_bin, model, tmp_path):
+    """Several processes miss on the same cache directory at once and all
+    write the entry: each rename replaces a whole file, so every later run
+    hits, nothing is corrupt and no temporary file is left behind."""
+    cache_dir = tmp_path / "cache"
+    args = [delegato_bin, "run", f"--graph={model}", "--target=nnapi-1.2", "--seed=3",
+            f"--delegate_serialize_dir={cache_dir}"]
+    procs = [subprocess.Popen(args + [f"--output_dir={tmp_path / f'o{i}'}"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    outputs = []
+    for i, proc in enumerate(procs):
+        _, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr
+        assert cache_line(stderr)[0] in ("miss", "hit"), stderr
+        outputs.append((tmp_path / f"o{i}" / "output_0.npy").read_bytes())
+    assert all(o == outputs[0] for o in outputs)
+    files = sorted(p.name for p in cache_dir.iterdir())
+    assert len(files) == 1 and files[0].endswith(".bin"), files
+    listing = json.loads(run(delegato_bin, "cache", "ls", str(cache_dir), "--format=json").stdout)
+    assert "corrupt" not in json.dumps(listing)
+    proc = run(delegato_bin, *args[1:], f"--output_dir={tmp_path / 'again'}")
+    assert cache_line(proc.stderr)[0] == "hit"
+    assert (tmp_path / "again" / "output_0.npy").read_bytes() == outputs[0]

@@ -89,7 +89,8 @@ def test_npy_with_wrong_dtype(delegato_bin, tmp_path):
     np.save(path, np.zeros((1, 32, 32, 3), np.float32))
     proc = run(delegato_bin, "run", "--input", f"0={path}")
     assert proc.returncode == 1
-    assert "FLOAT32" in proc.stderr and "UINT8" in proc.stderr
+    assert "dtype mismatch" in proc.stderr
+    assert "holds FLOAT32" in proc.stderr and 'input 0 ("input") is UINT8' in proc.stderr
 
 
 def test_npy_with_wrong_shape(delegato_bin, tmp_path):
@@ -135,15 +136,15 @@ def test_threads_do_not_change_results(delegato_bin, tmp_path):
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
-def test_npy_with_other_batch_resizes_input(delegato_bin, shared_models, tmp_path):
-    """A batch of 4 through a batch-1 model: the input is resized, and the
-    result equals LiteRT's reference kernels on the same resized model."""
+def test_resize_then_npy_of_the_new_batch(delegato_bin, shared_models, tmp_path):
+    """A batch of 4 through a batch-1 model with --resize: the result equals
+    LiteRT's reference kernels on the same resized model."""
     ai_edge_litert = pytest.importorskip("ai_edge_litert.interpreter")
     model = shared_models / "hello_world_float.tflite"
     x = np.linspace(0, 6.28, 4, dtype=np.float32).reshape(4, 1)
     np.save(tmp_path / "x.npy", x)
-    proc = run(delegato_bin, "run", f"--graph={model}", "--input", f"0={tmp_path / 'x.npy'}",
-               "--output_dir", str(tmp_path))
+    proc = run(delegato_bin, "run", f"--graph={model}", "--resize", "0=4,1", "--input",
+               f"0={tmp_path / 'x.npy'}", "--output_dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     ours = np.load(tmp_path / "output_0.npy")
     it = ai_edge_litert.Interpreter(model_path=str(model),
@@ -153,3 +154,77 @@ def test_npy_with_other_batch_resizes_input(delegato_bin, shared_models, tmp_pat
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
     np.testing.assert_array_equal(ours, it.get_tensor(it.get_output_details()[0]["index"]))
+
+
+def test_npy_of_another_shape_names_both_shapes_and_the_resize(delegato_bin, shared_models, tmp_path):
+    """Like LiteRT's set_tensor "Dimension mismatch": no silent resize."""
+    model = shared_models / "hello_world_float.tflite"
+    np.save(tmp_path / "x.npy", np.zeros((4, 1), np.float32))
+    proc = run(delegato_bin, "run", f"--graph={model}", "--input", f"0={tmp_path / 'x.npy'}")
+    assert proc.returncode == 1
+    assert "dimension mismatch" in proc.stderr
+    assert "holds shape [4,1]" in proc.stderr and "has shape [1,1]" in proc.stderr
+    assert "--resize 0=4,1" in proc.stderr
+
+
+def test_npy_of_another_rank_names_both_shapes(delegato_bin, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((32, 32, 3), np.uint8))
+    proc = run(delegato_bin, "run", "--input", f"input={tmp_path / 'x.npy'}")
+    assert proc.returncode == 1
+    assert "holds shape [32,32,3]" in proc.stderr and "has shape [1,32,32,3]" in proc.stderr
+
+
+def test_resize_that_breaks_a_later_node_names_the_node(delegato_bin, tmp_path):
+    # The demo model's FULLY_CONNECTED weights fit a 32x32 image only.
+    proc = run(delegato_bin, "run", "--resize", "input=1,16,16,3")
+    assert proc.returncode == 1
+    assert "node " in proc.stderr
+    assert 'after --resize of input 0 ("input") from [1,32,32,3] to [1,16,16,3]' in proc.stderr
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("input=1,32,32", "has rank 4"),
+    ("input=1,-2,32,3", "'-2' is not a dimension"),
+    ("input", "IDX_OR_NAME=D1,D2"),
+    ("nope=1,2,3,4", "no such input"),
+])
+def test_bad_resize(delegato_bin, spec, expected):
+    proc = run(delegato_bin, "run", "--resize", spec)
+    assert proc.returncode in (1, 2)
+    assert expected in proc.stderr
+
+
+def _limit_address_space(megabytes):
+    import resource
+
+    def apply():
+        limit = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ([], "cell state"),
+    (["--max_memory_mb=64"], "memory budget of 67108864 bytes"),
+])
+def test_hostile_lstm_state_refused_within_256mb(delegato_bin, shared_models, extra, expected):
+    """A 14 KB model whose LSTM cell state declares 771,751,956 elements is
+    refused with a clear message under a 256 MiB address-space limit."""
+    model = shared_models / "hostile" / "keras_lstm_cell_state_771M_elements.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} not found")
+    proc = subprocess.run([delegato_bin, "run", f"--graph={model}", *extra], capture_output=True,
+                          text=True, timeout=120, preexec_fn=_limit_address_space(256))
+    assert proc.returncode == 1, proc.stderr
+    assert expected in proc.stderr
+    assert "771751956" in proc.stderr
+    assert "bad_alloc" not in proc.stderr
+
+
+def test_max_memory_mb_refuses_what_does_not_fit(delegato_bin):
+    proc = run(delegato_bin, "run", "--max_memory_mb=1", "--resize", "input=1,1024,1024,3")
+    assert proc.returncode == 1
+    assert 'input 0 (tensor 0 "input") UINT8 [1,1024,1024,3] needs 3145728 bytes' in proc.stderr
+    assert "--max_memory_mb" in proc.stderr
+    proc = run(delegato_bin, "inspect", "--max_memory_mb=0")
+    assert proc.returncode == 2 and "--max_memory_mb" in proc.stderr

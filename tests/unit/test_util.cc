@@ -168,7 +168,12 @@ std::string SharedModelPath(const std::string& name) {
   namespace fs = std::filesystem;
   const char* env = std::getenv("DELEGATO_SHARED_DIR");
   const fs::path shared =
-      env != nullptr ? fs::path(env) : fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "shared";
+      env != nullptr
+          ? fs::path(env)
+          // __FILE__ may be relative to the build directory (ccache's base_dir
+          // rewrites it so): made absolute against the test's working
+          // directory, which ctest sets to the build directory.
+          : fs::absolute(__FILE__).lexically_normal().parent_path().parent_path().parent_path().parent_path() / "shared";
   const fs::path path = shared / "models" / name;
   return fs::exists(path) ? path.string() : std::string();
 }
