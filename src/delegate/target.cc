@@ -3,6 +3,7 @@
 #include "delegate/target.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,7 @@ const std::map<std::string, ParamInfo>& ParamTable() {
       {"new_axis_mask", number}, {"shrink_axis_mask", number}, {"offset", boolean},
       {"batch_dims", number}, {"alpha", number}, {"values_count", number}, {"num", number},
       {"new_shape_rank", number}, {"squeeze_dims_count", number}, {"resize_factor", number},
+      {"axis_is_last", boolean},
   };
   return table;
 }
@@ -1057,6 +1059,29 @@ std::optional<TargetValue> ParamValue(const NodeView& node, const std::string& n
   // ARG_MAX / ARG_MIN without an options table default to an int64 output.
   if ((node.op_name == "ARG_MAX" || node.op_name == "ARG_MIN") && !values.count("output_type")) {
     values["output_type"] = Text("int64");
+  }
+  // ARG_MAX / ARG_MIN: the reduced axis, read from the constant axis tensor.
+  if ((node.op_name == "ARG_MAX" || node.op_name == "ARG_MIN") && node.op.inputs.size() >= 2 &&
+      node.IsConstant(node.op.inputs[1])) {
+    const TensorDef* input = node.Tensor(node.op.inputs[0]);
+    const TensorDef* axis_tensor = node.Tensor(node.op.inputs[1]);
+    const auto& bytes = node.model.buffers[axis_tensor->buffer].data;
+    std::optional<int64_t> axis;
+    if (axis_tensor->type == DataType::kInt32 && bytes.size() >= 4) {
+      int32_t v;
+      std::memcpy(&v, bytes.data(), 4);
+      axis = v;
+    } else if (axis_tensor->type == DataType::kInt64 && bytes.size() >= 8) {
+      int64_t v;
+      std::memcpy(&v, bytes.data(), 8);
+      axis = v;
+    }
+    if (axis && input && !input->shape.empty()) {
+      const int64_t rank = static_cast<int64_t>(input->shape.size());
+      const int64_t normalized = *axis < 0 ? *axis + rank : *axis;
+      values["axis"] = Number(static_cast<double>(normalized));
+      values["axis_is_last"] = Boolean(normalized == rank - 1);
+    }
   }
   const auto it = values.find(name);
   if (it == values.end()) return std::nullopt;

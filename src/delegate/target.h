@@ -71,7 +71,8 @@
 // "note" (free text for people) is allowed at the root, in op entries, rules and
 // cost numbers. Derived params: filter_area, kernel_h/w/area (from the filter
 // tensor), dilated_kernel_h/w/area, resize_factor (integer NHWC upscale shared
-// by H and W, 0 when there is none).
+// by H and W, 0 when there is none), axis / axis_is_last (ARG_MAX / ARG_MIN,
+// from the constant axis tensor).
 //
 // Values that do not exist for a node (an absent optional input, a param the
 // op does not have, a dim beyond the rank) are "not applicable": such a
