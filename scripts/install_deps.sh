@@ -36,3 +36,11 @@ if ! python3 -c "import ai_edge_litert, numpy, pytest" 2>/dev/null; then
   python3 -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
     python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi
+
+# Vela (Arm's Ethos-U compiler) is the oracle the ethos-u55/u65/u85 targets are
+# checked against (scripts/vela_compare.py, tests/python/test_vela.py).
+if ! command -v vela >/dev/null 2>&1; then
+  echo "installing Python package: ethos-u-vela"
+  python3 -m pip install -q ethos-u-vela 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages ethos-u-vela
+fi

@@ -182,22 +182,49 @@ std::unique_ptr<DelegateKernel> EmulatedDelegate::CreateKernel(const ModelDef& m
 
 std::vector<NodeSupport> EvaluateTarget(const Target& target, const ModelDef& model,
                                         const std::string& accelerator_name) {
-  const int num_nodes = static_cast<int>(model.subgraphs.at(0).operators.size());
+  const SubgraphDef& graph = model.subgraphs.at(0);
+  const int num_nodes = static_cast<int>(graph.operators.size());
   std::vector<NodeSupport> support(num_nodes);
-  int cut_at = -1;
+  if (!target.partitioning.single_cut) {
+    for (int i = 0; i < num_nodes; ++i) support[i] = EvaluateNode(target, model, i, accelerator_name);
+    return support;
+  }
+  // Single cut, followed through the data flow (the Edge TPU compiler's
+  // behaviour on the shared compiled pairs): a refused node cuts the graph and
+  // every node that depends on it runs on the CPU; nodes that do not depend on
+  // a cut stay mapped even when they come later in execution order. With
+  // cut_after_first_mapped, a refused node with no mapped node upstream does
+  // not cut: it runs on the CPU ahead of the accelerator's segment.
+  const size_t num_tensors = graph.tensors.size();
+  std::vector<int> cut_origin(num_tensors, -1);       // the refused node a tensor depends on
+  std::vector<char> mapped_upstream(num_tensors, 0);  // produced after some mapped node
   for (int i = 0; i < num_nodes; ++i) {
-    if (cut_at >= 0) {
-      support[i].supported = false;
+    const OperatorDef& op = graph.operators[i];
+    int origin = -1;
+    bool after_mapped = false;
+    for (int t : op.inputs) {
+      if (t < 0 || static_cast<size_t>(t) >= num_tensors) continue;
+      if (origin < 0 && cut_origin[t] >= 0) origin = cut_origin[t];
+      after_mapped = after_mapped || mapped_upstream[t];
+    }
+    bool mapped = false;
+    if (origin >= 0) {
       support[i].reasons.push_back(
           {ReasonCode::kAfterCut, "framework",
-           StrCat("after node ", cut_at, " (", model.OpName(model.subgraphs[0].operators[cut_at]),
-                  "), the first node ", target.id, " refuses: this compiler cuts the graph once and "
-                  "everything after the cut runs on the CPU"),
-           StrCat("make node ", cut_at, " supported, or move it to the end of the graph")});
-      continue;
+           StrCat("depends on node ", origin, " (", model.OpName(graph.operators[origin]), "), which ", target.id,
+                  " refuses: this compiler cuts the graph once and everything downstream of the cut runs on "
+                  "the CPU"),
+           StrCat("make node ", origin, " supported, or move it to the end of the graph")});
+    } else {
+      support[i] = EvaluateNode(target, model, i, accelerator_name);
+      mapped = support[i].supported;
+      if (!mapped && (after_mapped || !target.partitioning.cut_after_first_mapped)) origin = i;
     }
-    support[i] = EvaluateNode(target, model, i, accelerator_name);
-    if (!support[i].supported && target.partitioning.single_cut) cut_at = i;
+    for (int t : op.outputs) {
+      if (t < 0 || static_cast<size_t>(t) >= num_tensors) continue;
+      cut_origin[t] = origin;
+      mapped_upstream[t] = mapped || after_mapped;
+    }
   }
   return support;
 }

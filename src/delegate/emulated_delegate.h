@@ -83,8 +83,10 @@ class EmulatedDelegate : public Delegate {
 };
 
 // Per-node support of a target for a whole model, with the target's
-// partitioning rule applied: with `single_cut` (Edge TPU compiler), every
-// node after the first refused one is refused too (kAfterCut).
+// partitioning rule applied: with `single_cut` (Edge TPU compiler), every node
+// that depends on a refused node is refused too (kAfterCut); with
+// `cut_after_first_mapped`, a refused node with no accepted node upstream does
+// not cut (it runs on the CPU ahead of the accelerator's segment).
 std::vector<NodeSupport> EvaluateTarget(const Target& target, const ModelDef& model,
                                         const std::string& accelerator_name);
 

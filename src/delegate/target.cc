@@ -3,6 +3,7 @@
 #include "delegate/target.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,7 @@ const std::map<std::string, ParamInfo>& ParamTable() {
       {"new_axis_mask", number}, {"shrink_axis_mask", number}, {"offset", boolean},
       {"batch_dims", number}, {"alpha", number}, {"values_count", number}, {"num", number},
       {"new_shape_rank", number}, {"squeeze_dims_count", number}, {"resize_factor", number},
+      {"axis_is_last", boolean},
   };
   return table;
 }
@@ -263,11 +265,17 @@ class Parser {
     const std::string sp = Key(path, "source");
     const json& s = j.at("source");
     RequireObject(s, sp);
-    CheckKeys(s, sp, {"url", "path", "says"});
+    CheckKeys(s, sp, {"url", "path", "observed", "says"});
     TargetSource source;
     source.url = String(s, sp, "url", false);
     if (source.url.empty()) source.url = String(s, sp, "path", false);
-    if (source.url.empty()) Bad(sp, "needs \"url\" (public URL) or \"path\" (repo path)");
+    if (source.url.empty()) {
+      const std::string observed = String(s, sp, "observed", false);
+      if (!observed.empty()) source.url = StrCat("observed: ", observed);
+    }
+    if (source.url.empty()) {
+      Bad(sp, "needs \"url\" (public URL), \"path\" (repo path) or \"observed\" (a real compiler's output)");
+    }
     source.says = String(s, sp, "says");
     return source;
   }
@@ -471,11 +479,13 @@ class Parser {
   TargetRule Rule(const json& j, const std::string& path, bool layer_wide) const {
     RequireObject(j, path);
     if (layer_wide) {
-      CheckKeys(j, path, {"id", "when", "require", "reason", "message", "fix", "source", "ops", "except_ops", "note"});
+      CheckKeys(j, path, {"id", "when", "require", "reason", "message", "fix", "source", "ops", "except_ops",
+                          "placeholder", "note"});
     } else {
-      CheckKeys(j, path, {"id", "when", "require", "reason", "message", "fix", "source", "note"});
+      CheckKeys(j, path, {"id", "when", "require", "reason", "message", "fix", "source", "placeholder", "note"});
     }
     TargetRule rule;
+    rule.placeholder = Bool(j, path, "placeholder", false);
     rule.id = String(j, path, "id");
     if (j.contains("when")) rule.when = PredicateList(j.at("when"), Key(path, "when"));
     if (!j.contains("require")) Bad(Key(path, "require"), "missing (the condition a node must meet)");
@@ -488,7 +498,12 @@ class Parser {
     }
     rule.message = String(j, path, "message");
     rule.fix = String(j, path, "fix");
-    rule.source = Source(j, path);
+    if (rule.placeholder) {
+      if (j.contains("source")) Bad(Key(path, "placeholder"), "a rule with a source is not a placeholder");
+      if (!j.contains("note")) Bad(Key(path, "note"), "missing: a placeholder rule says why it exists");
+    } else {
+      rule.source = Source(j, path);
+    }
     if (j.contains("ops")) rule.ops = OpNames(j.at("ops"), Key(path, "ops"));
     if (j.contains("except_ops")) rule.except_ops = OpNames(j.at("except_ops"), Key(path, "except_ops"));
     return rule;
@@ -615,12 +630,22 @@ class Parser {
 
   TargetPartitioning Partitioning(const json& j, const std::string& path) const {
     RequireObject(j, path);
-    CheckKeys(j, path, {"max_delegated_partitions", "min_nodes_per_partition", "single_cut", "source"});
+    CheckKeys(j, path, {"max_delegated_partitions", "min_nodes_per_partition", "single_cut", "source",
+                        "cut_after_first_mapped"});
     TargetPartitioning p;
     p.max_delegated_partitions = Int(j, path, "max_delegated_partitions", 0, 0);
     p.min_nodes_per_partition = Int(j, path, "min_nodes_per_partition", 0, 0);
     p.single_cut = Bool(j, path, "single_cut", false);
     p.source = Source(j, path);
+    if (j.contains("cut_after_first_mapped")) {
+      const std::string cp = Key(path, "cut_after_first_mapped");
+      const json& c = j.at("cut_after_first_mapped");
+      RequireObject(c, cp);
+      CheckKeys(c, cp, {"source", "note"});
+      if (!p.single_cut) Bad(cp, "only meaningful with \"single_cut\": true");
+      p.cut_after_first_mapped = true;
+      p.cut_after_first_mapped_source = Source(c, cp);
+    }
     return p;
   }
 
@@ -658,8 +683,8 @@ Target ParseTargetImpl(const std::string& json_text, const std::string& label,
     Fail("target file ", label, ": malformed JSON: ", e.what());
   }
   parser.RequireObject(root, "");
-  parser.CheckKeys(root, "", {"id", "description", "extends", "feature_level", "partitioning", "cost",
-                              "layers", "note"});
+  parser.CheckKeys(root, "", {"id", "description", "version", "extends", "feature_level", "partitioning", "cost",
+                              "layers", "known_differences", "note"});
 
   Target target;
   const std::string parent = parser.String(root, "", "extends", false);
@@ -675,6 +700,18 @@ Target ParseTargetImpl(const std::string& json_text, const std::string& label,
   target.path = label;
   target.id = parser.String(root, "", "id");
   target.description = parser.String(root, "", "description");
+  if (root.contains("version")) target.version = parser.String(root, "", "version");
+  if (root.contains("known_differences")) {
+    const json& list = root.at("known_differences");
+    if (!list.is_array()) parser.Bad("known_differences", "expected a list of {oracle, says}");
+    target.known_differences.clear();
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string dp = Parser::Index("known_differences", i);
+      parser.RequireObject(list[i], dp);
+      parser.CheckKeys(list[i], dp, {"oracle", "says"});
+      target.known_differences.push_back({parser.String(list[i], dp, "oracle"), parser.String(list[i], dp, "says")});
+    }
+  }
   if (root.contains("feature_level")) target.feature_level = parser.Int(root, "", "feature_level", 0, 1);
   if (root.contains("partitioning")) target.partitioning = parser.Partitioning(root.at("partitioning"), "partitioning");
   if (root.contains("cost")) target.cost = parser.CostModelOf(root.at("cost"), "cost");
@@ -1024,6 +1061,29 @@ std::optional<TargetValue> ParamValue(const NodeView& node, const std::string& n
   if ((node.op_name == "ARG_MAX" || node.op_name == "ARG_MIN") && !values.count("output_type")) {
     values["output_type"] = Text("int64");
   }
+  // ARG_MAX / ARG_MIN: the reduced axis, read from the constant axis tensor.
+  if ((node.op_name == "ARG_MAX" || node.op_name == "ARG_MIN") && node.op.inputs.size() >= 2 &&
+      node.IsConstant(node.op.inputs[1])) {
+    const TensorDef* input = node.Tensor(node.op.inputs[0]);
+    const TensorDef* axis_tensor = node.Tensor(node.op.inputs[1]);
+    const auto& bytes = node.model.buffers[axis_tensor->buffer].data;
+    std::optional<int64_t> axis;
+    if (axis_tensor->type == DataType::kInt32 && bytes.size() >= 4) {
+      int32_t v;
+      std::memcpy(&v, bytes.data(), 4);
+      axis = v;
+    } else if (axis_tensor->type == DataType::kInt64 && bytes.size() >= 8) {
+      int64_t v;
+      std::memcpy(&v, bytes.data(), 8);
+      axis = v;
+    }
+    if (axis && input && !input->shape.empty()) {
+      const int64_t rank = static_cast<int64_t>(input->shape.size());
+      const int64_t normalized = *axis < 0 ? *axis + rank : *axis;
+      values["axis"] = Number(static_cast<double>(normalized));
+      values["axis_is_last"] = Boolean(normalized == rank - 1);
+    }
+  }
   const auto it = values.find(name);
   if (it == values.end()) return std::nullopt;
   return it->second;
@@ -1174,7 +1234,10 @@ void ApplyRule(const NodeView& node, const TargetRule& rule, const std::string& 
   for (const auto& r : rule.require) {
     const Outcome o = Evaluate(node, r);
     if (o.holds && !*o.holds) {
-      reasons->push_back(Reason{rule.reason, layer, StrCat(rule.message, " (", o.detail, ")"), rule.fix});
+      reasons->push_back(Reason{rule.reason, layer,
+                                StrCat(rule.placeholder ? kPlaceholderMark : "",
+                                       rule.message, " (", o.detail, ")"),
+                                rule.fix});
       return;
     }
   }
@@ -1275,6 +1338,37 @@ Target FindTarget(const std::string& id_or_path, const std::string& targets_dir)
   for (const auto& id : ListTargetIds(targets_dir)) ids += StrCat(ids.empty() ? "" : ", ", id);
   Fail("unknown target '", id_or_path, "': not an id in ", targets_dir.empty() ? "<no targets dir>" : targets_dir,
        " (available: ", ids.empty() ? "none" : ids, ") and not a file");
+}
+
+std::vector<std::string> TargetSourceList(const Target& target) {
+  std::vector<std::string> list;
+  auto add = [&](const TargetSource& source) {
+    if (!source.url.empty() && std::find(list.begin(), list.end(), source.url) == list.end()) {
+      list.push_back(source.url);
+    }
+  };
+  add(target.partitioning.source);
+  add(target.partitioning.cut_after_first_mapped_source);
+  for (const auto& layer : target.layers) {
+    add(layer.unsupported_op.source);
+    for (const auto& rule : layer.rules) add(rule.source);
+    for (const auto& entry : layer.ops) {
+      add(entry.source);
+      for (const auto& rule : entry.rules) add(rule.source);
+    }
+  }
+  return list;
+}
+
+int PlaceholderRuleCount(const Target& target) {
+  int count = 0;
+  for (const auto& layer : target.layers) {
+    for (const auto& rule : layer.rules) count += rule.placeholder;
+    for (const auto& entry : layer.ops) {
+      for (const auto& rule : entry.rules) count += rule.placeholder;
+    }
+  }
+  return count;
 }
 
 NodeSupport EvaluateNode(const Target& target, const ModelDef& model, int node_index,

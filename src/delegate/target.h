@@ -14,12 +14,20 @@
 //
 //   {
 //     "id": "nnapi-1.3", "description": "...",
+//     "version": "...",                 optional: the stack's version the rules describe
+//                                       (compiler, driver, delegate release)
+//     "known_differences": [{"oracle": "...", "says": "..."}],   optional: where the
+//                                       rules still disagree with a real compiler used
+//                                       as an oracle; `plan` prints them
 //     "extends": "nnapi-1.2",           optional: start from that file (same folder),
 //                                       then override scalars and replace/append
 //                                       layers by name
 //     "feature_level": 30,              optional: what `feature_level` predicates read
 //     "partitioning": {...},            optional: max_delegated_partitions,
-//                                       min_nodes_per_partition, single_cut, source
+//                                       min_nodes_per_partition, single_cut, source,
+//                                       cut_after_first_mapped: {"source"} (a single
+//                                       cut that leaves refused leading nodes on the
+//                                       CPU before the accelerator's segment)
 //     "cost": {...},                    optional: see CostModel
 //     "layers": [{
 //       "name": "delegate", "description": "...",
@@ -35,11 +43,14 @@
 //   }
 //
 //   rule:      {"id", "when"?, "require", "reason", "message", "fix", "source",
-//               "ops"?, "except_ops"?}
+//               "ops"?, "except_ops"?, "placeholder"?}
+//              A rule with "placeholder": true has no public source (its "note"
+//              says why it exists); every refusal it makes is marked as such.
 //              The rule applies when `when` holds (absent: always); the node is
 //              refused with `reason` when `require` does not hold. `when` and
 //              `require` are a predicate or a list of predicates (all must hold).
-//   source:    {"url": "https://..." or "path": "repo/file", "says": "..."}
+//   source:    {"url": "https://..." or "path": "repo/file" or "observed": "what a real
+//               compiler did on a named model", "says": "..."}
 //   reason:    a ReasonCode name from delegato/delegate.h (unsupported_input_type...)
 //
 //   predicate: {"all": [...]} | {"any": [...]} | {"not": {...}}
@@ -60,7 +71,8 @@
 // "note" (free text for people) is allowed at the root, in op entries, rules and
 // cost numbers. Derived params: filter_area, kernel_h/w/area (from the filter
 // tensor), dilated_kernel_h/w/area, resize_factor (integer NHWC upscale shared
-// by H and W, 0 when there is none).
+// by H and W, 0 when there is none), axis / axis_is_last (ARG_MAX / ARG_MIN,
+// from the constant axis tensor).
 //
 // Values that do not exist for a node (an absent optional input, a param the
 // op does not have, a dim beyond the rank) are "not applicable": such a
@@ -119,6 +131,7 @@ struct TargetRule {
   std::string fix;
   TargetSource source;
   std::vector<std::string> ops, except_ops;  // layer-wide rules only
+  bool placeholder = false;                   // no public source: refusals say so
 };
 
 struct TargetOpEntry {
@@ -160,17 +173,37 @@ struct TargetPartitioning {
   int min_nodes_per_partition = 0;
   bool single_cut = false;           // everything from the first refused node on runs on the CPU
   TargetSource source;
+  // With single_cut: refused nodes before the first accepted one stay on the
+  // CPU ahead of the accelerator's segment instead of cutting the graph there.
+  bool cut_after_first_mapped = false;
+  TargetSource cut_after_first_mapped_source;
+};
+
+// Where a target's rules still disagree with a real compiler used as an oracle.
+struct TargetDifference {
+  std::string oracle;  // e.g. "Vela 4.2.0, ethos-u55-256"
+  std::string says;    // the difference, per model or per op
 };
 
 struct Target {
   std::string id;
   std::string description;
+  std::string version;            // the stack's version the rules describe
   std::string path;               // the file it was loaded from
   std::optional<int> feature_level;
   TargetPartitioning partitioning;
   CostModel cost;
   std::vector<TargetLayer> layers;
+  std::vector<TargetDifference> known_differences;
 };
+
+// Every distinct source (url or path) the target's rules, op entries and
+// partitioning cite, in first-seen order.
+std::vector<std::string> TargetSourceList(const Target& target);
+// Prefix of every refusal message a placeholder rule gives.
+inline constexpr const char* kPlaceholderMark = "[placeholder rule, no public source] ";
+// Number of rules marked "placeholder" (no public source).
+int PlaceholderRuleCount(const Target& target);
 
 // Parameter names the `param` predicate accepts (op options and values derived
 // from them, e.g. filter_area = filter_w * filter_h, kernel_h from the filter).

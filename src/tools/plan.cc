@@ -43,6 +43,26 @@ std::string Shorten(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
 }
 
+// Nodes whose placement rests on a rule without a public source.
+int PlaceholderDecisions(const Placement& p) {
+  int count = 0;
+  for (const NodePlacement& node : p.plan.nodes) {
+    for (const Reason& r : node.reasons) {
+      if (r.message.rfind(kPlaceholderMark, 0) == 0) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+nlohmann::json KnownDifferencesJson(const Target& target) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& d : target.known_differences) list.push_back({{"oracle", d.oracle}, {"says", d.says}});
+  return list;
+}
+
 nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, const Placement& p) {
   using nlohmann::json;
   const SubgraphDef& graph = model.subgraphs[0];
@@ -70,6 +90,9 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
   return {{"model", model_label},
           {"target", p.target.id},
           {"target_description", p.target.description},
+          {"target_version", p.target.version},
+          {"known_differences", KnownDifferencesJson(p.target)},
+          {"placeholder_decisions", PlaceholderDecisions(p)},
           {"nodes_total", graph.operators.size()},
           {"nodes_delegated", p.plan.num_delegated_nodes},
           {"delegate_kernels", p.plan.num_partitions()},
@@ -87,6 +110,12 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
             {"sync_us", e.sync_us},
             {"total_us", e.total_us()},
             {"first_inference_compile_ms", e.first_inference_compile_ms}}}};
+}
+
+void PrintKnownDifferences(const Target& target) {
+  if (target.known_differences.empty()) return;
+  std::cout << "Known differences from the real compiler (" << target.id << "'s rules do not reproduce these):\n";
+  for (const auto& d : target.known_differences) std::cout << "  - " << d.oracle << ": " << d.says << "\n";
 }
 
 void PrintText(const ModelDef& model, const std::string& model_label, const Placement& p) {
@@ -129,6 +158,12 @@ void PrintText(const ModelDef& model, const std::string& model_label, const Plac
   if (e.first_inference_compile_ms > 0)
     std::cout << "; first inference adds ~" << e.first_inference_compile_ms << " ms of compilation";
   std::cout << "\n" << std::defaultfloat;
+  const int placeholder_decisions = PlaceholderDecisions(p);
+  if (placeholder_decisions > 0) {
+    std::cout << placeholder_decisions
+              << " placement decision(s) rest on placeholder rules (no public source; marked above)\n";
+  }
+  PrintKnownDifferences(p.target);
 }
 
 std::string DotEscape(const std::string& s) {
@@ -329,7 +364,14 @@ int Plan(const Args& args) {
   if (flags.GetBool("list_targets")) {
     for (const std::string& id : ListTargetIds(TargetsDir())) {
       Target t = FindTarget(id, TargetsDir());
-      std::cout << id << "\t" << t.description << "\n";
+      std::cout << id << "\n  version: " << (t.version.empty() ? "(not stated)" : t.version)
+                << "\n  " << t.description << "\n  sources:";
+      const auto sources = TargetSourceList(t);
+      if (sources.empty()) std::cout << " none";
+      for (const auto& source : sources) std::cout << "\n    " << source;
+      const int placeholders = PlaceholderRuleCount(t);
+      if (placeholders > 0) std::cout << "\n  placeholder rules (no public source): " << placeholders;
+      std::cout << "\n";
     }
     return 0;
   }

@@ -98,12 +98,20 @@ def test_skip_nodes_and_partition_limit(delegato_bin, shared_models):
     assert "partition_limit" in codes
 
 
-def test_edgetpu_cuts_once(delegato_bin, shared_models):
+def test_edgetpu_cuts_once_through_the_data_flow(delegato_bin, shared_models):
+    # MoveNet compiled by edgetpu_compiler (../shared/models/edgetpu): the leading CAST and
+    # float QUANTIZE stay on the CPU, ARG_MAX (node 89) cuts, everything depending on it
+    # runs on the CPU; later head branches that do not depend on it stay mapped.
     plan = plan_json(delegato_bin, shared_models / "movenet_single_pose_lightning_ptq.tflite", "edgetpu")
-    placements = [n["placement"] for n in plan["nodes"]]
-    first_cpu = placements.index("cpu")
-    assert all(p == "cpu" for p in placements[first_cpu:])
-    assert any(r["code"] == "after_cut" for r in plan["nodes"][-1]["reasons"])
+    nodes = plan["nodes"]
+    assert [n["placement"] for n in nodes[:2]] == ["cpu", "cpu"]
+    assert all(r["code"] != "after_cut" for n in nodes[:2] for r in n["reasons"])
+    assert nodes[89]["op"] == "ARG_MAX" and nodes[89]["reasons"][0]["code"] == "unsupported_op"
+    assert nodes[90]["reasons"][0]["code"] == "after_cut"
+    assert "node 89" in nodes[90]["reasons"][0]["message"]
+    assert all(nodes[i]["placement"] == "delegate" for i in range(100, 104))
+    assert any(r["code"] == "after_cut" for r in nodes[-1]["reasons"])
+    assert plan["delegate_kernels"] == 1
 
 
 def test_fail_on_exit_codes(delegato_bin, shared_models):

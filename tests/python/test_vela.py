@@ -1,0 +1,92 @@
+"""The Ethos-U targets against Vela (ethos-u-vela from PyPI) as an oracle:
+scripts/vela_compare.py compiles a model with Vela and compares the nodes it
+leaves on the CPU with `delegato plan --target ethos-u55|u65|u85`. Skips when
+Vela is not installed. Vela takes 1-5 s per small model and 10-20 s for DeepLab
+(measured with Vela 5.2.0), so CI runs a sample; DELEGATO_VELA_ALL=1 runs every
+shared model at every configuration."""
+import importlib.util
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("vela_compare", REPO / "scripts" / "vela_compare.py")
+vela_compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vela_compare)
+
+# Each covers a modelled Vela behaviour (cited in targets/ethos-u55.json).
+SAMPLE = [
+    "hello_world_int8",                    # fully mapped
+    "keyword_scrambled",                   # SVDF on the CPU, int8 -> int16 SOFTMAX on the NPU, int32 QUANTIZE on the CPU
+    "keras_lstm_mnist_ptq",                # integer LSTM unrolled onto the NPU
+    "mobilenet_v2_quantized_1x3x224x224",  # TRANSPOSE on the NPU
+    "movenet_single_pose_lightning_ptq",   # ARG_MAX off the depth axis, int32 RESHAPE/MUL/SUB, float ops
+]
+ALL = os.environ.get("DELEGATO_VELA_ALL") == "1"
+
+# Where ethos-u85 still differs from Vela: node indices per model, as the
+# target's known_differences list them (plan prints them).
+U85_KNOWN = {
+    "movenet_single_pose_lightning_ptq": {"plan_only": {89, 99, 130, 140, 151}, "vela_only": set()},
+    "keyword_scrambled": {"plan_only": {14}, "vela_only": {0, 13}},
+    "deeplabv3_mnv2_dm05_pascal_quant": {"plan_only": {70}, "vela_only": set()},
+}
+
+
+@pytest.fixture(scope="module")
+def vela():
+    version = vela_compare.vela_version()
+    if not version:
+        pytest.skip("vela not installed (pip install ethos-u-vela; scripts/install_deps.sh does)")
+    return version
+
+
+def models(shared_models):
+    if ALL:
+        return sorted(p.stem for p in shared_models.glob("*.tflite") if p.stem != "model_invoking_error")
+    return SAMPLE
+
+
+def check(delegato_bin, shared_models, name, config):
+    model = shared_models / f"{name}.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} not found")
+    result = vela_compare.compare(delegato_bin, model, config)
+    if result["agree"] is None:
+        pytest.skip(f"Vela does not compile {name} at {config}: {result['vela_error']}")
+    return result
+
+
+@pytest.mark.parametrize("config", ["ethos-u55-256", "ethos-u65-256"])
+def test_ethos_u55_u65_agree_with_vela(delegato_bin, shared_models, vela, config):
+    for name in models(shared_models):
+        r = check(delegato_bin, shared_models, name, config)
+        assert r["agree"], (name, config, r["cpu_only_in_plan"], r["cpu_only_in_vela"], r["vela_unmatched"])
+        assert r["plan_npu_nodes"] == r["vela_npu_nodes"]
+        assert r["plan_cpu"] == r["vela_cpu"]
+
+
+def test_ethos_u85_differs_only_where_the_target_says(delegato_bin, shared_models, vela):
+    names = models(shared_models) if ALL else ["movenet_single_pose_lightning_ptq", "keyword_scrambled",
+                                                 "hello_world_int8"]
+    for name in names:
+        r = check(delegato_bin, shared_models, name, "ethos-u85-256")
+        known = U85_KNOWN.get(name, {"plan_only": set(), "vela_only": set()})
+        assert {d["node"] for d in r["cpu_only_in_plan"]} == known["plan_only"], (name, r["cpu_only_in_plan"])
+        assert {d["node"] for d in r["cpu_only_in_vela"]} == known["vela_only"], (name, r["cpu_only_in_vela"])
+        assert not r["vela_unmatched"]
+
+
+def test_vela_reasons_are_reported(delegato_bin, shared_models, vela):
+    # MoveNet's ARG_MAX over axis 1: Vela's reason and plan's rule say the same thing.
+    r = check(delegato_bin, shared_models, "movenet_single_pose_lightning_ptq", "ethos-u55-256")
+    plan = vela_compare.plan(delegato_bin, shared_models / "movenet_single_pose_lightning_ptq.tflite", "ethos-u55")
+    assert plan["nodes"][89]["op"] == "ARG_MAX"
+    assert "last (depth) axis" in plan["nodes"][89]["reasons"][0]["message"]
+    assert r["vela_cpu"]["ARG_MAX"] == 2
+
+
+def test_u85_plan_prints_its_known_differences(delegato_bin, shared_models):
+    plan = vela_compare.plan(delegato_bin, shared_models / "keyword_scrambled.tflite", "ethos-u85")
+    assert plan["known_differences"] and all(d["oracle"].startswith("Vela") for d in plan["known_differences"])
