@@ -153,3 +153,24 @@ def test_npy_with_other_batch_resizes_input(delegato_bin, shared_models, tmp_pat
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
     np.testing.assert_array_equal(ours, it.get_tensor(it.get_output_details()[0]["index"]))
+
+
+def test_ops_lists_the_op_table(delegato_bin):
+    import json
+    import pathlib
+    proc = run(delegato_bin, "ops", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    table = json.loads(proc.stdout)
+    by_name = {entry["name"]: entry for entry in table}
+    assert by_name["CONV_2D"]["kind"] == "builtin"
+    assert by_name["TFLite_Detection_PostProcess"]["kind"] == "custom"
+    for entry in table:
+        assert 1 <= entry["min_version"] <= entry["max_version"], entry
+    # One entry per line of the table (src/ops/op_list.inc).
+    op_list = pathlib.Path(__file__).resolve().parents[2] / "src" / "ops" / "op_list.inc"
+    lines = [l for l in op_list.read_text().splitlines() if l.startswith(("DLG_BUILTIN(", "DLG_CUSTOM("))]
+    assert len(table) == len(lines)
+    text = run(delegato_bin, "ops")
+    assert text.returncode == 0 and "CONV_2D\tbuiltin\tv" in text.stdout
+    bad = run(delegato_bin, "ops", "--format", "yaml")
+    assert bad.returncode == 2 and "--format" in bad.stderr
