@@ -19,11 +19,13 @@ echo "== build (Release)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$JOBS"
 
-echo "== unit tests"
-(cd build && ctest --output-on-failure -j"$JOBS") || failed=1
+echo "== unit tests (each single-op case dumped for the LiteRT replay below)"
+rm -rf build/op_cases
+(cd build && DELEGATO_OP_DUMP_DIR="$PWD/op_cases" ctest --output-on-failure -j"$JOBS") || failed=1
 
-echo "== Python tests (CLI, writer, conformance vs LiteRT)"
-DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance || failed=1
+echo "== Python tests (CLI, writer, conformance and single-op cases vs LiteRT)"
+DELEGATO_BIN="$PWD/build/delegato" DELEGATO_OP_CASES="$PWD/build/op_cases" \
+  python3 -m pytest -q tests/python tests/conformance || failed=1
 
 echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ops/kernel.h"
 
@@ -16,5 +18,20 @@ std::span<const OpKernel> AllKernels();
 // range excludes `version` is returned too, so the caller can say
 // "version N not supported (1..M)".
 const OpKernel* FindKernel(BuiltinOp builtin, std::string_view custom_code);
+
+// A node of a model this runtime cannot run: no kernel for its op, its version
+// outside the kernel's range, or options the reader did not understand.
+struct UnsupportedNode {
+  int index = 0;
+  std::string op_name;
+  int version = 1;
+  // "node 3 (SHAPE): op is not supported by this runtime (version 1; inputs:
+  // float32 [1,4]; outputs: int32 [2])"
+  std::string message;
+};
+
+// Every unsupported node of subgraph `subgraph`, in node order (all of them,
+// not only the first, so a user sees at once what a model needs).
+std::vector<UnsupportedNode> FindUnsupportedNodes(const ModelDef& model, size_t subgraph = 0);
 
 }  // namespace delegato

@@ -214,6 +214,14 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
     }
   }
 
+  // Every unsupported node is found before failing, so the error can say how
+  // many there are; it names the first in full (`delegato inspect` lists all).
+  const std::vector<UnsupportedNode> unsupported = FindUnsupportedNodes(*model_, 0);
+  if (!unsupported.empty()) {
+    if (unsupported.size() == 1) Fail(unsupported[0].message);
+    Fail(unsupported[0].message, "; ", unsupported.size() - 1,
+         " more unsupported node(s) (delegato inspect lists them all)");
+  }
   nodes_.resize(graph.operators.size());
   for (size_t i = 0; i < graph.operators.size(); ++i) {
     const OperatorDef& op = graph.operators[i];
@@ -225,20 +233,7 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
     const OperatorCodeDef& code = model_->operator_codes.at(op.opcode_index);
     node.op_name = model_->OpName(op);
     node.version = code.version;
-    const OpKernel* kernel = FindKernel(code.builtin, code.custom_code);
-    if (kernel == nullptr) {
-      if (code.builtin == BuiltinOp::kCustom)
-        Fail("node ", i, " (", node.op_name, "): custom op '", code.custom_code,
-             "' is not supported by this runtime");
-      Fail("node ", i, " (", node.op_name, "): op is not supported by this runtime");
-    }
-    if (code.version < kernel->min_version || code.version > kernel->max_version)
-      Fail("node ", i, " (", node.op_name, "): op version ", code.version,
-           " is not supported (this runtime implements versions ", kernel->min_version, "..",
-           kernel->max_version, ")");
-    if (op.unparsed_options)
-      Fail("node ", i, " (", node.op_name, "): builtin options of this op are not understood");
-    node.kernel = kernel;
+    node.kernel = FindKernel(code.builtin, code.custom_code);
   }
 
   for (int32_t input : graph.inputs) input_dims_.push_back(graph.tensors[input].shape);

@@ -19,5 +19,6 @@ int CmdFix(const Args& args);     // rewrites a model for a target (passes), wit
 int CmdBench(const Args& args);    // benchmark_model-compatible latency, memory and op profiling
 int CmdDiff(const Args& args);     // inference_diff: reference vs configuration under test, per layer
 int CmdCache(const Args& args);    // ls / clear a compilation cache directory
+int CmdOps(const Args& args);      // the op table: every op, builtin/custom, version range
 
 }  // namespace delegato::tools

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "ops/op_table.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/tool_util.h"
@@ -73,6 +74,13 @@ int Inspect(const Args& args) {
   for (const auto& [kind, count] : weights) std::cout << "  " << kind << ": " << count << "\n";
   std::cout << "quantization (activations):\n";
   for (const auto& [kind, count] : activations) std::cout << "  " << kind << ": " << count << "\n";
+
+  // Every node without a kernel, not only the first Create stops at.
+  const std::vector<UnsupportedNode> unsupported = FindUnsupportedNodes(*model, 0);
+  if (!unsupported.empty()) {
+    std::cout << "unsupported nodes: " << unsupported.size() << "\n";
+    for (const UnsupportedNode& node : unsupported) std::cout << "  " << node.message << "\n";
+  }
 
   Status status;
   InterpreterOptions options;

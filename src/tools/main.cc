@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"bench", delegato::tools::CmdBench, "benchmark a model like TFLite's benchmark_model (same flags and output)"},
     {"diff", delegato::tools::CmdDiff, "compare a configuration (threads, kernels, target, rewritten model) with the reference, per output and per layer"},
     {"cache", delegato::tools::CmdCache, "list or clear a compilation cache directory (--delegate_serialize_dir)"},
+    {"ops", delegato::tools::CmdOps, "list the op table: every op delegato runs and its version range"},
 };
 
 void PrintUsage(std::ostream& out) {

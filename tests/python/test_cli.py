@@ -228,3 +228,24 @@ def test_max_memory_mb_refuses_what_does_not_fit(delegato_bin):
     assert "--max_memory_mb" in proc.stderr
     proc = run(delegato_bin, "inspect", "--max_memory_mb=0")
     assert proc.returncode == 2 and "--max_memory_mb" in proc.stderr
+
+
+def test_ops_lists_the_op_table(delegato_bin):
+    import json
+    import pathlib
+    proc = run(delegato_bin, "ops", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    table = json.loads(proc.stdout)
+    by_name = {entry["name"]: entry for entry in table}
+    assert by_name["CONV_2D"]["kind"] == "builtin"
+    assert by_name["TFLite_Detection_PostProcess"]["kind"] == "custom"
+    for entry in table:
+        assert 1 <= entry["min_version"] <= entry["max_version"], entry
+    # One entry per line of the table (src/ops/op_list.inc).
+    op_list = pathlib.Path(__file__).resolve().parents[2] / "src" / "ops" / "op_list.inc"
+    lines = [l for l in op_list.read_text().splitlines() if l.startswith(("DLG_BUILTIN(", "DLG_CUSTOM("))]
+    assert len(table) == len(lines)
+    text = run(delegato_bin, "ops")
+    assert text.returncode == 0 and "CONV_2D\tbuiltin\tv" in text.stdout
+    bad = run(delegato_bin, "ops", "--format", "yaml")
+    assert bad.returncode == 2 and "--format" in bad.stderr

@@ -62,7 +62,11 @@ std::vector<T> RunConv(const ConvSpec& s, const std::vector<T>& input,
                                 : m.AddConst<B>(TypeOf<B>(), {static_cast<int32_t>(bias->size())},
                                                 *bias, s.bias_q);
   const int out = m.AddOutput(TypeOf<T>(), s.out_q);
-  m.AddOp(BuiltinOp::kConv2d, {in, f, b}, {out}, s.params, 3);
+  // Without a bias the node has two inputs: LiteRT refuses a third input of -1
+  // for this op ("Tensor at index 2 was optional but was expected").
+  std::vector<int32_t> inputs = {in, f};
+  if (b >= 0) inputs.push_back(b);
+  m.AddOp(BuiltinOp::kConv2d, inputs, {out}, s.params, 3);
   const Status st = m.TryBuild(threads);
   if (!st.ok()) {
     ADD_FAILURE() << st.message();

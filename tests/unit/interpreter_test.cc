@@ -3,7 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
 #include "test_util.h"
+#include "tools/commands.h"
 
 namespace delegato {
 namespace {
@@ -31,6 +36,47 @@ TEST(InterpreterTest, UnimplementedBuiltinNamesOp) {
   Status status = m.TryBuild();
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("node 0 (LSH_PROJECTION)"));
+}
+
+// Two unsupported nodes (an unknown builtin, an unsupported version): Create
+// names the first with its version and tensor types and counts the rest;
+// `inspect` lists both.
+OpModel TwoUnsupportedNodes() {
+  OpModel m;
+  int in = m.AddInput(DataType::kInt8, {1, 4}, testing::Q(0.5f, 0));
+  int mid = m.AddTensor(DataType::kInt8, testing::Q(0.5f, 0), {1, 4});
+  int out = m.AddOutput(DataType::kFloat32, {}, {1, 4});
+  m.AddOp(BuiltinOp::kLshProjection, {in}, {mid});
+  m.AddOp(BuiltinOp::kDequantize, {mid}, {out}, std::monostate{}, 99);
+  return m;
+}
+
+TEST(InterpreterTest, CreateErrorNamesNodeOpVersionAndTypes) {
+  OpModel m = TwoUnsupportedNodes();
+  Status status = m.TryBuild();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("node 0 (LSH_PROJECTION): op is not supported"));
+  EXPECT_THAT(status.message(), HasSubstr("version 1; inputs: int8 [1,4]; outputs: int8 [1,4]"));
+  EXPECT_THAT(status.message(), HasSubstr("1 more unsupported node(s)"));
+}
+
+TEST(InterpreterTest, InspectListsEveryUnsupportedNode) {
+  OpModel m = TwoUnsupportedNodes();
+  const std::string path = ::testing::TempDir() + "/two_unsupported.tflite";
+  WriteModelFile(m.model(), path);
+  std::ostringstream captured;
+  std::streambuf* saved = std::cout.rdbuf(captured.rdbuf());
+  const int code = tools::CmdInspect({path});
+  std::cout.rdbuf(saved);
+  EXPECT_EQ(code, 1);
+  const std::string text = captured.str();
+  EXPECT_THAT(text, HasSubstr("unsupported nodes: 2\n"));
+  EXPECT_THAT(text, HasSubstr("  node 0 (LSH_PROJECTION): op is not supported by this runtime "
+                              "(version 1; inputs: int8 [1,4]; outputs: int8 [1,4])\n"));
+  EXPECT_THAT(text, HasSubstr("  node 1 (DEQUANTIZE): op version 99 is not supported (this "
+                              "runtime implements versions 1..8) (version 99; inputs: int8 "
+                              "[1,4]; outputs: float32 [1,4])\n"));
+  std::remove(path.c_str());
 }
 
 TEST(InterpreterTest, RejectsBadThreadCount) {

@@ -1,10 +1,15 @@
 #include "test_util.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
+
+#include "tools/npy.h"
 
 namespace delegato::testing {
 
@@ -108,6 +113,10 @@ void OpModel::AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
 }
 
 Status OpModel::TryBuild(int num_threads, KernelSet kernels) {
+  num_threads_ = num_threads;
+  kernels_ = kernels;
+  dump_dir_.clear();
+  dump_invokes_ = 0;
   Status status;
   InterpreterOptions options;
   options.num_threads = num_threads;
@@ -122,7 +131,118 @@ void OpModel::Build(int num_threads, KernelSet kernels) {
   ASSERT_TRUE(status.ok()) << status.message();
 }
 
-Status OpModel::TryInvoke() { return interpreter_->Invoke(); }
+Status OpModel::TryInvoke() {
+  static const char* const dump_root = std::getenv("DELEGATO_OP_DUMP_DIR");
+  if (dump_root == nullptr || *dump_root == '\0') return interpreter_->Invoke();
+  // Inputs are captured before Invoke: the replay must see what the kernels saw.
+  std::vector<std::vector<uint8_t>> inputs;
+  for (int i = 0; i < interpreter_->num_inputs(); ++i) {
+    const TensorView view = interpreter_->input(i);
+    const auto* data = static_cast<const uint8_t*>(view.data);
+    inputs.emplace_back(data, data + (data != nullptr ? view.bytes : 0));
+  }
+  Status status = interpreter_->Invoke();
+  if (status.ok()) DumpInvoke(inputs);
+  return status;
+}
+
+namespace {
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonTensor(const TensorView& view) {
+  std::ostringstream out;
+  out << "{\"name\": " << JsonString(view.name) << ", \"type\": " << JsonString(DataTypeName(view.type))
+      << ", \"shape\": [";
+  for (size_t d = 0; d < view.dims.size(); ++d) out << (d ? ", " : "") << view.dims[d];
+  out << "]}";
+  return out.str();
+}
+
+// "Suite.Test/param" -> a directory-name-safe "Suite.Test_param".
+std::string SafeName(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  return name;
+}
+
+}  // namespace
+
+void OpModel::DumpInvoke(const std::vector<std::vector<uint8_t>>& inputs) {
+  namespace fs = std::filesystem;
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string suite = info != nullptr ? info->test_suite_name() : "no_test";
+  const std::string test = info != nullptr ? info->name() : "no_test";
+  if (dump_dir_.empty()) {
+    // One directory per built interpreter: Invokes on it are replayed in order
+    // on one LiteRT interpreter, so stateful ops (variable tensors) compare too.
+    static int counter = 0;
+    char suffix[16];
+    std::snprintf(suffix, sizeof(suffix), "_%03d", counter++);
+    dump_dir_ = (fs::path(std::getenv("DELEGATO_OP_DUMP_DIR")) /
+                 (SafeName(suite + "." + test) + suffix)).string();
+    fs::remove_all(dump_dir_);
+    fs::create_directories(dump_dir_);
+    WriteModelFile(*model_, (fs::path(dump_dir_) / "model.tflite").string());
+  }
+  const fs::path invoke_dir = fs::path(dump_dir_) / ("invoke_" + std::to_string(dump_invokes_));
+  fs::create_directories(invoke_dir);
+  std::string error;
+  try {
+    for (int i = 0; i < interpreter_->num_inputs(); ++i) {
+      const TensorView view = interpreter_->input(i);
+      tools::WriteNpy((invoke_dir / ("input_" + std::to_string(i) + ".npy")).string(), view.type,
+                      std::vector<int32_t>(view.dims.begin(), view.dims.end()),
+                      inputs[i].data(), inputs[i].size());
+    }
+    for (int i = 0; i < interpreter_->num_outputs(); ++i) {
+      const TensorView view = interpreter_->output(i);
+      tools::WriteNpy((invoke_dir / ("output_" + std::to_string(i) + ".npy")).string(), view.type,
+                      std::vector<int32_t>(view.dims.begin(), view.dims.end()), view.data,
+                      view.data != nullptr ? view.bytes : 0);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();  // e.g. a tensor type .npy cannot hold: recorded, not replayed
+  }
+  ++dump_invokes_;
+
+  std::ostringstream meta;
+  meta << "{\n  \"suite\": " << JsonString(suite) << ",\n  \"test\": " << JsonString(test)
+       << ",\n  \"ops\": [";
+  const SubgraphDef& graph = model_->subgraphs[0];
+  for (size_t o = 0; o < graph.operators.size(); ++o) {
+    const OperatorDef& op = graph.operators[o];
+    meta << (o ? ", " : "") << "{\"name\": " << JsonString(model_->OpName(op))
+         << ", \"version\": " << model_->operator_codes[op.opcode_index].version << "}";
+  }
+  meta << "],\n  \"kernels\": \"" << (kernels_ == KernelSet::kReference ? "reference" : "optimized")
+       << "\",\n  \"num_threads\": " << num_threads_ << ",\n  \"invokes\": " << dump_invokes_
+       << ",\n  \"inputs\": [";
+  for (int i = 0; i < interpreter_->num_inputs(); ++i)
+    meta << (i ? ", " : "") << JsonTensor(interpreter_->input(i));
+  meta << "],\n  \"outputs\": [";
+  for (int i = 0; i < interpreter_->num_outputs(); ++i)
+    meta << (i ? ", " : "") << JsonTensor(interpreter_->output(i));
+  meta << "]";
+  if (!error.empty()) meta << ",\n  \"dump_error\": " << JsonString(error);
+  meta << "\n}\n";
+  std::ofstream(fs::path(dump_dir_) / "meta.json") << meta.str();
+}
 
 void OpModel::Invoke() {
   Status status = TryInvoke();

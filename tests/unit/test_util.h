@@ -87,8 +87,17 @@ class OpModel {
   Interpreter& interpreter() { return *interpreter_; }
 
  private:
+  // With DELEGATO_OP_DUMP_DIR set, each successful Invoke is recorded for the
+  // LiteRT replay (tests/conformance/test_single_ops.py): the model as the
+  // writer serializes it, inputs and outputs as .npy, and meta.json.
+  void DumpInvoke(const std::vector<std::vector<uint8_t>>& inputs);
+
   std::shared_ptr<ModelDef> model_;
   std::unique_ptr<Interpreter> interpreter_;
+  int num_threads_ = 1;
+  KernelSet kernels_ = KernelSet::kOptimized;
+  std::string dump_dir_;  // this interpreter's case directory, once created
+  int dump_invokes_ = 0;
 };
 
 // Quantizes floats with the given parameters, rounding like TFLite's tests.

@@ -18,12 +18,9 @@ inline void ReluFloat(const float* in, float* out, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) out[i] = in[i] < 0.0f ? 0.0f : in[i];
 }
 
-// min(max(0, x), 6) in TFLite's argument order: a NaN input gives 0.
+// x > 6 ? 6 : x < 0 ? 0 : x, as LiteRT's reference kernel: a NaN input stays NaN.
 inline void Relu6Float(const float* in, float* out, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float raised = (0.0f < in[i]) ? in[i] : 0.0f;
-    out[i] = (6.0f < raised) ? 6.0f : raised;
-  }
+  for (int64_t i = begin; i < end; ++i) out[i] = in[i] > 6.0f ? 6.0f : in[i] < 0.0f ? 0.0f : in[i];
 }
 
 // Quantized RELU/RELU6: out = clamp(out_zp + (in - in_zp) * in_s/out_s).

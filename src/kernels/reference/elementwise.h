@@ -257,11 +257,12 @@ inline T QuantizedDiv(int32_t a, int32_t b, const QuantizedMulDivParams& p) {
   return static_cast<T>(std::min(p.act_max, std::max(p.act_min, output)));
 }
 
-// Integer division truncating toward zero; INT_MIN / -1 wraps to INT_MIN
-// instead of trapping. The divisor must not be zero.
+// Integer division truncating toward zero; INT_MIN / -1 saturates to INT_MAX
+// instead of trapping (what LiteRT's reference kernel gives). The divisor must
+// not be zero.
 template <class T>
 inline T IntegerDivide(T a, T b) {
-  if (b == -1) return WrapSub(T{0}, a);
+  if (b == -1) return a == std::numeric_limits<T>::min() ? std::numeric_limits<T>::max() : T(-a);
   return a / b;
 }
 

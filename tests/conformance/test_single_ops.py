@@ -1,0 +1,290 @@
+"""Every single-op unit test case, replayed in LiteRT's reference kernels.
+
+The C++ unit tests build their one-op models with OpModel (tests/unit/test_util.h).
+With DELEGATO_OP_DUMP_DIR set, each interpreter they invoke leaves a case directory:
+model.tflite (written by delegato's own writer), invoke_<k>/input_<i>.npy and
+invoke_<k>/output_<i>.npy (delegato's outputs), and meta.json. Here every case runs in
+LiteRT (`OpResolverType.BUILTIN_REF`), invokes replayed in order on one interpreter
+(stateful ops carry their variables over), and the outputs are compared:
+
+- integer and bool outputs: exactly equal (bit-exactness is the contract);
+- float outputs: |delegato - litert| <= FLOAT_ATOL + FLOAT_RTOL * |litert|, NaN where
+  LiteRT has NaN. Per-op exceptions with their reason are in FLOAT_TOLERANCE_BY_OP.
+
+Where the cases come from: DELEGATO_OP_CASES names a directory the unit tests already
+filled (CI: the ctest stage runs with DELEGATO_OP_DUMP_DIR=build/op_cases); otherwise
+this test runs the unit-test binaries of build/ (DELEGATO_BUILD_DIR) itself.
+
+LiteRT's reference kernels can abort the process on some inputs, so cases run in child
+processes, in batches; a batch that dies is resumed after the case it died on, and
+that case is reported as "LiteRT aborts" (not a delegato failure, but listed).
+
+Coverage: every entry of the op table (`delegato ops --format json`) must appear in at
+least one case that matched LiteRT. The per-case results are written to
+<cases>/results.json for scripts/ops_doc.py (docs/ops.md).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BATCH_SIZE = 200
+
+FLOAT_RTOL = 1e-5
+FLOAT_ATOL = 1e-6
+# op name -> (rtol, atol, why). Float kernels that evaluate transcendental functions
+# or accumulate in another order than LiteRT's reference loops.
+FLOAT_TOLERANCE_BY_OP: dict[str, tuple[float, float, str]] = {}
+
+# TFLite_Detection_PostProcess writes only the first num_detections (output 3) rows of
+# its boxes, classes and scores; LiteRT leaves the remaining rows as the arena held
+# them, so only the valid rows are compared.
+DETECTION_POSTPROCESS = "TFLite_Detection_PostProcess"
+
+# Cases LiteRT refuses to load or prepare, that are nevertheless not delegato bugs:
+# test name (suite.test) -> reason. Anything else LiteRT rejects fails the test (the
+# writer produced a model TFLite does not accept, or delegato accepts what TFLite refuses).
+_CONV_NEEDS_BIAS = ("LiteRT's CONV_2D requires a bias input (tflite/kernels/conv.cc: has_bias); "
+                    "delegato runs a bias-less CONV_2D as a zero bias, a superset (converters "
+                    "always write the bias)")
+LITERT_REJECTS_ALLOWED: dict[str, str] = {
+    "Conv2DFloat.NoBias": _CONV_NEEDS_BIAS,
+    "Conv2DInt8PerChannel.NoBias": _CONV_NEEDS_BIAS,
+}
+
+
+# ---------------------------------------------------------------------------
+# The worker: runs in a child process, one JSON line per case on stdout.
+
+def _load_npy(path: Path):
+    return np.load(path, allow_pickle=False)
+
+
+def _tolerance(ops):
+    rtol, atol = FLOAT_RTOL, FLOAT_ATOL
+    for op in ops:
+        if op["name"] in FLOAT_TOLERANCE_BY_OP:
+            r, a, _ = FLOAT_TOLERANCE_BY_OP[op["name"]]
+            rtol, atol = max(rtol, r), max(atol, a)
+    return rtol, atol
+
+
+def _compare(ours: np.ndarray, theirs: np.ndarray, rtol: float, atol: float) -> str | None:
+    if ours.dtype != theirs.dtype:
+        return f"dtype {ours.dtype} vs LiteRT {theirs.dtype}"
+    if ours.shape != theirs.shape:
+        return f"shape {list(ours.shape)} vs LiteRT {list(theirs.shape)}"
+    if np.issubdtype(ours.dtype, np.floating):
+        a = ours.astype(np.float64)
+        b = theirs.astype(np.float64)
+        nan_mismatch = np.isnan(a) != np.isnan(b)
+        with np.errstate(invalid="ignore"):
+            close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+        bad = ~close | nan_mismatch
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            return (f"{int(bad.sum())}/{bad.size} values beyond rtol {rtol} atol {atol}; first at "
+                    f"flat index {i}: {a.flat[i]!r} vs LiteRT {b.flat[i]!r}")
+        return None
+    bad = ours != theirs
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        return (f"{int(bad.sum())}/{bad.size} values differ; first at flat index {i}: "
+                f"{ours.flat[i]!r} vs LiteRT {theirs.flat[i]!r}")
+    return None
+
+
+def replay_case(case: Path) -> dict:
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    meta = json.loads((case / "meta.json").read_text())
+    result = {"case": case.name, "test": f"{meta['suite']}.{meta['test']}", "ops": meta["ops"],
+              "kernels": meta["kernels"], "num_threads": meta["num_threads"],
+              "types": sorted({t["type"] for t in meta["inputs"] + meta["outputs"]})}
+    if "dump_error" in meta:
+        result.update(status="not_dumped", detail=meta["dump_error"])
+        return result
+    try:
+        interpreter = Interpreter(model_path=str(case / "model.tflite"),
+                                  experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        interpreter.allocate_tensors()
+    except Exception as error:  # LiteRT raises ValueError / RuntimeError
+        result.update(status="litert_rejects", detail=str(error).strip().splitlines()[-1:])
+        return result
+    rtol, atol = _tolerance(meta["ops"])
+    inputs = interpreter.get_input_details()
+    outputs = interpreter.get_output_details()
+    for k in range(meta["invokes"]):
+        step = case / f"invoke_{k}"
+        try:
+            values = [_load_npy(step / f"input_{i}.npy") for i in range(len(inputs))]
+            resized = False
+            for detail, value in zip(inputs, values):
+                if list(detail["shape"]) != list(value.shape):
+                    interpreter.resize_tensor_input(detail["index"], list(value.shape))
+                    resized = True
+            if resized:
+                interpreter.allocate_tensors()
+            for detail, value in zip(inputs, values):
+                interpreter.set_tensor(detail["index"], value)
+            interpreter.invoke()
+        except Exception as error:
+            result.update(status="litert_rejects",
+                          detail=f"invoke {k}: " + " ".join(str(error).strip().splitlines()[-1:]))
+            return result
+        theirs_all = [interpreter.get_tensor(d["index"]) for d in outputs]
+        valid_rows = None
+        if any(op["name"] == DETECTION_POSTPROCESS for op in meta["ops"]) and len(outputs) == 4:
+            valid_rows = int(theirs_all[3].reshape(-1)[0])
+        for i, theirs in enumerate(theirs_all):
+            ours = _load_npy(step / f"output_{i}.npy")
+            if valid_rows is not None and i < 3 and ours.shape == theirs.shape and ours.ndim >= 2:
+                ours, theirs = ours[:, :valid_rows], theirs[:, :valid_rows]
+            problem = _compare(ours, theirs, rtol, atol)
+            if problem:
+                result.update(status="mismatch", detail=f"invoke {k} output {i}: {problem}")
+                return result
+    result.update(status="match")
+    return result
+
+
+def _worker(cases: list[str]) -> None:
+    for case in cases:
+        try:
+            result = replay_case(Path(case))
+        except Exception as error:  # a malformed dump: reported, the batch goes on
+            result = {"case": Path(case).name, "status": "harness_error", "detail": repr(error)}
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------
+# The parent: produces the cases (or finds them), replays them in batches.
+
+def _run_batch(cases: list[Path]) -> tuple[list[dict], bool]:
+    proc = subprocess.run([sys.executable, __file__, "--worker", *map(str, cases)],
+                          capture_output=True, text=True)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return results, proc.returncode != 0
+
+
+def replay_all(cases: list[Path]) -> list[dict]:
+    results: list[dict] = []
+    pending = list(cases)
+    while pending:
+        batch = pending[:BATCH_SIZE]
+        done, crashed = _run_batch(batch)
+        results.extend(done)
+        pending = pending[len(done):]
+        if crashed and pending:
+            # The worker flushes each result, so the first unreported case is the one
+            # it died on; confirm alone, then resume after it.
+            suspect = pending.pop(0)
+            alone, alone_crashed = _run_batch([suspect])
+            if alone_crashed and not alone:
+                meta = json.loads((suspect / "meta.json").read_text())
+                results.append({"case": suspect.name, "test": f"{meta['suite']}.{meta['test']}",
+                                "ops": meta["ops"], "kernels": meta["kernels"],
+                                "num_threads": meta["num_threads"], "types": [],
+                                "status": "litert_aborts",
+                                "detail": "LiteRT's reference kernel killed the process"})
+            else:
+                results.extend(alone)
+    return results
+
+
+def _build_dir() -> Path:
+    return Path(os.environ.get("DELEGATO_BUILD_DIR", REPO / "build"))
+
+
+def _produce_cases(out: Path) -> None:
+    binaries = sorted(p for p in _build_dir().glob("*_test") if os.access(p, os.X_OK))
+    if not binaries:
+        pytest.skip(f"no unit-test binaries in {_build_dir()} (build first, or set DELEGATO_OP_CASES)")
+    env = dict(os.environ, DELEGATO_OP_DUMP_DIR=str(out))
+    for binary in binaries:
+        # Failures of the unit tests themselves are ctest's business; the dumps of the
+        # invokes that succeeded are what is compared here.
+        subprocess.run([str(binary), "--gtest_brief=1"], env=env, cwd=_build_dir(),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="session")
+def replay_results(tmp_path_factory):
+    pytest.importorskip("ai_edge_litert.interpreter")
+    given = os.environ.get("DELEGATO_OP_CASES")
+    if given:
+        root = Path(given)
+        if not root.is_dir():
+            pytest.fail(f"DELEGATO_OP_CASES={given} is not a directory")
+    else:
+        root = tmp_path_factory.mktemp("op_cases")
+        _produce_cases(root)
+    cases = sorted(p for p in root.iterdir() if (p / "meta.json").is_file())
+    if not cases:
+        pytest.fail(f"no dumped cases in {root}")
+    results = replay_all(cases)
+    (root / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    return results
+
+
+def _lines(results, status):
+    return [f"  {r['case']} ({'+'.join(o['name'] for o in r.get('ops', []))}): {r.get('detail', '')}"
+            for r in results if r["status"] == status]
+
+
+def test_every_case_matches_litert(replay_results):
+    bad = [r for r in replay_results if r["status"] in ("mismatch", "harness_error", "not_dumped")]
+    summary = {}
+    for r in replay_results:
+        summary[r["status"]] = summary.get(r["status"], 0) + 1
+    print("single-op replay:", summary)
+    assert not bad, ("delegato differs from LiteRT (BUILTIN_REF):\n" +
+                     "\n".join(_lines(bad, "mismatch") + _lines(bad, "harness_error") +
+                               _lines(bad, "not_dumped")))
+
+
+def test_litert_rejects_only_allowlisted(replay_results):
+    rejected = [r for r in replay_results
+                if r["status"] == "litert_rejects" and r["test"] not in LITERT_REJECTS_ALLOWED]
+    assert not rejected, ("LiteRT refuses models delegato ran (not in LITERT_REJECTS_ALLOWED):\n" +
+                          "\n".join(_lines(rejected, "litert_rejects")))
+
+
+def test_allowlisted_rejects_still_exist(replay_results):
+    """An allow-list entry whose test no longer produces a rejected case is stale."""
+    rejected = {r["test"] for r in replay_results if r["status"] == "litert_rejects"}
+    stale = sorted(set(LITERT_REJECTS_ALLOWED) - rejected)
+    assert not stale, f"LITERT_REJECTS_ALLOWED entries LiteRT no longer rejects: {stale}"
+
+
+def test_litert_aborts_are_reported(replay_results):
+    aborted = _lines(replay_results, "litert_aborts")
+    if aborted:
+        # Not a delegato failure: LiteRT's reference kernel cannot be an oracle there.
+        print("LiteRT aborts on:\n" + "\n".join(aborted))
+
+
+def test_every_table_op_has_a_litert_checked_case(replay_results):
+    binary = Path(os.environ.get("DELEGATO_BIN", _build_dir() / "delegato"))
+    if not binary.exists():
+        pytest.skip(f"delegato binary not found at {binary}")
+    table = json.loads(subprocess.run([str(binary), "ops", "--format", "json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    checked = {op["name"] for r in replay_results if r["status"] == "match" for op in r["ops"]}
+    missing = [f"{e['name']} (v{e['min_version']}-{e['max_version']})" for e in table
+               if e["name"] not in checked]
+    assert not missing, ("op table entries without a single-op case that matched LiteRT "
+                         "(add an OpModel test): " + ", ".join(missing))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--worker":
+    _worker(sys.argv[2:])
