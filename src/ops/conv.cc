@@ -3,8 +3,10 @@
 //
 // Supported: float32; uint8 with per-tensor asymmetric weights (the legacy
 // scheme); int8 activations with int8 weights quantized per tensor or per
-// output channel. Hybrid (float activations, quantized weights), int16
-// activations and shuffled FC weights are rejected in Prepare.
+// output channel; int16x8 (int16 activations with zero point 0, int8 weights,
+// INT64 bias or none), which always runs the reference kernels of
+// kernels/reference/int16x8.h. Hybrid (float activations, quantized weights)
+// and shuffled FC weights are rejected in Prepare.
 //
 // Multipliers are computed exactly as TFLite's Prepare does, which differs by
 // path: legacy uint8 convolutions use double(float(in_s * w_s)) / out_s,
@@ -27,6 +29,7 @@
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/fully_connected.h"
+#include "kernels/reference/int16x8.h"
 #include "ops/kernel.h"
 
 namespace delegato {
@@ -103,6 +106,11 @@ TensorQuant ActivationQuant(KernelContext& ctx, const Node& node, const Tensor& 
   DLG_NODE_CHECK(ctx, node, std::isfinite(scale) && scale > 0.0f, role, " tensor \"", t.name,
                  "\" has invalid scale ", scale);
   const int64_t zp = q.zero_point.empty() ? 0 : q.zero_point[0];
+  if (t.type == DataType::kInt16) {
+    // int16x8 activations are symmetric.
+    DLG_NODE_CHECK(ctx, node, zp == 0, role, " tensor \"", t.name,
+                   "\" (INT16) must have zero point 0, has ", zp);
+  }
   const int64_t lo = t.type == DataType::kUInt8 ? 0 : -128;
   const int64_t hi = t.type == DataType::kUInt8 ? 255 : 127;
   DLG_NODE_CHECK(ctx, node, zp >= lo && zp <= hi, role, " tensor \"", t.name, "\" has zero point ",
@@ -198,6 +206,9 @@ void ComputeConvMultipliers(KernelContext& ctx, const Node& node, DataType type,
     quant::QuantizeMultiplier(real, &multiplier, &shift);
     DLG_NODE_CHECK(ctx, node, shift <= 31, "effective output scale ", real,
                    " of channel ", c, " is too large to requantize");
+    // The 64-bit requantization of int16x8 shifts right by 15 - shift.
+    DLG_NODE_CHECK(ctx, node, type != DataType::kInt16 || shift <= 14, "effective output scale ",
+                   real, " of channel ", c, " is too large to requantize 16x8");
     (*multipliers)[c] = multiplier;
     (*shifts)[c] = shift;
   }
@@ -219,21 +230,33 @@ ActivationRange ComputeActivationRange(KernelContext& ctx, const Node& node, Act
     DLG_NODE_CHECK(ctx, node, act == Activation::kNone || 6.0f / out.scale < 2.0e9f,
                    "output scale ", out.scale, " is too small for fused activation ",
                    ActivationName(act));
-    ok = type == DataType::kUInt8
-             ? quant::ActivationRangeQuantized<uint8_t>(act, out.scale, out.zero_point,
-                                                        &r.quant_min, &r.quant_max)
-             : quant::ActivationRangeQuantized<int8_t>(act, out.scale, out.zero_point,
-                                                       &r.quant_min, &r.quant_max);
+    if (type == DataType::kUInt8)
+      ok = quant::ActivationRangeQuantized<uint8_t>(act, out.scale, out.zero_point, &r.quant_min,
+                                                    &r.quant_max);
+    else if (type == DataType::kInt16)
+      ok = quant::ActivationRangeQuantized<int16_t>(act, out.scale, out.zero_point, &r.quant_min,
+                                                    &r.quant_max);
+    else
+      ok = quant::ActivationRangeQuantized<int8_t>(act, out.scale, out.zero_point, &r.quant_min,
+                                                   &r.quant_max);
   }
   DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(act), " is not supported");
   return r;
 }
 
-// Input/filter/output types of a convolution-like op: all float32, all uint8
-// or all int8. Names every tensor type otherwise.
+// Input/filter/output types of a convolution-like op: all float32, all uint8,
+// all int8, or int16 input and output with int8 weights (int16x8). Names
+// every tensor type otherwise.
 DataType CheckConvTypes(KernelContext& ctx, const Node& node, const Tensor& input,
                         const Tensor& filter, const Tensor& output) {
   const DataType t = input.type;
+  if (t == DataType::kInt16) {
+    DLG_NODE_CHECK(ctx, node, filter.type == DataType::kInt8 && output.type == DataType::kInt16,
+                   "unsupported types: input \"", input.name, "\" INT16, filter \"", filter.name,
+                   "\" ", DataTypeName(filter.type), ", output \"", output.name, "\" ",
+                   DataTypeName(output.type), " (int16x8 needs INT8 weights and an INT16 output)");
+    return t;
+  }
   const bool supported = t == DataType::kFloat32 || IsQuantizedType(t);
   const bool hybrid = t == DataType::kFloat32 && IsQuantizedType(filter.type);
   DLG_NODE_CHECK(ctx, node, !hybrid, "hybrid ", DataTypeName(t), " input with ",
@@ -241,17 +264,27 @@ DataType CheckConvTypes(KernelContext& ctx, const Node& node, const Tensor& inpu
   DLG_NODE_CHECK(ctx, node, supported && filter.type == t && output.type == t,
                  "unsupported types: input \"", input.name, "\" ", DataTypeName(t), ", filter \"",
                  filter.name, "\" ", DataTypeName(filter.type), ", output \"", output.name, "\" ",
-                 DataTypeName(output.type), " (supported: all FLOAT32, all UINT8, all INT8)");
+                 DataTypeName(output.type),
+                 " (supported: all FLOAT32, all UINT8, all INT8, INT16 with INT8 weights)");
   return t;
 }
 
 void CheckBias(KernelContext& ctx, const Node& node, const Tensor* bias, DataType type,
                int32_t channels) {
   if (bias == nullptr) return;
-  const DataType expected = type == DataType::kFloat32 ? DataType::kFloat32 : DataType::kInt32;
-  DLG_NODE_CHECK(ctx, node, bias->type == expected, "bias tensor \"", bias->name, "\" has type ",
-                 DataTypeName(bias->type), ", expected ", DataTypeName(expected), " for ",
-                 DataTypeName(type), " input");
+  if (type == DataType::kInt16) {
+    // TFLite's schema also allows an INT32 bias here, but LiteRT 2.3's
+    // reference kernels read it as INT64 (FULLY_CONNECTED, CONV_2D) or reject
+    // it (DEPTHWISE_CONV_2D), so there is no result to reproduce.
+    DLG_NODE_CHECK(ctx, node, bias->type == DataType::kInt64, "bias tensor \"", bias->name,
+                   "\" has type ", DataTypeName(bias->type),
+                   ", expected INT64 for INT16 input (int16x8 with an INT32 bias is not supported)");
+  } else {
+    const DataType expected = type == DataType::kFloat32 ? DataType::kFloat32 : DataType::kInt32;
+    DLG_NODE_CHECK(ctx, node, bias->type == expected, "bias tensor \"", bias->name,
+                   "\" has type ", DataTypeName(bias->type), ", expected ",
+                   DataTypeName(expected), " for ", DataTypeName(type), " input");
+  }
   DLG_NODE_CHECK(ctx, node, bias->NumElements() == channels, "bias tensor \"", bias->name,
                  "\" has ", bias->NumElements(), " elements, expected ", channels);
   if (type != DataType::kFloat32) {
@@ -391,8 +424,10 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   if (type != DataType::kFloat32) {
     const TensorQuant in_q = ActivationQuant(ctx, node, input, "input");
     out_q = ActivationQuant(ctx, node, output, "output");
-    const WeightQuant w = FilterQuant(ctx, node, filter, g.output_depth,
-                                      /*require_zero_zero_points=*/type == DataType::kInt8);
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth,
+                    /*require_zero_zero_points=*/type == DataType::kInt8 ||
+                        type == DataType::kInt16);
     if (type == DataType::kUInt8)
       CheckLegacyBiasScale(ctx, node, bias, in_q.scale, w.scales[0], out_q.scale);
     ComputeConvMultipliers(ctx, node, type, in_q, w, out_q, g.output_depth, &d->q.multipliers,
@@ -404,8 +439,9 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
 
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
-  if (ctx.optimized() && type != DataType::kFloat32 && filter.is_constant() &&
-      (bias == nullptr || bias->is_constant()) && optimized::QuantConv::Covers(g)) {
+  if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
+      filter.is_constant() && (bias == nullptr || bias->is_constant()) &&
+      optimized::QuantConv::Covers(g)) {
     optimized::QuantConvParams p;
     p.geometry = g;
     p.is_uint8 = type == DataType::kUInt8;
@@ -481,6 +517,15 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   q.act_max = d.q.act.quant_max;
   q.multiplier = d.q.multipliers.data();
   q.shift = d.q.shifts.data();
+  if (d.type == DataType::kInt16) {
+    const int16_t* in = input.data_as<int16_t>();
+    int16_t* out = output.data_as<int16_t>();
+    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+    });
+    return;
+  }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
   if (d.type == DataType::kUInt8) {
     const uint8_t* in = input.data_as<uint8_t>();
@@ -594,8 +639,9 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
   d->q.act = ComputeActivationRange(ctx, node, params.activation, type, out_q);
 
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
-  if (ctx.optimized() && type != DataType::kFloat32 && filter.is_constant() &&
-      (bias == nullptr || bias->is_constant()) && optimized::QuantDepthwise::Covers(g)) {
+  if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
+      filter.is_constant() && (bias == nullptr || bias->is_constant()) &&
+      optimized::QuantDepthwise::Covers(g)) {
     optimized::QuantDepthwiseParams p;
     p.geometry = g;
     p.is_uint8 = type == DataType::kUInt8;
@@ -670,6 +716,15 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   q.act_max = d.q.act.quant_max;
   q.multiplier = d.q.multipliers.data();
   q.shift = d.q.shifts.data();
+  if (d.type == DataType::kInt16) {
+    const int16_t* in = input.data_as<int16_t>();
+    int16_t* out = output.data_as<int16_t>();
+    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::DepthwiseConv16x8(g, in, packed, b, q, out, begin, end);
+    });
+    return;
+  }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
   if (d.type == DataType::kUInt8) {
     const uint8_t* in = input.data_as<uint8_t>();
@@ -804,7 +859,8 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
 
   ctx.SetOutputDims(node, 0, std::move(out_dims));
   const size_t element_size = type == DataType::kFloat32 ? sizeof(float) : sizeof(int16_t);
-  if (ctx.optimized() && type != DataType::kFloat32 && weights.is_constant() &&
+  if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
+      weights.is_constant() &&
       (bias == nullptr || bias->is_constant()) &&
       (type == DataType::kUInt8 || d->q.filter_offset == 0) && g.accum_depth > 0 &&
       g.batches > 0 && g.output_depth > 0) {
@@ -888,6 +944,15 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   q.act_min = d.q.act.quant_min;
   q.act_max = d.q.act.quant_max;
   q.output_scale = d.q.output_scales.data();
+  if (d.type == DataType::kInt16) {
+    const int16_t* in = input.data_as<int16_t>();
+    int16_t* out = output.data_as<int16_t>();
+    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+      reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
+    });
+    return;
+  }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
   if (d.type == DataType::kUInt8) {
     const uint8_t* in = input.data_as<uint8_t>();

@@ -566,7 +566,14 @@ TEST(Conv2DErrors, HybridWeights) {
 TEST(Conv2DErrors, Int16Activations) {
   BadConv c;
   c.in_type = c.out_type = DataType::kInt16;
-  ExpectFailure(c, "input \"t0\" INT16");
+  ExpectFailure(c, "expected INT64 for INT16 input");  // the INT32 bias
+  c.bias_size = -1;
+  EXPECT_TRUE(c.Build().ok()) << c.Build().message();
+  c.filter_type = DataType::kInt16;
+  ExpectFailure(c, "int16x8 needs INT8 weights");
+  c.filter_type = DataType::kInt8;
+  c.in_q = Q(0.5f, 3);
+  ExpectFailure(c, "(INT16) must have zero point 0");
 }
 
 TEST(Conv2DErrors, BiasSize) {

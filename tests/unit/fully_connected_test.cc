@@ -412,7 +412,14 @@ TEST(FullyConnectedErrors, BiasSize) {
 TEST(FullyConnectedErrors, Int16) {
   BadFc c;
   c.in_type = c.out_type = DataType::kInt16;
-  ExpectFailure(c, "INT16");
+  ExpectFailure(c, "expected INT64 for INT16 input");  // the INT32 bias
+  c.bias_size = -1;
+  EXPECT_TRUE(c.Build().ok()) << c.Build().message();
+  c.out_type = DataType::kInt8;
+  ExpectFailure(c, "int16x8 needs INT8 weights and an INT16 output");
+  c.out_type = DataType::kInt16;
+  c.out_q = Q(1.0f, -2);
+  ExpectFailure(c, "(INT16) must have zero point 0");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "kernels/quantization.h"
+#include "kernels/reference/int16x8.h"
 
 namespace delegato::reference {
 
@@ -35,22 +36,6 @@ struct TransposeConvGeometry {
     return static_cast<size_t>(batches) * output_height * output_width * output_depth;
   }
 };
-
-// x * multiplier * 2^shift for a 64-bit accumulator (TFLite's int64
-// MultiplyByQuantizedMultiplier): the Q31 multiplier is first rounded to 16
-// bits, then one rounding right shift by 15 - shift.
-inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
-  const int32_t reduced = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
-  const int total_shift = 15 - shift;
-  const int64_t round = int64_t{1} << (total_shift - 1);
-  // Wrapping multiply: absurd accumulators wrap as on x86 instead of being undefined.
-  const int64_t product =
-      static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(int64_t{reduced}));
-  const int64_t result = static_cast<int64_t>(static_cast<uint64_t>(product) +
-                                              static_cast<uint64_t>(round)) >>
-                         total_shift;
-  return static_cast<int32_t>(result);
-}
 
 // Adds input * filter products into acc (zeroed first, output_elements long).
 // product(input_value, filter_value) gives the term.
