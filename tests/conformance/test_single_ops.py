@@ -241,6 +241,8 @@ def replay_results(tmp_path_factory):
         pytest.fail(f"no dumped cases in {root}")
     results = replay_all(cases)
     (root / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    for r in results:
+        r["_root"] = str(root)
     return results
 
 
@@ -306,3 +308,35 @@ def test_every_table_op_has_a_litert_checked_case(replay_results):
 
 if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] == "--worker":
     _worker(sys.argv[2], sys.argv[3:])
+
+
+@pytest.mark.parametrize("kind", ["integer", "float"])
+def test_replay_catches_a_wrong_output(replay_results, tmp_path, kind):
+    """The comparison itself: one matched case with one output value changed must fail."""
+    import shutil
+    root = Path(replay_results[0]["_root"])  # where the cases are
+    for r in replay_results:
+        case = root / r["case"]
+        out = case / "invoke_0" / "output_0.npy"
+        if r["status"] != "match" or not out.is_file():
+            continue
+        value = np.load(out)
+        is_float = np.issubdtype(value.dtype, np.floating)
+        if value.size == 0 or is_float != (kind == "float") or value.dtype == np.bool_:
+            continue
+        if is_float and not np.isfinite(value.flat[0]):
+            continue
+        copy = tmp_path / case.name
+        shutil.copytree(case, copy)
+        changed = value.copy()
+        if is_float:
+            changed.flat[0] = changed.flat[0] * (1 + 1e-3) + 1e-3  # beyond rtol 1e-5 / atol 1e-6
+        else:
+            changed.flat[0] = changed.flat[0] ^ 1
+        np.save(copy / "invoke_0" / "output_0.npy", changed)
+        assert replay_case(case)["status"] == "match"
+        result = replay_case(copy)
+        assert result["status"] == "mismatch", result
+        assert "output 0" in result["detail"]
+        return
+    pytest.skip(f"no matched case with a {kind} output")
