@@ -49,6 +49,11 @@ FLOAT_TOLERANCE_BY_OP: dict[str, tuple[float, float, str]] = {}
 # them, so only the valid rows are compared.
 DETECTION_POSTPROCESS = "TFLite_Detection_PostProcess"
 
+# Where BUILTIN_REF kills the process, the case is compared with this resolver instead.
+ABORT_FALLBACK_RESOLVER = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
+# Aborting cases that match neither resolver: test name -> reason.
+LITERT_ABORTS_KNOWN: dict[str, str] = {}
+
 # Cases LiteRT refuses to load or prepare, that are nevertheless not delegato bugs:
 # test name (suite.test) -> reason. Anything else LiteRT rejects fails the test (the
 # writer produced a model TFLite does not accept, or delegato accepts what TFLite refuses).
@@ -102,7 +107,7 @@ def _compare(ours: np.ndarray, theirs: np.ndarray, rtol: float, atol: float) -> 
     return None
 
 
-def replay_case(case: Path) -> dict:
+def replay_case(case: Path, resolver: str = "BUILTIN_REF") -> dict:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     meta = json.loads((case / "meta.json").read_text())
@@ -114,7 +119,7 @@ def replay_case(case: Path) -> dict:
         return result
     try:
         interpreter = Interpreter(model_path=str(case / "model.tflite"),
-                                  experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+                                  experimental_op_resolver_type=getattr(OpResolverType, resolver))
         interpreter.allocate_tensors()
     except Exception as error:  # LiteRT raises ValueError / RuntimeError
         result.update(status="litert_rejects", detail=str(error).strip().splitlines()[-1:])
@@ -156,10 +161,10 @@ def replay_case(case: Path) -> dict:
     return result
 
 
-def _worker(cases: list[str]) -> None:
+def _worker(resolver: str, cases: list[str]) -> None:
     for case in cases:
         try:
-            result = replay_case(Path(case))
+            result = replay_case(Path(case), resolver)
         except Exception as error:  # a malformed dump: reported, the batch goes on
             result = {"case": Path(case).name, "status": "harness_error", "detail": repr(error)}
         sys.stdout.write(json.dumps(result) + "\n")
@@ -169,8 +174,8 @@ def _worker(cases: list[str]) -> None:
 # ---------------------------------------------------------------------------
 # The parent: produces the cases (or finds them), replays them in batches.
 
-def _run_batch(cases: list[Path]) -> tuple[list[dict], bool]:
-    proc = subprocess.run([sys.executable, __file__, "--worker", *map(str, cases)],
+def _run_batch(cases: list[Path], resolver: str = "BUILTIN_REF") -> tuple[list[dict], bool]:
+    proc = subprocess.run([sys.executable, __file__, "--worker", resolver, *map(str, cases)],
                           capture_output=True, text=True)
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     return results, proc.returncode != 0
@@ -190,12 +195,15 @@ def replay_all(cases: list[Path]) -> list[dict]:
             suspect = pending.pop(0)
             alone, alone_crashed = _run_batch([suspect])
             if alone_crashed and not alone:
+                # The second opinion: LiteRT's default (optimized) kernels, without XNNPACK.
+                fallback, _ = _run_batch([suspect], ABORT_FALLBACK_RESOLVER)
                 meta = json.loads((suspect / "meta.json").read_text())
                 results.append({"case": suspect.name, "test": f"{meta['suite']}.{meta['test']}",
                                 "ops": meta["ops"], "kernels": meta["kernels"],
                                 "num_threads": meta["num_threads"], "types": [],
                                 "status": "litert_aborts",
-                                "detail": "LiteRT's reference kernel killed the process"})
+                                "detail": "LiteRT's reference kernel killed the process",
+                                "fallback": fallback[0] if fallback else {"status": "litert_aborts"}})
             else:
                 results.extend(alone)
     return results
@@ -233,6 +241,8 @@ def replay_results(tmp_path_factory):
         pytest.fail(f"no dumped cases in {root}")
     results = replay_all(cases)
     (root / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    for r in results:
+        r["_root"] = str(root)
     return results
 
 
@@ -266,11 +276,21 @@ def test_allowlisted_rejects_still_exist(replay_results):
     assert not stale, f"LITERT_REJECTS_ALLOWED entries LiteRT no longer rejects: {stale}"
 
 
-def test_litert_aborts_are_reported(replay_results):
-    aborted = _lines(replay_results, "litert_aborts")
+def test_litert_aborts_match_default_kernels(replay_results):
+    """Where LiteRT's reference kernel kills the process it cannot be the oracle (not a
+    delegato failure); the case must then match LiteRT's default kernels instead, or be
+    listed in LITERT_ABORTS_KNOWN with the reason."""
+    aborted = [r for r in replay_results if r["status"] == "litert_aborts"]
     if aborted:
-        # Not a delegato failure: LiteRT's reference kernel cannot be an oracle there.
-        print("LiteRT aborts on:\n" + "\n".join(aborted))
+        print(f"LiteRT's reference kernels abort on {len(aborted)} case(s):\n" +
+              "\n".join(f"  {r['case']}: {ABORT_FALLBACK_RESOLVER} "
+                        f"{r['fallback']['status']} {r['fallback'].get('detail', '')}"
+                        for r in aborted))
+    bad = [f"  {r['case']}: {r['fallback']['status']} {r['fallback'].get('detail', '')}"
+           for r in aborted
+           if r["fallback"]["status"] != "match" and r["test"] not in LITERT_ABORTS_KNOWN]
+    assert not bad, (f"LiteRT BUILTIN_REF aborts and delegato does not match "
+                     f"{ABORT_FALLBACK_RESOLVER} either:\n" + "\n".join(bad))
 
 
 def test_every_table_op_has_a_litert_checked_case(replay_results):
@@ -286,5 +306,37 @@ def test_every_table_op_has_a_litert_checked_case(replay_results):
                          "(add an OpModel test): " + ", ".join(missing))
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--worker":
-    _worker(sys.argv[2:])
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] == "--worker":
+    _worker(sys.argv[2], sys.argv[3:])
+
+
+@pytest.mark.parametrize("kind", ["integer", "float"])
+def test_replay_catches_a_wrong_output(replay_results, tmp_path, kind):
+    """The comparison itself: one matched case with one output value changed must fail."""
+    import shutil
+    root = Path(replay_results[0]["_root"])  # where the cases are
+    for r in replay_results:
+        case = root / r["case"]
+        out = case / "invoke_0" / "output_0.npy"
+        if r["status"] != "match" or not out.is_file():
+            continue
+        value = np.load(out)
+        is_float = np.issubdtype(value.dtype, np.floating)
+        if value.size == 0 or is_float != (kind == "float") or value.dtype == np.bool_:
+            continue
+        if is_float and not np.isfinite(value.flat[0]):
+            continue
+        copy = tmp_path / case.name
+        shutil.copytree(case, copy)
+        changed = value.copy()
+        if is_float:
+            changed.flat[0] = changed.flat[0] * (1 + 1e-3) + 1e-3  # beyond rtol 1e-5 / atol 1e-6
+        else:
+            changed.flat[0] = changed.flat[0] ^ 1
+        np.save(copy / "invoke_0" / "output_0.npy", changed)
+        assert replay_case(case)["status"] == "match"
+        result = replay_case(copy)
+        assert result["status"] == "mismatch", result
+        assert "output 0" in result["detail"]
+        return
+    pytest.skip(f"no matched case with a {kind} output")
