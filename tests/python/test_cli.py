@@ -228,3 +228,20 @@ def test_max_memory_mb_refuses_what_does_not_fit(delegato_bin):
     assert "--max_memory_mb" in proc.stderr
     proc = run(delegato_bin, "inspect", "--max_memory_mb=0")
     assert proc.returncode == 2 and "--max_memory_mb" in proc.stderr
+
+
+def test_output_dir_that_cannot_be_created(delegato_bin, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    proc = run(delegato_bin, "run", "--output_dir", str(blocker / "out"))
+    assert proc.returncode == 1
+    assert f"--output_dir {blocker / 'out'}: cannot create the directory" in proc.stderr
+    proc = run(delegato_bin, "run", "--output_dir", str(blocker))
+    assert proc.returncode == 1
+    assert f"--output_dir {blocker}: cannot create the directory" in proc.stderr
+
+
+def test_outputs_leave_no_temporary_files(delegato_bin, tmp_path):
+    proc = run(delegato_bin, "run", "--output_dir", str(tmp_path / "o"), "--save_inputs")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["input_0.npy", "output_0.npy"]
