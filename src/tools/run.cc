@@ -246,7 +246,13 @@ int Run(const Args& args) {
   }
 
   const std::string output_dir = flags.GetString("output_dir");
-  if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
+  if (!output_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(output_dir, error);
+    if (error || !std::filesystem::is_directory(output_dir))
+      Fail("--output_dir ", output_dir, ": cannot create the directory: ",
+           error ? error.message() : "a file of that name exists");
+  }
   if (flags.GetBool("save_inputs")) {
     if (output_dir.empty()) throw UsageError("--save_inputs needs --output_dir");
     for (int i = 0; i < interpreter->num_inputs(); ++i) {

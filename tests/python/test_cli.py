@@ -249,3 +249,20 @@ def test_ops_lists_the_op_table(delegato_bin):
     assert text.returncode == 0 and "CONV_2D\tbuiltin\tv" in text.stdout
     bad = run(delegato_bin, "ops", "--format", "yaml")
     assert bad.returncode == 2 and "--format" in bad.stderr
+
+
+def test_output_dir_that_cannot_be_created(delegato_bin, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    proc = run(delegato_bin, "run", "--output_dir", str(blocker / "out"))
+    assert proc.returncode == 1
+    assert f"--output_dir {blocker / 'out'}: cannot create the directory" in proc.stderr
+    proc = run(delegato_bin, "run", "--output_dir", str(blocker))
+    assert proc.returncode == 1
+    assert f"--output_dir {blocker}: cannot create the directory" in proc.stderr
+
+
+def test_outputs_leave_no_temporary_files(delegato_bin, tmp_path):
+    proc = run(delegato_bin, "run", "--output_dir", str(tmp_path / "o"), "--save_inputs")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["input_0.npy", "output_0.npy"]

@@ -120,7 +120,9 @@ ChildOutcome RunModel(const ModelDef& model, size_t budget) {
 void ExpectBounded(const ChildOutcome& outcome) {
   EXPECT_TRUE(outcome.exited_normally) << "child died with signal " << outcome.signal;
   EXPECT_EQ(outcome.exit_code, 0);
-  EXPECT_LT(outcome.max_rss_kb, kMaxRssKb) << "peak RSS over 256 MiB";
+  // Sanitizers' shadow memory and quarantine inflate RSS: the bound holds for
+  // plain builds.
+  if (!DELEGATO_SANITIZED) EXPECT_LT(outcome.max_rss_kb, kMaxRssKb) << "peak RSS over 256 MiB";
   EXPECT_THAT(outcome.message, ::testing::Not(HasSubstr("bad_alloc")));
   EXPECT_THAT(outcome.message, ::testing::Not(HasSubstr("uncaught")));
 }
