@@ -590,6 +590,22 @@ TEST(UnaryMath, RejectsTypeMismatchAndWrongInputCount) {
   EXPECT_THAT(s.message(), HasSubstr("node 0 (EXP)"));
 }
 
+TEST(UnaryMath, RejectsMissingOrPerAxisQuantization) {
+  Status s = BuildUnary<int8_t>(BuiltinOp::kHardSwish, DataType::kInt8, DataType::kInt8, {},
+                                Q(0.1f, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("node 0 (HARD_SWISH)"));
+  EXPECT_THAT(s.message(), HasSubstr("no quantization parameters"));
+  s = BuildUnary<int8_t>(BuiltinOp::kGelu, DataType::kInt8, DataType::kInt8,
+                         testing::QPerAxis({0.1f, 0.2f}, {0, 0}, 0), Q(0.1f, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("per tensor"));
+  s = BuildUnary<uint8_t>(BuiltinOp::kLeakyRelu, DataType::kUInt8, DataType::kUInt8, Q(0.1f, 300),
+                          Q(0.1f, 0), LeakyReluParams{0.1f});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("zero point 300"));
+}
+
 // Exact outputs of LiteRT's reference kernels (BUILTIN_REF) for the same
 // models and inputs, pinned so that any drift in the fixed-point steps shows.
 TEST(LiteRtValues, QuantizedActivations) {
