@@ -233,7 +233,9 @@ void PopulateLookupTable16(float input_scale, int32_t input_zero_point, float ou
   const float step = (input_max - input_min) / kSteps;
   const float half_step = step / 2;
   const float output_scaling_inv = 65536.0f / (output_max - output_min);
+  // A NaN sample becomes 0, as x86's float-to-integer conversion gives.
   auto clamp16 = [](float v) {
+    if (std::isnan(v)) return int16_t{0};
     return static_cast<int16_t>(std::min(std::max(v, -32768.0f), 32767.0f));
   };
   for (int i = 0; i < kSteps; ++i) {

@@ -151,7 +151,8 @@ void LogSoftmaxQuantized(const QuantizedLogSoftmaxParams& p, const T* in, T* out
     const int32_t log_sum = log_detail::LogOfAtLeastOne<kInputBits>(sum).raw;
     const int32_t adjusted_diff_min = std::max(
         s.diff_min - 1,
-        quant::MultiplyByQuantizedMultiplier(log_sum + std::numeric_limits<int32_t>::min(),
+        quant::MultiplyByQuantizedMultiplier(
+            fixed_point::WrappingAdd(log_sum, std::numeric_limits<int32_t>::min()),
                                              p.reverse_scaling_divisor,
                                              -p.reverse_scaling_right_shift));
     for (int64_t c = 0; c < depth; ++c) {
