@@ -146,8 +146,9 @@ void PrepareCompare(KernelContext& ctx, Node& node, CompareOp op) {
                         : "FLOAT32, INT16, INT32, INT64, UINT8, INT8");
   }
   if (d->quantized) {
-    const QuantParams q1 = PerTensorParams(ctx, node, a, "input 1", TypeMin(a.type), TypeMax(a.type));
-    const QuantParams q2 = PerTensorParams(ctx, node, b, "input 2", TypeMin(b.type), TypeMax(b.type));
+    const int32_t lo = TypeMin(a.type), hi = TypeMax(a.type);
+    const QuantParams q1 = PerTensorParams(ctx, node, a, "input 1", lo, hi);
+    const QuantParams q2 = PerTensorParams(ctx, node, b, "input 2", lo, hi);
     d->q.input1_offset = -q1.zero_point;
     d->q.input2_offset = -q2.zero_point;
     MultiplierBelowOne(ctx, node, q1.scale, &d->q.input1_multiplier, &d->q.input1_shift,
@@ -194,7 +195,15 @@ void EvalCompare(KernelContext& ctx, const Node& node) {
 
 // ------------------------------------------------------------ arithmetic
 
-enum class Arith { kMinimum, kMaximum, kSquaredDifference, kPow, kFloorMod, kRightShift, kBitwiseXor };
+enum class Arith {
+  kMinimum,
+  kMaximum,
+  kSquaredDifference,
+  kPow,
+  kFloorMod,
+  kRightShift,
+  kBitwiseXor,
+};
 
 struct ArithData {
   Arith op = Arith::kMinimum;
@@ -286,7 +295,8 @@ void RunArith(const ArithData& d, const void* a, const void* b, void* y, int64_t
       return;
     case Arith::kPow:
       if constexpr (std::is_same_v<T, float>) reference::PowFloat(d.plan, pa, pb, out, begin, end);
-      if constexpr (std::is_same_v<T, int32_t>) reference::PowInt32(d.plan, pa, pb, out, begin, end);
+      if constexpr (std::is_same_v<T, int32_t>)
+        reference::PowInt32(d.plan, pa, pb, out, begin, end);
       return;
     case Arith::kFloorMod:
       if constexpr (!std::is_same_v<T, uint8_t> && !std::is_same_v<T, uint16_t> &&

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/fixed_point.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/elementwise.h"
@@ -226,8 +227,10 @@ void PrepareClamp(KernelContext& ctx, Node& node, Kind kind, float lower) {
     p.output_zero_point = qo.zero_point;
     Multiplier(ctx, node, qi.scale / qo.scale, &p.output_multiplier, &p.output_shift,
                "input/output scale ratio");
+    // zero_point + round(bound / scale) as x86 computes it on extreme scales.
     auto quantize = [&](float bound) {
-      return qo.zero_point + static_cast<int32_t>(std::round(bound / qo.scale));
+      return fixed_point::WrappingAdd(
+          qo.zero_point, fixed_point::TruncateToInt32(std::round(bound / qo.scale)));
     };
     p.act_min = std::max(TypeMin(in.type), quantize(lower));
     p.act_max = std::min(TypeMax(in.type), quantize(1.0f));
@@ -318,6 +321,9 @@ void PrepareLeakyRelu(KernelContext& ctx, Node& node) {
     p.output_zero_point = qo.zero_point;
     Multiplier(ctx, node, qi.scale * d->alpha / qo.scale, &p.alpha_multiplier, &p.alpha_shift,
                "alpha multiplier");
+    // A negative alpha is applied by magnitude; -2^31 has none in 32 bits.
+    DLG_NODE_CHECK(ctx, node, p.alpha_multiplier != std::numeric_limits<int32_t>::min(),
+                   "alpha ", d->alpha, " rounds to a multiplier of -1, not representable");
     Multiplier(ctx, node, qi.scale / qo.scale, &p.identity_multiplier, &p.identity_shift,
                "input/output scale ratio");
   }

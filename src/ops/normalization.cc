@@ -51,7 +51,8 @@ constexpr int64_t kMinParallelElements = 4096;
 
 template <class Fn>
 void ParallelRows(const KernelContext& ctx, const RowData& d, const Fn& fn) {
-  const int64_t min_rows = std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, d.depth));
+  const int64_t min_rows =
+      std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, d.depth));
   ParallelRange(ctx, d.rows, fn, min_rows);
 }
 
@@ -218,7 +219,8 @@ void PrepareL2Pool2D(KernelContext& ctx, Node& node) {
   g.output_width = window.out_width;
   g.pad_height = window.pad_height;
   g.pad_width = window.pad_width;
-  DLG_NODE_CHECK(ctx, node, quant::ActivationRangeFloat(params->activation, &d->act_min, &d->act_max),
+  DLG_NODE_CHECK(ctx, node,
+                 quant::ActivationRangeFloat(params->activation, &d->act_min, &d->act_max),
                  "fused activation ", static_cast<int>(params->activation), " is not supported");
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.depth});
   node.op_data = std::move(d);

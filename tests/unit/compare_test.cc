@@ -522,5 +522,14 @@ TEST(AddN, FloatAndInt32) {
   EXPECT_THAT(s.message(), HasSubstr("node 0 (ADD_N)"));
 }
 
+// Exact outputs of LiteRT's reference kernels for the same model and inputs.
+TEST(LiteRtValues, QuantizedSquaredDifference) {
+  auto y = RunOp<int8_t>(BuiltinOp::kSquaredDifference,
+                         {Of(DataType::kInt8, {5}, std::vector<int8_t>{-128, -50, 0, 20, 127}, Q(0.05f, 2)),
+                          Of(DataType::kInt8, {1}, std::vector<int8_t>{3}, Q(0.04f, -1))},
+                         DataType::kInt8, Q(0.1f, -128), 2);
+  EXPECT_THAT(y, ElementsAreArray(std::vector<int8_t>{127, -52, -127, -123, 127}));
+}
+
 }  // namespace
 }  // namespace delegato

@@ -27,6 +27,7 @@ namespace delegato {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::OpModel;
 using testing::Q;
@@ -587,6 +588,49 @@ TEST(UnaryMath, RejectsTypeMismatchAndWrongInputCount) {
   s = m.TryBuild();
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("node 0 (EXP)"));
+}
+
+TEST(UnaryMath, RejectsMissingOrPerAxisQuantization) {
+  Status s = BuildUnary<int8_t>(BuiltinOp::kHardSwish, DataType::kInt8, DataType::kInt8, {},
+                                Q(0.1f, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("node 0 (HARD_SWISH)"));
+  EXPECT_THAT(s.message(), HasSubstr("no quantization parameters"));
+  s = BuildUnary<int8_t>(BuiltinOp::kGelu, DataType::kInt8, DataType::kInt8,
+                         testing::QPerAxis({0.1f, 0.2f}, {0, 0}, 0), Q(0.1f, 0));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("per tensor"));
+  s = BuildUnary<uint8_t>(BuiltinOp::kLeakyRelu, DataType::kUInt8, DataType::kUInt8, Q(0.1f, 300),
+                          Q(0.1f, 0), LeakyReluParams{0.1f});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("zero point 300"));
+}
+
+// Exact outputs of LiteRT's reference kernels (BUILTIN_REF) for the same
+// models and inputs, pinned so that any drift in the fixed-point steps shows.
+TEST(LiteRtValues, QuantizedActivations) {
+  auto hs8 = RunUnary<int8_t>(BuiltinOp::kHardSwish, DataType::kInt8, {13},
+                              {-128, -100, -64, -32, -16, -1, 0, 1, 16, 32, 64, 100, 127},
+                              Q(0.05f, -10), Q(0.03f, -60));
+  EXPECT_THAT(hs8, ElementsAreArray(std::vector<int8_t>{-60, -60, -65, -72, -65, -51, -50, -49, -29, 0, 63, 123, 127}));
+  auto hsu = RunUnary<uint8_t>(BuiltinOp::kHardSwish, DataType::kUInt8, {9},
+                               {0, 20, 60, 100, 128, 140, 180, 220, 255}, Q(0.04f, 128),
+                               Q(0.02f, 30));
+  EXPECT_THAT(hsu, ElementsAreArray(std::vector<uint8_t>{30, 30, 24, 12, 30, 44, 118, 214, 255}));
+  auto lr = RunUnary<int8_t>(BuiltinOp::kLeakyRelu, DataType::kInt8, {8},
+                             {-128, -60, -7, -1, 0, 1, 9, 127}, Q(0.05f, 5), Q(0.04f, -3),
+                             LeakyReluParams{-0.25f});
+  EXPECT_THAT(lr, ElementsAreArray(std::vector<int8_t>{39, 18, 1, -1, -1, -2, 2, 127}));
+  auto rs = RunUnary<int8_t>(BuiltinOp::kRsqrt, DataType::kInt8, {7}, {0, 1, 2, 5, 17, 60, 127},
+                             Q(0.02f, 0), Q(0.05f, -128), {}, 2);
+  EXPECT_THAT(rs, ElementsAreArray(std::vector<int8_t>{127, 13, -28, -65, -94, -110, -115}));
+  auto ex = RunUnary<int16_t>(BuiltinOp::kExp, DataType::kInt16, {9},
+                              {-32768, -20000, -5000, -1, 0, 1, 5000, 20000, 32767},
+                              Q(3.0f / 32768, 0), Q(20.1f / 32767, 0), {}, 2);
+  EXPECT_THAT(ex, ElementsAreArray(std::vector<int16_t>{81, 261, 1031, 1630, 1630, 1630, 2577, 10172, 32738}));
+  auto pr = RunPrelu<int8_t>(DataType::kInt8, {2, 3}, {3}, {-128, -50, -1, 0, 1, 127},
+                             {64, -64, 32}, Q(0.05f, 0), Q(1.0f / 128, 0), Q(0.05f, -5));
+  EXPECT_THAT(pr, ElementsAreArray(std::vector<int8_t>{-69, 20, -5, -5, -4, 122}));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ namespace delegato {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::OpModel;
 using testing::Q;
@@ -256,6 +257,18 @@ TEST(Options, RoundTripThroughTheFile) {
   EXPECT_EQ(lrn.bias, 1.25f);
   EXPECT_EQ(lrn.alpha, 0.5f);
   EXPECT_EQ(lrn.beta, 0.75f);
+}
+
+// Exact outputs of LiteRT's reference kernels for the same models and inputs.
+TEST(LiteRtValues, QuantizedLogSoftmaxAndL2Norm) {
+  auto ls = RunUnary<int8_t>(BuiltinOp::kLogSoftmax, DataType::kInt8, {2, 5},
+                             {-100, -20, 0, 30, 90, 5, 5, 5, 5, 5}, EmptyParams{}, Q(0.1f, 0),
+                             Q(16.0f / 256, 127), 2);
+  EXPECT_THAT(ls, ElementsAreArray(std::vector<int8_t>{-128, -49, -17, 31, 127, 101, 101, 101, 101, 101}));
+  auto l2 = RunUnary<uint8_t>(BuiltinOp::kL2Normalization, DataType::kUInt8, {2, 4},
+                              {0, 64, 128, 255, 130, 126, 128, 129}, L2NormParams{},
+                              Q(0.1f, 128), Q(1.0f / 128, 128));
+  EXPECT_THAT(l2, ElementsAreArray(std::vector<uint8_t>{42, 85, 128, 213, 213, 43, 128, 171}));
 }
 
 }  // namespace

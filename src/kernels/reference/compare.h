@@ -2,7 +2,8 @@
 // LESS, LESS_EQUAL, GREATER, GREATER_EQUAL; 8/16-bit inputs rescaled to a
 // common fixed-point scale first, as TFLite does), MINIMUM, MAXIMUM,
 // SQUARED_DIFFERENCE, POW, FLOOR_MOD, LOGICAL_AND/OR/NOT and SELECT /
-// SELECT_V2, RIGHT_SHIFT, BITWISE_XOR, ATAN2, ADD_N. Functions work on a flat output range [begin, end).
+// SELECT_V2, RIGHT_SHIFT, BITWISE_XOR, ATAN2, ADD_N. Functions work on a
+// flat output range [begin, end).
 #pragma once
 
 #include <algorithm>

@@ -22,7 +22,8 @@ namespace delegato::reference {
 
 // (a * b * 2) >> 16 rounded to nearest; saturates the one overflow case.
 inline int16_t SaturatingRoundingDoublingHighMul16(int16_t a, int16_t b) {
-  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  constexpr int16_t kMin = std::numeric_limits<int16_t>::min();
+  if (a == b && a == kMin) return std::numeric_limits<int16_t>::max();
   const int32_t ab = static_cast<int32_t>(a) * static_cast<int32_t>(b);
   const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
   return static_cast<int16_t>((ab + nudge) / (1 << 15));
@@ -30,7 +31,8 @@ inline int16_t SaturatingRoundingDoublingHighMul16(int16_t a, int16_t b) {
 
 // Same, rounding toward zero (ARM's SQDMULH).
 inline int16_t SaturatingDoublingHighMul16(int16_t a, int16_t b) {
-  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  constexpr int16_t kMin = std::numeric_limits<int16_t>::min();
+  if (a == b && a == kMin) return std::numeric_limits<int16_t>::max();
   const int32_t ab = static_cast<int32_t>(a) * static_cast<int32_t>(b);
   return static_cast<int16_t>(ab / (1 << 15));
 }
@@ -135,7 +137,8 @@ void QuantizedLeakyRelu(const QuantizedLeakyReluParams& p, const T* in, T* out, 
     if (x >= 0) {
       y += quant::MultiplyByQuantizedMultiplier(x, p.identity_multiplier, p.identity_shift);
     } else {
-      const int32_t scaled = quant::MultiplyByQuantizedMultiplier(x, alpha_magnitude, p.alpha_shift);
+      const int32_t scaled =
+          quant::MultiplyByQuantizedMultiplier(x, alpha_magnitude, p.alpha_shift);
       y += negative_alpha ? -scaled : scaled;
     }
     out[i] = static_cast<T>(std::clamp<int32_t>(y, std::numeric_limits<T>::min(),
@@ -230,7 +233,11 @@ void PopulateLookupTable16(float input_scale, int32_t input_zero_point, float ou
   const float step = (input_max - input_min) / kSteps;
   const float half_step = step / 2;
   const float output_scaling_inv = 65536.0f / (output_max - output_min);
-  auto clamp16 = [](float v) { return static_cast<int16_t>(std::min(std::max(v, -32768.0f), 32767.0f)); };
+  // A NaN sample becomes 0, as x86's float-to-integer conversion gives.
+  auto clamp16 = [](float v) {
+    if (std::isnan(v)) return int16_t{0};
+    return static_cast<int16_t>(std::min(std::max(v, -32768.0f), 32767.0f));
+  };
   for (int i = 0; i < kSteps; ++i) {
     const float value = fn(input_min + static_cast<float>(i) * step);
     const float value_midpoint = fn(input_min + static_cast<float>(i) * step + half_step);
@@ -358,7 +365,8 @@ void QuantizedRsqrt(const QuantizedRsqrtParams& p, InvSqrt inv_sqrt, const int8_
     int32_t inv_multiplier;
     int inv_shift;
     inv_sqrt(value, &inv_multiplier, &inv_shift);
-    const int32_t scaled = quant::MultiplyByQuantizedMultiplier(1, inv_multiplier, inv_shift + kShift);
+    const int32_t scaled =
+        quant::MultiplyByQuantizedMultiplier(1, inv_multiplier, inv_shift + kShift);
     const int32_t y =
         quant::MultiplyByQuantizedMultiplier(scaled, p.multiplier, p.shift - kShift) +
         p.output_zero_point;

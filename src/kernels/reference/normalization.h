@@ -45,14 +45,12 @@ inline int32_t SaturatingShiftLeft(int32_t x, int exponent) {
   return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
 }
 
-inline int32_t SaturatingAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(std::clamp<int64_t>(int64_t{a} + b, std::numeric_limits<int32_t>::min(),
+inline int32_t SaturateToInt32(int64_t x) {
+  return static_cast<int32_t>(std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(),
                                                   std::numeric_limits<int32_t>::max()));
 }
-inline int32_t SaturatingSub(int32_t a, int32_t b) {
-  return static_cast<int32_t>(std::clamp<int64_t>(int64_t{a} - b, std::numeric_limits<int32_t>::min(),
-                                                  std::numeric_limits<int32_t>::max()));
-}
+inline int32_t SaturatingAdd(int32_t a, int32_t b) { return SaturateToInt32(int64_t{a} + b); }
+inline int32_t SaturatingSub(int32_t a, int32_t b) { return SaturateToInt32(int64_t{a} - b); }
 
 // log(x) for x >= 1 in fixed point (TFLite's
 // log_x_for_x_greater_than_or_equal_to_1): x = 2^k * r with r near 1, and
@@ -114,8 +112,9 @@ struct QuantizedLogSoftmaxParams {
 // small for the fixed-point scheme.
 inline bool PrepareQuantizedLogSoftmax(double input_scale, QuantizedLogSoftmaxParams* p) {
   if (!PrepareQuantizedSoftmax(1.0, input_scale, &p->softmax)) return false;
-  const double real_divisor = static_cast<double>(int64_t{1} << (31 - p->softmax.input_left_shift)) /
-                              static_cast<double>(p->softmax.input_multiplier);
+  const double real_divisor =
+      static_cast<double>(int64_t{1} << (31 - p->softmax.input_left_shift)) /
+      static_cast<double>(p->softmax.input_multiplier);
   if (!(real_divisor > 0.0 && real_divisor < 1.0)) return false;
   int shift = 0;
   quant::QuantizeMultiplier(real_divisor, &p->reverse_scaling_divisor, &shift);
@@ -152,7 +151,8 @@ void LogSoftmaxQuantized(const QuantizedLogSoftmaxParams& p, const T* in, T* out
     const int32_t log_sum = log_detail::LogOfAtLeastOne<kInputBits>(sum).raw;
     const int32_t adjusted_diff_min = std::max(
         s.diff_min - 1,
-        quant::MultiplyByQuantizedMultiplier(log_sum + std::numeric_limits<int32_t>::min(),
+        quant::MultiplyByQuantizedMultiplier(
+            fixed_point::WrappingAdd(log_sum, std::numeric_limits<int32_t>::min()),
                                              p.reverse_scaling_divisor,
                                              -p.reverse_scaling_right_shift));
     for (int64_t c = 0; c < depth; ++c) {
