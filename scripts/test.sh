@@ -4,7 +4,8 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer, the thread pool's test
 # under ThreadSanitizer, and a bounded fuzz run.
 #   FUZZ_SECONDS (default 60) bounds the fuzzer; SKIP_SANITIZE=1 skips the
-#   sanitizer build (for quick local runs).
+#   sanitizer build (for quick local runs); SKIP_FIDELITY=1 skips regenerating
+#   the target fidelity report (build/target_fidelity.md; docs/ holds the committed one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -20,6 +21,11 @@ echo "== unit tests"
 
 echo "== Python tests (CLI, writer, conformance vs LiteRT)"
 DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance || failed=1
+
+if [ "${SKIP_FIDELITY:-0}" != "1" ] && [ -d ../shared/models/edgetpu ]; then
+  echo "== target fidelity against edgetpu_compiler pairs and Vela (about 3 minutes; SKIP_FIDELITY=1 skips)"
+  python3 scripts/target_fidelity.py --out build/target_fidelity.md || failed=1
+fi
 
 if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== unit tests under ASan + UBSan"

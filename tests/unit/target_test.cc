@@ -281,6 +281,68 @@ std::string Layer(const std::string& name, const std::string& policy, const std:
          R"("ops": )" + ops + R"(, "rules": )" + rules + "}";
 }
 
+TEST(TargetEngine, PlaceholderRulesAreMarkedAndNeedANote) {
+  const ModelDef model = ConvModel(DataType::kUInt8, true, /*version=*/1);
+  const std::string placeholder = R"({"id": "p", "require": {"check": "dtype", "tensor": "input:0", "eq": "int8"},
+      "reason": "unsupported_input_type", "message": "no uint8 here", "fix": "f", "placeholder": true,
+      "note": "no public source says this"})";
+  const Target target = TinyTarget("[" + Layer("delegate", "accept", "[]", "[" + placeholder + "]") + "]");
+  EXPECT_EQ(PlaceholderRuleCount(target), 1);
+  const NodeSupport s = EvaluateNode(target, model, 0, "");
+  ASSERT_EQ(s.reasons.size(), 1u);
+  EXPECT_EQ(s.reasons[0].message.rfind(kPlaceholderMark, 0), 0u) << s.reasons[0].message;
+
+  std::string error = ErrorOf([] {
+    TinyTarget("[" + Layer("delegate", "accept", "[]", R"([{"id": "p", "require": {"check": "rank", "tensor": "input:0", "le": 4},
+        "reason": "unsupported_rank", "message": "m", "fix": "f", "placeholder": true}])") + "]");
+  });
+  EXPECT_NE(error.find("placeholder rule says why"), std::string::npos) << error;
+  error = ErrorOf([] {
+    TinyTarget("[" + Layer("delegate", "accept", "[]", R"([{"id": "p", "require": {"check": "rank", "tensor": "input:0", "le": 4},
+        "reason": "unsupported_rank", "message": "m", "fix": "f", "placeholder": true, "note": "n", )" +
+        std::string(kSource) + "}]") + "]");
+  });
+  EXPECT_NE(error.find("not a placeholder"), std::string::npos) << error;
+}
+
+TEST(TargetFiles, VersionObservedSourcesKnownDifferencesAndTheCutException) {
+  const Target t = ParseTarget(R"({"id": "o", "description": "d", "version": "compiler 9",
+      "partitioning": {"single_cut": true, "source": {"url": "https://example.com", "says": "s"},
+                       "cut_after_first_mapped": {"source": {"observed": "model.tflite -> model_compiled.tflite", "says": "s"}}},
+      "known_differences": [{"oracle": "compiler 9", "says": "node 3 differs"}],
+      "layers": [{"name": "compiler", "description": "d", "ops_not_listed": "accept"}]})", "<o>", "");
+  EXPECT_EQ(t.version, "compiler 9");
+  EXPECT_TRUE(t.partitioning.cut_after_first_mapped);
+  ASSERT_EQ(t.known_differences.size(), 1u);
+  EXPECT_EQ(t.known_differences[0].says, "node 3 differs");
+  const auto sources = TargetSourceList(t);
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[1], "observed: model.tflite -> model_compiled.tflite");
+  const std::string error = ErrorOf([] {
+    ParseTarget(R"({"id": "o", "description": "d",
+        "partitioning": {"single_cut": false, "source": {"url": "https://example.com", "says": "s"},
+                         "cut_after_first_mapped": {"source": {"url": "https://example.com", "says": "s"}}},
+        "layers": [{"name": "c", "description": "d", "ops_not_listed": "accept"}]})", "<o>", "");
+  });
+  EXPECT_NE(error.find("only meaningful with"), std::string::npos) << error;
+}
+
+TEST(TargetFiles, EveryShippedRuleHasASourceOrIsAMarkedPlaceholder) {
+  for (const auto& id : ListTargetIds(TargetsDir().string())) {
+    const Target target = FindTarget(id, TargetsDir().string());
+    for (const auto& layer : target.layers) {
+      auto check = [&](const TargetRule& rule) {
+        EXPECT_TRUE(rule.placeholder || !rule.source.url.empty()) << id << " rule " << rule.id;
+      };
+      for (const auto& rule : layer.rules) check(rule);
+      for (const auto& entry : layer.ops) {
+        EXPECT_FALSE(entry.source.url.empty()) << id << " op " << entry.ops[0];
+        for (const auto& rule : entry.rules) check(rule);
+      }
+    }
+  }
+}
+
 TEST(TargetEngine, UnlistedOpVersionAndFeatureLevelGates) {
   const ModelDef model = ConvModel(DataType::kUInt8, true, /*version=*/4);
   NodeSupport s = EvaluateNode(TinyTarget("[" + Layer("delegate", "reject", "[]", "[]") + "]"), model, 0, "");
