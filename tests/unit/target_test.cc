@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -254,6 +256,42 @@ ModelDef ConvModel(DataType type, bool with_bias, int version = 1) {
   Conv2DParams params;
   params.dilation_w = 2;
   op.params = params;
+  graph.operators.push_back(op);
+  graph.inputs = {in};
+  graph.outputs = {out};
+  model.subgraphs.push_back(graph);
+  return model;
+}
+
+// One RESIZE_NEAREST_NEIGHBOR, uint8 1x8x8x4 -> 1x16x16x4, constant size.
+ModelDef ResizeNearestModel() {
+  ModelDef model;
+  model.buffers.resize(2);
+  const int32_t size[2] = {16, 16};
+  model.buffers[1].data.resize(sizeof(size));
+  std::memcpy(model.buffers[1].data.data(), size, sizeof(size));
+  model.operator_codes.push_back({BuiltinOp::kResizeNearestNeighbor, "", 1});
+  SubgraphDef graph;
+  auto tensor = [&](const std::string& name, DataType t, std::vector<int32_t> shape, uint32_t buffer) {
+    TensorDef def;
+    def.name = name;
+    def.type = t;
+    def.shape = std::move(shape);
+    def.buffer = buffer;
+    if (t == DataType::kUInt8) {
+      def.quantization.scale = {0.5f};
+      def.quantization.zero_point = {128};
+    }
+    graph.tensors.push_back(def);
+    return static_cast<int32_t>(graph.tensors.size() - 1);
+  };
+  const int32_t in = tensor("in", DataType::kUInt8, {1, 8, 8, 4}, 0);
+  const int32_t sz = tensor("size", DataType::kInt32, {2}, 1);
+  const int32_t out = tensor("out", DataType::kUInt8, {1, 16, 16, 4}, 0);
+  OperatorDef op;
+  op.inputs = {in, sz};
+  op.outputs = {out};
+  op.params = ResizeParams{};
   graph.operators.push_back(op);
   graph.inputs = {in};
   graph.outputs = {out};
@@ -618,6 +656,21 @@ TEST(TargetRealModels, CpuTargetClaimsNothing) {
     ASSERT_EQ(r.support.reasons.size(), 1u);
     EXPECT_EQ(r.support.reasons[0].code, ReasonCode::kUnsupportedOp);
   }
+}
+
+TEST(TargetFiles, Vs680NnapiDriverLeavesResizeNearestOnTheCpu) {
+  // Seed 001 (SyNAP manual): a RESIZE_NEAREST_NEIGHBOR layer falls back to CPU execution under NNAPI.
+  const ModelDef model = ResizeNearestModel();
+  const NodeSupport nnapi = EvaluateNode(FindTarget("nnapi-1.3", TargetsDir().string()), model, 0, "");
+  EXPECT_TRUE(nnapi.supported) << Describe(nnapi);
+  const NodeSupport synap = EvaluateNode(FindTarget("vs680-nnapi", TargetsDir().string()), model, 0, "synap-npu");
+  ASSERT_FALSE(synap.supported);
+  ASSERT_EQ(synap.reasons.size(), 1u);
+  EXPECT_EQ(synap.reasons[0].layer, "driver");
+  EXPECT_EQ(synap.reasons[0].code, ReasonCode::kDriverRejected);
+  // The timvx delegate maps it (the vx-delegate's op map lists RESIZE_NEAREST_NEIGHBOR).
+  const NodeSupport timvx = EvaluateNode(FindTarget("vs680-timvx", TargetsDir().string()), model, 0, "");
+  EXPECT_TRUE(timvx.supported) << Describe(timvx);
 }
 
 }  // namespace
