@@ -5,7 +5,8 @@
 # target's regression corpus), the thread pool's test under ThreadSanitizer,
 # and a bounded run of every fuzz target (scripts/fuzz_long.sh for long runs).
 #   FUZZ_SECONDS (default 60) bounds the fuzzers in all; SKIP_SANITIZE=1 skips the
-#   sanitizer build (for quick local runs).
+#   sanitizer build (for quick local runs); SKIP_FIDELITY=1 skips regenerating
+#   the target fidelity report (build/target_fidelity.md; docs/ holds the committed one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -30,6 +31,11 @@ DELEGATO_BIN="$PWD/build/delegato" DELEGATO_OP_CASES="$PWD/build/op_cases" \
 echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \
   python3 -m pytest -q tests/abi || failed=1
+
+if [ "${SKIP_FIDELITY:-0}" != "1" ] && [ -d ../shared/models/edgetpu ]; then
+  echo "== target fidelity against edgetpu_compiler pairs and Vela (about 3 minutes; SKIP_FIDELITY=1 skips)"
+  python3 scripts/target_fidelity.py --out build/target_fidelity.md || failed=1
+fi
 
 if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== unit tests under ASan + UBSan"

@@ -343,7 +343,8 @@ int Plan(const Args& args) {
   Flags flags;
   flags.Declare("graph", "model .tflite file")
       .Declare("target", "target id (see --list_targets) or path to a target .json")
-      .Declare("list_targets", "list the shipped target ids", true)
+      .Declare("list_targets", "list the shipped targets with their versions and sources", true)
+      .Declare("list-targets", "same as --list_targets", true)
       .Declare("format", "text (default) or json")
       .Declare("dot", "also write the graph, coloured by placement, as Graphviz DOT")
       .Declare("html", "also write a self-contained HTML page of the placement")
@@ -361,7 +362,7 @@ int Plan(const Args& args) {
     std::cout << "usage: delegato plan --graph MODEL --target ID_OR_FILE [flags]\n" << flags.Help();
     return 0;
   }
-  if (flags.GetBool("list_targets")) {
+  if (flags.GetBool("list_targets") || flags.GetBool("list-targets")) {
     for (const std::string& id : ListTargetIds(TargetsDir())) {
       Target t = FindTarget(id, TargetsDir());
       std::cout << id << "\n  version: " << (t.version.empty() ? "(not stated)" : t.version)

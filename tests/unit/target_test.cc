@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -261,6 +263,42 @@ ModelDef ConvModel(DataType type, bool with_bias, int version = 1) {
   return model;
 }
 
+// One RESIZE_NEAREST_NEIGHBOR, uint8 1x8x8x4 -> 1x16x16x4, constant size.
+ModelDef ResizeNearestModel() {
+  ModelDef model;
+  model.buffers.resize(2);
+  const int32_t size[2] = {16, 16};
+  model.buffers[1].data.resize(sizeof(size));
+  std::memcpy(model.buffers[1].data.data(), size, sizeof(size));
+  model.operator_codes.push_back({BuiltinOp::kResizeNearestNeighbor, "", 1});
+  SubgraphDef graph;
+  auto tensor = [&](const std::string& name, DataType t, std::vector<int32_t> shape, uint32_t buffer) {
+    TensorDef def;
+    def.name = name;
+    def.type = t;
+    def.shape = std::move(shape);
+    def.buffer = buffer;
+    if (t == DataType::kUInt8) {
+      def.quantization.scale = {0.5f};
+      def.quantization.zero_point = {128};
+    }
+    graph.tensors.push_back(def);
+    return static_cast<int32_t>(graph.tensors.size() - 1);
+  };
+  const int32_t in = tensor("in", DataType::kUInt8, {1, 8, 8, 4}, 0);
+  const int32_t sz = tensor("size", DataType::kInt32, {2}, 1);
+  const int32_t out = tensor("out", DataType::kUInt8, {1, 16, 16, 4}, 0);
+  OperatorDef op;
+  op.inputs = {in, sz};
+  op.outputs = {out};
+  op.params = ResizeParams{};
+  graph.operators.push_back(op);
+  graph.inputs = {in};
+  graph.outputs = {out};
+  model.subgraphs.push_back(graph);
+  return model;
+}
+
 Target TinyTarget(const std::string& layers) {
   return ParseTarget(R"({"id": "tiny", "description": "d", "feature_level": 29, "layers": )" + layers + "}",
                      "<tiny>", "");
@@ -279,6 +317,68 @@ std::string Layer(const std::string& name, const std::string& policy, const std:
          (policy == "reject" ? std::string(R"("unsupported_op": {"message": "no mapping", "fix": "f", )") + kSource + "}, "
                              : "") +
          R"("ops": )" + ops + R"(, "rules": )" + rules + "}";
+}
+
+TEST(TargetEngine, PlaceholderRulesAreMarkedAndNeedANote) {
+  const ModelDef model = ConvModel(DataType::kUInt8, true, /*version=*/1);
+  const std::string placeholder = R"({"id": "p", "require": {"check": "dtype", "tensor": "input:0", "eq": "int8"},
+      "reason": "unsupported_input_type", "message": "no uint8 here", "fix": "f", "placeholder": true,
+      "note": "no public source says this"})";
+  const Target target = TinyTarget("[" + Layer("delegate", "accept", "[]", "[" + placeholder + "]") + "]");
+  EXPECT_EQ(PlaceholderRuleCount(target), 1);
+  const NodeSupport s = EvaluateNode(target, model, 0, "");
+  ASSERT_EQ(s.reasons.size(), 1u);
+  EXPECT_EQ(s.reasons[0].message.rfind(kPlaceholderMark, 0), 0u) << s.reasons[0].message;
+
+  std::string error = ErrorOf([] {
+    TinyTarget("[" + Layer("delegate", "accept", "[]", R"([{"id": "p", "require": {"check": "rank", "tensor": "input:0", "le": 4},
+        "reason": "unsupported_rank", "message": "m", "fix": "f", "placeholder": true}])") + "]");
+  });
+  EXPECT_NE(error.find("placeholder rule says why"), std::string::npos) << error;
+  error = ErrorOf([] {
+    TinyTarget("[" + Layer("delegate", "accept", "[]", R"([{"id": "p", "require": {"check": "rank", "tensor": "input:0", "le": 4},
+        "reason": "unsupported_rank", "message": "m", "fix": "f", "placeholder": true, "note": "n", )" +
+        std::string(kSource) + "}]") + "]");
+  });
+  EXPECT_NE(error.find("not a placeholder"), std::string::npos) << error;
+}
+
+TEST(TargetFiles, VersionObservedSourcesKnownDifferencesAndTheCutException) {
+  const Target t = ParseTarget(R"({"id": "o", "description": "d", "version": "compiler 9",
+      "partitioning": {"single_cut": true, "source": {"url": "https://example.com", "says": "s"},
+                       "cut_after_first_mapped": {"source": {"observed": "model.tflite -> model_compiled.tflite", "says": "s"}}},
+      "known_differences": [{"oracle": "compiler 9", "says": "node 3 differs"}],
+      "layers": [{"name": "compiler", "description": "d", "ops_not_listed": "accept"}]})", "<o>", "");
+  EXPECT_EQ(t.version, "compiler 9");
+  EXPECT_TRUE(t.partitioning.cut_after_first_mapped);
+  ASSERT_EQ(t.known_differences.size(), 1u);
+  EXPECT_EQ(t.known_differences[0].says, "node 3 differs");
+  const auto sources = TargetSourceList(t);
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[1], "observed: model.tflite -> model_compiled.tflite");
+  const std::string error = ErrorOf([] {
+    ParseTarget(R"({"id": "o", "description": "d",
+        "partitioning": {"single_cut": false, "source": {"url": "https://example.com", "says": "s"},
+                         "cut_after_first_mapped": {"source": {"url": "https://example.com", "says": "s"}}},
+        "layers": [{"name": "c", "description": "d", "ops_not_listed": "accept"}]})", "<o>", "");
+  });
+  EXPECT_NE(error.find("only meaningful with"), std::string::npos) << error;
+}
+
+TEST(TargetFiles, EveryShippedRuleHasASourceOrIsAMarkedPlaceholder) {
+  for (const auto& id : ListTargetIds(TargetsDir().string())) {
+    const Target target = FindTarget(id, TargetsDir().string());
+    for (const auto& layer : target.layers) {
+      auto check = [&](const TargetRule& rule) {
+        EXPECT_TRUE(rule.placeholder || !rule.source.url.empty()) << id << " rule " << rule.id;
+      };
+      for (const auto& rule : layer.rules) check(rule);
+      for (const auto& entry : layer.ops) {
+        EXPECT_FALSE(entry.source.url.empty()) << id << " op " << entry.ops[0];
+        for (const auto& rule : entry.rules) check(rule);
+      }
+    }
+  }
 }
 
 TEST(TargetEngine, UnlistedOpVersionAndFeatureLevelGates) {
@@ -556,6 +656,21 @@ TEST(TargetRealModels, CpuTargetClaimsNothing) {
     ASSERT_EQ(r.support.reasons.size(), 1u);
     EXPECT_EQ(r.support.reasons[0].code, ReasonCode::kUnsupportedOp);
   }
+}
+
+TEST(TargetFiles, Vs680NnapiDriverLeavesResizeNearestOnTheCpu) {
+  // Seed 001 (SyNAP manual): a RESIZE_NEAREST_NEIGHBOR layer falls back to CPU execution under NNAPI.
+  const ModelDef model = ResizeNearestModel();
+  const NodeSupport nnapi = EvaluateNode(FindTarget("nnapi-1.3", TargetsDir().string()), model, 0, "");
+  EXPECT_TRUE(nnapi.supported) << Describe(nnapi);
+  const NodeSupport synap = EvaluateNode(FindTarget("vs680-nnapi", TargetsDir().string()), model, 0, "synap-npu");
+  ASSERT_FALSE(synap.supported);
+  ASSERT_EQ(synap.reasons.size(), 1u);
+  EXPECT_EQ(synap.reasons[0].layer, "driver");
+  EXPECT_EQ(synap.reasons[0].code, ReasonCode::kDriverRejected);
+  // The timvx delegate maps it (the vx-delegate's op map lists RESIZE_NEAREST_NEIGHBOR).
+  const NodeSupport timvx = EvaluateNode(FindTarget("vs680-timvx", TargetsDir().string()), model, 0, "");
+  EXPECT_TRUE(timvx.supported) << Describe(timvx);
 }
 
 }  // namespace
