@@ -12,14 +12,28 @@ JOBS="$(nproc)"
 failed=0
 
 echo "== build (Release)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDELEGATO_PYTHON=ON >/dev/null
 cmake --build build -j"$JOBS"
 
 echo "== unit tests"
 (cd build && ctest --output-on-failure -j"$JOBS") || failed=1
 
-echo "== Python tests (CLI, writer, conformance vs LiteRT)"
-DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance || failed=1
+echo "== Python tests (CLI, writer, conformance vs LiteRT, the Python API from build/)"
+DELEGATO_BIN="$PWD/build/delegato" python3 -m pytest -q tests/python tests/conformance tests/python_api || failed=1
+
+echo "== pip install . into a fresh venv, then a smoke test of the installed package"
+# A fresh venv and build tree, as from a fresh clone. build-pip/ sits at
+# build/'s depth and CXX=c++ is the compiler name of the build above (else
+# scikit-build-core takes sysconfig's g++, a different ccache key), so ccache
+# reuses the Release build's objects.
+rm -rf build-venv build-pip
+start=$SECONDS
+if python3 -m venv build-venv && CXX="${CXX:-c++}" build-venv/bin/pip install -q . &&
+   (repo="$PWD" && cd /tmp && "$repo/build-venv/bin/python" "$repo/tests/python_api/smoke_installed.py"); then
+  echo "pip install + smoke test: $((SECONDS - start)) s"
+else
+  failed=1
+fi
 
 if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== unit tests under ASan + UBSan"
