@@ -89,3 +89,12 @@ def test_bad_target_and_delegate_options(mobilenet):
         load_delegate("libdelegato_delegate.so", {})
     with pytest.raises(ValueError, match="unknown option"):
         load_delegate("libdelegato_delegate.so", {"target": "imx8mp-vx", "speed": "max"})
+
+
+def test_fix_returns_a_model_that_loads(mobilenet):
+    data, report = delegato.fix(mobilenet, "edgetpu", runs=1)
+    assert report["exit_code"] == 0 and report["target"] == "edgetpu"
+    assert isinstance(data, bytes) and data[4:8] == b"TFL3"
+    interp = Interpreter(model_content=data)
+    interp.allocate_tensors()
+    interp.invoke()
