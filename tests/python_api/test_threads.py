@@ -6,7 +6,8 @@ import threading
 import numpy as np
 import pytest
 
-from delegato.interpreter import Interpreter, OpResolverType
+pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
+from delegato.interpreter import Interpreter, OpResolverType  # noqa: E402
 
 MODEL = pathlib.Path(__file__).resolve().parents[3] / "shared" / "models" / "mobilenet_v1_0.25_128_quant.tflite"
 

@@ -6,8 +6,9 @@ import pathlib
 import numpy as np
 import pytest
 
-import delegato
-from delegato.interpreter import Interpreter, OpResolverType, load_delegate
+pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
+import delegato  # noqa: E402
+from delegato.interpreter import Interpreter, OpResolverType, load_delegate  # noqa: E402
 
 MODELS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "models"
 MOBILENET = MODELS / "mobilenet_v1_0.25_128_quant.tflite"
