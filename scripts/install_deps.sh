@@ -13,6 +13,7 @@ DEBIAN_PACKAGES=(
   libbenchmark-dev                # micro-benchmarks
   nlohmann-json3-dev              # accelerator target files (JSON)
   python3 python3-pip             # conformance tests against LiteRT
+  python3-dev python3-venv        # the Python extension; CI's `pip install .` into a fresh venv
   chromium                        # a test renders `plan --html` headless
 )
 
@@ -29,9 +30,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Python: LiteRT is the oracle for conformance tests; numpy and pytest drive them.
-PY_PACKAGES=(ai-edge-litert numpy pytest)
-if ! python3 -c "import ai_edge_litert, numpy, pytest" 2>/dev/null; then
+# Python: LiteRT is the oracle for conformance tests; numpy and pytest drive them;
+# pybind11 builds the extension in a CMake build tree (`pip install .` fetches
+# its own build requirements, scikit-build-core and pybind11, from PyPI).
+PY_PACKAGES=(ai-edge-litert numpy pytest pybind11)
+if ! python3 -c "import ai_edge_litert, numpy, pytest, pybind11" 2>/dev/null; then
   echo "installing Python packages: ${PY_PACKAGES[*]}"
   python3 -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
     python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"

@@ -17,20 +17,34 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros
 failed=0
 
 echo "== build (Release)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDELEGATO_PYTHON=ON >/dev/null
 cmake --build build -j"$JOBS"
 
 echo "== unit tests (each single-op case dumped for the LiteRT replay below)"
 rm -rf build/op_cases
 (cd build && DELEGATO_OP_DUMP_DIR="$PWD/op_cases" ctest --output-on-failure -j"$JOBS") || failed=1
 
-echo "== Python tests (CLI, writer, conformance and single-op cases vs LiteRT)"
+echo "== Python tests (CLI, writer, conformance and single-op cases vs LiteRT, the Python API from build/)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_OP_CASES="$PWD/build/op_cases" \
-  python3 -m pytest -q tests/python tests/conformance || failed=1
+  python3 -m pytest -q tests/python tests/conformance tests/python_api || failed=1
 
 echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \
   python3 -m pytest -q tests/abi || failed=1
+
+echo "== pip install . into a fresh venv, then a smoke test of the installed package"
+# A fresh venv and build tree, as from a fresh clone. build-pip/ sits at
+# build/'s depth and CXX=c++ is the compiler name of the build above (else
+# scikit-build-core takes sysconfig's g++, a different ccache key), so ccache
+# reuses the Release build's objects.
+rm -rf build-venv build-pip
+start=$SECONDS
+if python3 -m venv build-venv && CXX="${CXX:-c++}" build-venv/bin/pip install -q . &&
+   (repo="$PWD" && cd /tmp && "$repo/build-venv/bin/python" "$repo/tests/python_api/smoke_installed.py"); then
+  echo "pip install + smoke test: $((SECONDS - start)) s"
+else
+  failed=1
+fi
 
 if [ "${SKIP_FIDELITY:-0}" != "1" ] && [ -d ../shared/models/edgetpu ]; then
   echo "== target fidelity against edgetpu_compiler pairs and Vela (about 3 minutes; SKIP_FIDELITY=1 skips)"

@@ -39,7 +39,7 @@ def _flags(options):
     """{'num_runs': 5, 'per_layer': True} -> ['--num_runs=5', '--per_layer=true']"""
     args = []
     for name, value in options.items():
-        if value is None or value is False and name != "verify":
+        if value is None:
             continue
         if isinstance(value, bool):
             value = "true" if value else "false"

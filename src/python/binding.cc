@@ -128,6 +128,7 @@ class PyInterpreter {
       py::gil_scoped_release release;
       // The target's delegate takes its partitions at the first allocation
       // (ModifyGraphWithDelegate allocates); later ones re-plan with it.
+      std::lock_guard<std::mutex> lock(mutex_);
       if (delegate_ && !delegate_applied_) {
         status = interpreter_->ModifyGraphWithDelegate(delegate_.get());
         delegate_applied_ = status.ok();
@@ -144,6 +145,7 @@ class PyInterpreter {
     Status status;
     {
       py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
       status = interpreter_->Invoke();
     }
     if (!status.ok()) throw std::runtime_error(status.message());
@@ -187,14 +189,12 @@ class PyInterpreter {
   }
 
   void SetTensor(int index, const py::object& value) {
-    const TensorView t = View(index);
-    py::array array;
-    try {
-      array = py::array::ensure(value, py::array::c_style);
-    } catch (const py::error_already_set&) {
-      throw;
-    }
+    CheckIndex(index);
+    // The conversion may run Python code (and switch threads): before the lock.
+    py::array array = py::array::ensure(value, py::array::c_style);
     if (!array) throw py::value_error("Cannot set tensor: the value is not convertible to a numpy array");
+    std::lock_guard<std::mutex> lock(mutex_);
+    const TensorView t = View(index);
     DataType value_type;
     const std::string value_type_name = NumpyTypeName(array.dtype(), &value_type);
     if (value_type != t.type)
@@ -227,6 +227,7 @@ class PyInterpreter {
   }
 
   py::array GetTensor(int index) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     const TensorView t = View(index);
     const char* format = NumpyFormat(t.type);
     if (format == nullptr)
@@ -282,6 +283,7 @@ class PyInterpreter {
                                    "identified by -1.");
       }
     }
+    std::lock_guard<std::mutex> lock(mutex_);
     const Status status = interpreter_->ResizeInput(input, dims);
     if (!status.ok()) throw std::runtime_error(status.message());
     allocated_ = false;
@@ -355,6 +357,9 @@ class PyInterpreter {
   InterpreterOptions options_;
   std::unique_ptr<EmulatedDelegate> delegate_;  // outlives interpreter_ (declared first)
   std::unique_ptr<Interpreter> interpreter_;
+  // One interpreter used from several threads: invoke runs without the GIL,
+  // so the calls that touch its memory take turns (no parallelism, no races).
+  mutable std::mutex mutex_;
   std::string create_error_;  // why the interpreter could not be built (interpreter_ null)
   bool delegate_applied_ = false;
   bool allocated_ = false;

@@ -13,11 +13,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 if os.environ.get("DELEGATO_TEST_INSTALLED") != "1":
     extension_dir = pathlib.Path(os.environ.get("DELEGATO_EXTENSION_DIR",
                                                 REPO / "build" / "python" / "delegato"))
-    if not any(extension_dir.glob("_core*.so")):
-        pytest.skip(f"delegato._core not built in {extension_dir} (configure with -DDELEGATO_PYTHON=ON "
-                    f"and build the _core target)", allow_module_level=True)
-    os.environ["DELEGATO_EXTENSION_DIR"] = str(extension_dir)
-    sys.path.insert(0, str(REPO / "python"))
+    # Without a built extension every test module skips (importorskip) with a message.
+    if any(extension_dir.glob("_core*.so")):
+        os.environ["DELEGATO_EXTENSION_DIR"] = str(extension_dir)
+        sys.path.insert(0, str(REPO / "python"))
 
 
 def shared_dir():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 ai_edge_litert = pytest.importorskip("ai_edge_litert.interpreter")
+pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
 from delegato import interpreter as dlg  # noqa: E402
 
 MODELS_DIR = pathlib.Path(__file__).resolve().parents[3] / "shared" / "models"

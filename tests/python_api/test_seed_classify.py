@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("ai_edge_litert.interpreter")
 
+pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
 SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared"
 MODEL = SHARED / "models" / "mobilenet_v2_1.0_224_quant.tflite"
 IMAGE = SHARED / "images" / "cat.bmp"

@@ -6,8 +6,9 @@ import pathlib
 import numpy as np
 import pytest
 
-import delegato
-from delegato.interpreter import Interpreter, OpResolverType, load_delegate
+pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
+import delegato  # noqa: E402
+from delegato.interpreter import Interpreter, OpResolverType, load_delegate  # noqa: E402
 
 MODELS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "models"
 MOBILENET = MODELS / "mobilenet_v1_0.25_128_quant.tflite"
@@ -89,3 +90,12 @@ def test_bad_target_and_delegate_options(mobilenet):
         load_delegate("libdelegato_delegate.so", {})
     with pytest.raises(ValueError, match="unknown option"):
         load_delegate("libdelegato_delegate.so", {"target": "imx8mp-vx", "speed": "max"})
+
+
+def test_fix_returns_a_model_that_loads(mobilenet):
+    data, report = delegato.fix(mobilenet, "edgetpu", runs=1)
+    assert report["exit_code"] == 0 and report["target"] == "edgetpu"
+    assert isinstance(data, bytes) and data[4:8] == b"TFL3"
+    interp = Interpreter(model_content=data)
+    interp.allocate_tensors()
+    interp.invoke()
