@@ -198,6 +198,8 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
                               SvdfParams, SequenceLstmParams,
-                              ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams, CumsumParams, ReverseSequenceParams, SparseToDenseParams, BucketizeParams, UniqueParams>;
+                              ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,
+                              CumsumParams, ReverseSequenceParams, SparseToDenseParams,
+                              BucketizeParams, UniqueParams>;
 
 }  // namespace delegato
