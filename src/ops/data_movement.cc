@@ -702,8 +702,9 @@ namespace {
 int32_t BlockSize(const KernelContext& ctx, const Node& node) {
   const BlockSizeParams* params = ParamsIf<BlockSizeParams>(node);
   DLG_NODE_CHECK(ctx, node, params != nullptr, node.op_name, " needs its options (block_size)");
-  DLG_NODE_CHECK(ctx, node, params->block_size >= 1, "block_size ", params->block_size,
-                 " must be >= 1");
+  // block_size^2 times a depth must fit in int32, so it cannot exceed 46340.
+  DLG_NODE_CHECK(ctx, node, params->block_size >= 1 && params->block_size <= 46340,
+                 "block_size ", params->block_size, " must be in [1, 46340]");
   return params->block_size;
 }
 

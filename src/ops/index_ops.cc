@@ -1,9 +1,9 @@
 // Indexing, scatter and scan ops: CUMSUM, TOPK_V2, SCATTER_ND,
 // DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, SEGMENT_SUM, UNSORTED_SEGMENT_SUM /
 // MAX / MIN / PROD, MATRIX_DIAG, MATRIX_SET_DIAG, BUCKETIZE, REVERSE_SEQUENCE,
-// WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4 / V5.
+// WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4 / V5, UNIQUE.
 // Output shapes are decided in Prepare. Where an output's size depends on a
-// tensor's values (SEGMENT_SUM's ids, WHERE's condition, TOPK_V2's k,
+// tensor's values (SEGMENT_SUM's ids, WHERE's condition, UNIQUE's input, TOPK_V2's k,
 // SCATTER_ND's shape...), that tensor must be a constant; otherwise Prepare
 // fails naming the node, since the interpreter sizes every tensor before the
 // first Eval.
@@ -983,5 +983,78 @@ void PrepareNonMaxSuppressionV4(KernelContext& ctx, Node& node) { PrepareNms(ctx
 void EvalNonMaxSuppressionV4(KernelContext& ctx, const Node& node) { EvalNms(ctx, node); }
 void PrepareNonMaxSuppressionV5(KernelContext& ctx, Node& node) { PrepareNms(ctx, node, true); }
 void EvalNonMaxSuppressionV5(KernelContext& ctx, const Node& node) { EvalNms(ctx, node); }
+
+// ------------------------------------------------------------------ UNIQUE
+
+namespace {
+struct UniqueData {
+  std::vector<uint8_t> values;  // the unique values' bytes, in order of first occurrence
+  std::vector<int64_t> index;   // per input element, its value's position
+};
+}  // namespace
+
+void PrepareUnique(KernelContext& ctx, Node& node) {
+  ctx.CheckInputCount(node, 1, 1);
+  ctx.CheckOutputCount(node, 2);
+  const Tensor& in = ctx.input(node, 0);
+  CheckTypes(ctx, node, in,
+             {DataType::kFloat32, DataType::kUInt8, DataType::kInt8, DataType::kInt16,
+              DataType::kInt32, DataType::kInt64});
+  CheckSameType(ctx, node, in, ctx.output(node, 0));
+  const Tensor& idx = ctx.output(node, 1);
+  CheckTypes(ctx, node, idx, {DataType::kInt32, DataType::kInt64});
+  if (const auto* p = std::get_if<UniqueParams>(&node.def->params))
+    DLG_NODE_CHECK(ctx, node, p->idx_out_type == idx.type, "idx_out_type ",
+                   DataTypeName(p->idx_out_type), " does not match output \"", idx.name,
+                   "\" of type ", DataTypeName(idx.type));
+  DLG_NODE_CHECK(ctx, node, in.rank() == 1, "input \"", in.name, "\" must be 1-D");
+  // The first output's length is the number of distinct values: only known
+  // in Prepare for a constant input.
+  DLG_NODE_CHECK(ctx, node, in.is_constant() || in.NumElements() == 0, "input \"", in.name,
+                 "\" is computed at run time; UNIQUE's output size depends on its values and "
+                 "dynamic output shapes are not supported (the interpreter sizes every tensor "
+                 "before running)");
+  const size_t size = DataTypeSize(in.type);
+  const int64_t n = in.NumElements();
+  DLG_NODE_CHECK(ctx, node, in.bytes >= static_cast<size_t>(n) * size, "input \"", in.name,
+                 "\" has no data");
+  auto data = MakeOpData<UniqueData>(node);
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* v = in.data + i * size;
+    int64_t found = -1;
+    for (int64_t k = 0; k < count && found < 0; ++k) {
+      bool equal;
+      if (in.type == DataType::kFloat32) {
+        float a, b;
+        std::memcpy(&a, v, 4);
+        std::memcpy(&b, data->values.data() + k * 4, 4);
+        equal = a == b;  // -0 and +0 are one value, NaNs are all distinct
+      } else {
+        equal = std::memcmp(v, data->values.data() + k * size, size) == 0;
+      }
+      if (equal) found = k;
+    }
+    if (found < 0) {
+      found = count++;
+      data->values.insert(data->values.end(), v, v + size);
+    }
+    data->index.push_back(found);
+  }
+  ctx.SetOutputDims(node, 0, {static_cast<int32_t>(count)});
+  ctx.SetOutputDims(node, 1, {static_cast<int32_t>(n)});
+}
+
+void EvalUnique(KernelContext& ctx, const Node& node) {
+  const UniqueData& d = *node.data<UniqueData>();
+  if (!d.values.empty()) std::memcpy(ctx.out(node, 0).data, d.values.data(), d.values.size());
+  Tensor& idx = ctx.out(node, 1);
+  for (size_t i = 0; i < d.index.size(); ++i) {
+    if (idx.type == DataType::kInt32)
+      idx.data_as<int32_t>()[i] = static_cast<int32_t>(d.index[i]);
+    else
+      idx.data_as<int64_t>()[i] = d.index[i];
+  }
+}
 
 }  // namespace delegato

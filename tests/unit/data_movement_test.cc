@@ -730,6 +730,12 @@ TEST(SpaceToDepth, BadInputs) {
   m.AddOp(BuiltinOp::kSpaceToDepth, {in}, {out}, BlockSizeParams{2});
   EXPECT_THAT(BuildError(m), HasSubstr("node 0 (SPACE_TO_DEPTH): input height 3"));
 
+  OpModel big;
+  int bin = big.AddInput(DataType::kFloat32, {1, 0, 0, 2});
+  int bout = big.AddOutput(DataType::kFloat32);
+  big.AddOp(BuiltinOp::kSpaceToDepth, {bin}, {bout}, BlockSizeParams{1 << 30});
+  EXPECT_THAT(BuildError(big), HasSubstr("block_size 1073741824 must be in [1, 46340]"));
+
   OpModel d;
   int din = d.AddInput(DataType::kFloat32, {1, 1, 1, 6});
   int dout = d.AddOutput(DataType::kFloat32);

@@ -1,6 +1,6 @@
 // CUMSUM, TOPK_V2, SCATTER_ND, DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP,
 // SEGMENT_SUM, UNSORTED_SEGMENT_*, MATRIX_DIAG, MATRIX_SET_DIAG, BUCKETIZE,
-// REVERSE_SEQUENCE, WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4/V5.
+// REVERSE_SEQUENCE, WHERE, SPARSE_TO_DENSE, BITCAST, NON_MAX_SUPPRESSION_V4/V5, UNIQUE.
 // Expected values are worked by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -615,6 +615,35 @@ TEST(NonMaxSuppression, RuntimeMaxOutputSizeRejected) {
   m.AddOp(BuiltinOp::kNonMaxSuppressionV4, {boxes, scores, max_out, iou, score},
           {selected, valid}, EmptyParams{});
   EXPECT_THAT(BuildError(m), HasSubstr("node 0 (NON_MAX_SUPPRESSION_V4): max_output_size"));
+}
+
+// ---------------------------------------------------------------- UNIQUE
+
+TEST(Unique, ConstantInputInt32AndFloat) {
+  OpModel m;
+  int a = m.AddConst<int32_t>(DataType::kInt32, {6}, {4, 1, 4, -2, 1, 7});
+  int b = m.AddConst<float>(DataType::kFloat32, {3}, {0.0f, -0.0f, 2.5f});
+  int va = m.AddOutput(DataType::kInt32);
+  int ia = m.AddOutput(DataType::kInt64);
+  int vb = m.AddOutput(DataType::kFloat32);
+  int ib = m.AddOutput(DataType::kInt32);
+  m.AddOp(BuiltinOp::kUnique, {a}, {va, ia}, UniqueParams{DataType::kInt64});
+  m.AddOp(BuiltinOp::kUnique, {b}, {vb, ib}, UniqueParams{DataType::kInt32});
+  m.Build();
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(4, 1, -2, 7));
+  EXPECT_THAT(m.GetOutput<int64_t>(1), ElementsAre(0, 1, 0, 2, 1, 3));
+  EXPECT_THAT(m.GetOutputShape(2), ElementsAre(2));
+  EXPECT_THAT(m.GetOutput<int32_t>(3), ElementsAre(0, 0, 1));
+}
+
+TEST(Unique, RuntimeInputNotSupported) {
+  OpModel m;
+  int a = m.AddInput(DataType::kInt32, {6});
+  int va = m.AddOutput(DataType::kInt32);
+  int ia = m.AddOutput(DataType::kInt32);
+  m.AddOp(BuiltinOp::kUnique, {a}, {va, ia}, UniqueParams{DataType::kInt32});
+  EXPECT_THAT(BuildError(m), HasSubstr("node 0 (UNIQUE): input"));
 }
 
 }  // namespace
