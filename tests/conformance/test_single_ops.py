@@ -54,6 +54,20 @@ ABORT_FALLBACK_RESOLVER = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
 # Aborting cases that match neither resolver: test name -> reason.
 LITERT_ABORTS_KNOWN: dict[str, str] = {}
 
+# Where BUILTIN_REF is no oracle, the case is replayed with ABORT_FALLBACK_RESOLVER (LiteRT's
+# default kernels without XNNPACK) instead; the result records which resolver answered.
+#   op name -> reason: ops the reference resolver does not register at all;
+#   test name (suite.test) -> reason: cases where the reference kernel itself is wrong.
+REFERENCE_RESOLVER_LACKS_OP: dict[str, str] = {
+    "SEGMENT_SUM": "tflite/kernels/register_ref.cc registers no SEGMENT_SUM (the default "
+                   "resolver does)",
+}
+REFERENCE_KERNEL_WRONG: dict[str, str] = {
+    "Sum.QuantizedUint8Int8Int16": "LiteRT 2.3's reference SUM for int8/int16 returns "
+                                   "uninitialized memory (int16 values change run to run); "
+                                   "the default kernel computes the sum",
+}
+
 # Cases LiteRT refuses to load or prepare, that are nevertheless not delegato bugs:
 # test name (suite.test) -> reason. Anything else LiteRT rejects fails the test (the
 # writer produced a model TFLite does not accept, or delegato accepts what TFLite refuses).
@@ -61,6 +75,8 @@ _CONV_NEEDS_BIAS = ("LiteRT's CONV_2D requires a bias input (tflite/kernels/conv
                     "delegato runs a bias-less CONV_2D as a zero bias, a superset (converters "
                     "always write the bias)")
 LITERT_REJECTS_ALLOWED: dict[str, str] = {
+    "Range.QuantizedInt8": "LiteRT 2.3 refuses int8 RANGE (its kernel takes int32, int64, "
+                           "float32); delegato also runs the quantized int8 form",
     "Conv2DFloat.NoBias": _CONV_NEEDS_BIAS,
     "Conv2DInt8PerChannel.NoBias": _CONV_NEEDS_BIAS,
 }
@@ -181,19 +197,39 @@ def _run_batch(cases: list[Path], resolver: str = "BUILTIN_REF") -> tuple[list[d
     return results, proc.returncode != 0
 
 
+def _resolver_for(case: Path) -> str:
+    meta = json.loads((case / "meta.json").read_text())
+    if f"{meta['suite']}.{meta['test']}" in REFERENCE_KERNEL_WRONG or any(
+            op["name"] in REFERENCE_RESOLVER_LACKS_OP for op in meta["ops"]):
+        return ABORT_FALLBACK_RESOLVER
+    return "BUILTIN_REF"
+
+
 def replay_all(cases: list[Path]) -> list[dict]:
+    by_resolver: dict[str, list[Path]] = {}
+    for case in cases:
+        by_resolver.setdefault(_resolver_for(case), []).append(case)
+    results: list[dict] = []
+    for resolver, group in sorted(by_resolver.items()):
+        for r in _replay_group(group, resolver):
+            r["resolver"] = resolver
+            results.append(r)
+    return results
+
+
+def _replay_group(cases: list[Path], resolver: str) -> list[dict]:
     results: list[dict] = []
     pending = list(cases)
     while pending:
         batch = pending[:BATCH_SIZE]
-        done, crashed = _run_batch(batch)
+        done, crashed = _run_batch(batch, resolver)
         results.extend(done)
         pending = pending[len(done):]
         if crashed and pending:
             # The worker flushes each result, so the first unreported case is the one
             # it died on; confirm alone, then resume after it.
             suspect = pending.pop(0)
-            alone, alone_crashed = _run_batch([suspect])
+            alone, alone_crashed = _run_batch([suspect], resolver)
             if alone_crashed and not alone:
                 # The second opinion: LiteRT's default (optimized) kernels, without XNNPACK.
                 fallback, _ = _run_batch([suspect], ABORT_FALLBACK_RESOLVER)

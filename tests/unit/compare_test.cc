@@ -1,15 +1,12 @@
 // EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, MINIMUM,
 // MAXIMUM, SQUARED_DIFFERENCE, POW, FLOOR_MOD, LOGICAL_AND/OR/NOT, SELECT and
 // SELECT_V2. Expectations are computed here from the definitions.
-//
-// With DELEGATO_OP_DUMP=<dir>, every case also writes its model, inputs and
-// output there for scripts/compare_op_dumps.py (LiteRT's reference kernels).
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -37,22 +34,6 @@ std::vector<uint8_t> AsBytes(const std::vector<T>& v) {
 }
 // std::vector<bool> has no data(): tests hold booleans as uint8_t.
 using Bools = std::vector<uint8_t>;
-
-void MaybeDump(OpModel& m, const std::vector<std::vector<uint8_t>>& inputs,
-               const std::vector<uint8_t>& output) {
-  const char* dir = std::getenv("DELEGATO_OP_DUMP");
-  if (dir == nullptr) return;
-  static int counter = 0;
-  const std::string base = std::string(dir) + "/compare_" + std::to_string(counter++);
-  WriteModelFile(m.model(), base + ".tflite");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::ofstream f(base + ".in" + std::to_string(i), std::ios::binary);
-    f.write(reinterpret_cast<const char*>(inputs[i].data()),
-            static_cast<std::streamsize>(inputs[i].size()));
-  }
-  std::ofstream f(base + ".out", std::ios::binary);
-  f.write(reinterpret_cast<const char*>(output.data()), static_cast<std::streamsize>(output.size()));
-}
 
 struct Operand {
   DataType type;
@@ -85,11 +66,7 @@ std::vector<Out> RunOp(BuiltinOp op, const std::vector<Operand>& inputs, DataTyp
   }
   m.Invoke();
   if (out_shape) *out_shape = m.GetOutputShape(0);
-  std::vector<Out> y = m.GetOutput<Out>(0);
-  std::vector<std::vector<uint8_t>> raw;
-  for (const Operand& in : inputs) raw.push_back(in.bytes);
-  MaybeDump(m, raw, AsBytes(y));
-  return y;
+  return m.GetOutput<Out>(0);
 }
 
 Status TryBuild(BuiltinOp op, const std::vector<Operand>& inputs, DataType out_type,

@@ -11,13 +11,14 @@
 
 #include "delegate/compilation_cache.h"
 #include "tools/tool_util.h"
+#include "test_util.h"
 
 namespace delegato {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path SourceDir() { return fs::path(__FILE__).parent_path().parent_path().parent_path(); }
+using testing::SourceDir;
 
 std::vector<uint8_t> ReadBytes(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);

@@ -30,11 +30,8 @@ using testing::OpModel;
 using testing::Q;
 using testing::QPerAxis;
 
-fs::path SourceDir() { return fs::path(__FILE__).parent_path().parent_path().parent_path(); }
-fs::path SharedDir() {
-  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
-  return SourceDir().parent_path() / "shared";
-}
+using testing::SourceDir;
+using testing::SharedDir;
 
 #define REQUIRE_MODEL(var, name)                                        \
   const fs::path var = SharedDir() / "models" / (name);                 \

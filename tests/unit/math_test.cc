@@ -3,16 +3,12 @@
 // the defining formulas (in double); quantized ones from dequantize -> formula
 // -> quantize, within the one or two steps fixed-point arithmetic may differ.
 // 8-bit cases feed every representable input value.
-//
-// With DELEGATO_OP_DUMP=<dir>, every case also writes its model, inputs and
-// delegato's output there (case_N.tflite, case_N.in0..., case_N.out), so
-// scripts/compare_op_dumps.py can replay them in LiteRT's reference kernels.
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -32,31 +28,6 @@ using ::testing::HasSubstr;
 using testing::OpModel;
 using testing::Q;
 
-template <class T>
-void WriteBytes(const std::string& path, const std::vector<T>& values) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(values.data()),
-          static_cast<std::streamsize>(values.size() * sizeof(T)));
-}
-
-void MaybeDump(OpModel& m, const std::vector<std::vector<uint8_t>>& inputs,
-               const std::vector<uint8_t>& output) {
-  const char* dir = std::getenv("DELEGATO_OP_DUMP");
-  if (dir == nullptr) return;
-  static int counter = 0;
-  const std::string base = std::string(dir) + "/case_" + std::to_string(counter++);
-  WriteModelFile(m.model(), base + ".tflite");
-  for (size_t i = 0; i < inputs.size(); ++i) WriteBytes(base + ".in" + std::to_string(i), inputs[i]);
-  WriteBytes(base + ".out", output);
-}
-
-template <class T>
-std::vector<uint8_t> AsBytes(const std::vector<T>& v) {
-  std::vector<uint8_t> bytes(v.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return bytes;
-}
-
 // Runs a one-input op and returns its output.
 template <class T>
 std::vector<T> RunUnary(BuiltinOp op, DataType type, std::vector<int32_t> shape,
@@ -69,9 +40,7 @@ std::vector<T> RunUnary(BuiltinOp op, DataType type, std::vector<int32_t> shape,
   m.Build(threads);
   m.SetInput<T>(0, x);
   m.Invoke();
-  std::vector<T> y = m.GetOutput<T>(0);
-  MaybeDump(m, {AsBytes(x)}, AsBytes(y));
-  return y;
+  return m.GetOutput<T>(0);
 }
 
 template <class T>
@@ -241,15 +210,9 @@ std::vector<T> RunPrelu(DataType type, std::vector<int32_t> in_shape,
   m.AddOp(BuiltinOp::kPrelu, {in, a}, {out});
   m.Build();
   m.SetInput<T>(0, x);
-  std::vector<std::vector<uint8_t>> inputs = {AsBytes(x)};
-  if (!alpha_const) {
-    m.SetInput<T>(1, alpha);
-    inputs.push_back(AsBytes(alpha));
-  }
+  if (!alpha_const) m.SetInput<T>(1, alpha);
   m.Invoke();
-  std::vector<T> y = m.GetOutput<T>(0);
-  MaybeDump(m, inputs, AsBytes(y));
-  return y;
+  return m.GetOutput<T>(0);
 }
 
 TEST(Prelu, FloatBroadcastPerChannel) {

@@ -17,17 +17,14 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "tflite_schema_generated.h"
+#include "test_util.h"
 
 namespace delegato {
 namespace {
 
 namespace fs = std::filesystem;
 
-// /work/shared unless DELEGATO_SHARED_DIR says otherwise: <source dir>/../shared.
-fs::path SharedDir() {
-  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "shared";
-}
+using testing::SharedDir;
 
 fs::path ModelPath(const std::string& name) { return SharedDir() / "models" / name; }
 

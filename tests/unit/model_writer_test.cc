@@ -18,16 +18,13 @@
 #include "model/model.h"
 #include "tflite_schema_generated.h"
 #include "tools/commands.h"
+#include "test_util.h"
 
 namespace delegato {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path SharedDir() {
-  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "shared";
-}
+using testing::SharedDir;
 
 std::vector<fs::path> SharedModels() {
   std::vector<fs::path> models;

@@ -1,14 +1,11 @@
 // LOG_SOFTMAX, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and L2_POOL_2D.
 // Expectations are computed here in double from the definitions.
-//
-// With DELEGATO_OP_DUMP=<dir>, every case also writes its model, input and
-// output there for scripts/compare_op_dumps.py (LiteRT's reference kernels).
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,25 +25,6 @@ using testing::OpModel;
 using testing::Q;
 
 template <class T>
-std::vector<uint8_t> AsBytes(const std::vector<T>& v) {
-  std::vector<uint8_t> bytes(v.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return bytes;
-}
-
-void MaybeDump(OpModel& m, const std::vector<uint8_t>& input, const std::vector<uint8_t>& output) {
-  const char* dir = std::getenv("DELEGATO_OP_DUMP");
-  if (dir == nullptr) return;
-  static int counter = 0;
-  const std::string base = std::string(dir) + "/norm_" + std::to_string(counter++);
-  WriteModelFile(m.model(), base + ".tflite");
-  std::ofstream(base + ".in0", std::ios::binary)
-      .write(reinterpret_cast<const char*>(input.data()), static_cast<std::streamsize>(input.size()));
-  std::ofstream(base + ".out", std::ios::binary)
-      .write(reinterpret_cast<const char*>(output.data()), static_cast<std::streamsize>(output.size()));
-}
-
-template <class T>
 std::vector<T> RunUnary(BuiltinOp op, DataType type, std::vector<int32_t> shape,
                         const std::vector<T>& x, OpParams params = EmptyParams{},
                         Quantization qi = {}, Quantization qo = {}, int version = 1,
@@ -59,9 +37,7 @@ std::vector<T> RunUnary(BuiltinOp op, DataType type, std::vector<int32_t> shape,
   m.SetInput<T>(0, x);
   m.Invoke();
   if (out_shape) *out_shape = m.GetOutputShape(0);
-  std::vector<T> y = m.GetOutput<T>(0);
-  MaybeDump(m, AsBytes(x), AsBytes(y));
-  return y;
+  return m.GetOutput<T>(0);
 }
 
 Status TryBuild(BuiltinOp op, DataType type, std::vector<int32_t> shape, OpParams params,

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "delegate/graph_view.h"
 #include "model/model.h"
+#include "test_util.h"
 
 namespace delegato {
 
@@ -41,6 +42,7 @@ void PrintTo(const NodeSubset& s, std::ostream* os) {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::SharedDir;
 
 struct TestNode {
   std::vector<int> inputs, outputs;
@@ -422,7 +424,7 @@ TEST(PartitionGraphTest, RandomGraphsKeepEveryDependencyForward) {
       if (rng() % 2) to_delegate.push_back(node);
     }
     for (bool greedy : {true, false}) {
-      SCOPED_TRACE(testing::Message() << "round " << round << (greedy ? " greedy" : " non-greedy"));
+      SCOPED_TRACE(::testing::Message() << "round " << round << (greedy ? " greedy" : " non-greedy"));
       CheckInvariants(graph, to_delegate, PartitionGraph(graph, to_delegate, greedy), greedy);
     }
   }
@@ -700,11 +702,6 @@ TEST(GraphViewTest, MarksResourceAndControlFlowNodesAsSideEffects) {
 
 TEST(GraphViewTest, RejectsModelWithoutSubgraphs) {
   EXPECT_THROW(BuildGraphInfo(ModelDef{}), Error);
-}
-
-fs::path SharedDir() {
-  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "shared";
 }
 
 // A delegate that takes only CONV_2D and DEPTHWISE_CONV_2D, on every shared

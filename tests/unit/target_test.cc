@@ -19,20 +19,18 @@
 #include "core/error.h"
 #include "delegate/target.h"
 #include "model/model.h"
+#include "test_util.h"
 
 namespace delegato {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path SourceDir() { return fs::path(__FILE__).parent_path().parent_path().parent_path(); }
+using testing::SourceDir;
 fs::path TargetsDir() { return SourceDir() / "targets"; }
 
 // /work/shared unless DELEGATO_SHARED_DIR says otherwise: <source dir>/../shared.
-fs::path SharedDir() {
-  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
-  return SourceDir().parent_path() / "shared";
-}
+using testing::SharedDir;
 
 #define REQUIRE_MODEL(var, name)                                                             \
   const fs::path var = SharedDir() / "models" / (name);                                      \

@@ -284,18 +284,18 @@ template std::vector<float> Dequantize<int8_t>(const std::vector<int8_t>&, float
 template std::vector<float> Dequantize<int16_t>(const std::vector<int16_t>&, float, int32_t);
 template std::vector<float> Dequantize<int32_t>(const std::vector<int32_t>&, float, int32_t);
 
+std::filesystem::path SourceDir() {
+  return std::filesystem::absolute(__FILE__).lexically_normal().parent_path().parent_path().parent_path();
+}
+
+std::filesystem::path SharedDir() {
+  if (const char* env = std::getenv("DELEGATO_SHARED_DIR")) return env;
+  return SourceDir().parent_path() / "shared";
+}
+
 std::string SharedModelPath(const std::string& name) {
-  namespace fs = std::filesystem;
-  const char* env = std::getenv("DELEGATO_SHARED_DIR");
-  const fs::path shared =
-      env != nullptr
-          ? fs::path(env)
-          // __FILE__ may be relative to the build directory (ccache's base_dir
-          // rewrites it so): made absolute against the test's working
-          // directory, which ctest sets to the build directory.
-          : fs::absolute(__FILE__).lexically_normal().parent_path().parent_path().parent_path().parent_path() / "shared";
-  const fs::path path = shared / "models" / name;
-  return fs::exists(path) ? path.string() : std::string();
+  const std::filesystem::path path = SharedDir() / "models" / name;
+  return std::filesystem::exists(path) ? path.string() : std::string();
 }
 
 }  // namespace delegato::testing

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,6 +106,13 @@ template <class T>
 std::vector<T> Quantize(const std::vector<float>& values, float scale, int32_t zero_point);
 template <class T>
 std::vector<float> Dequantize(const std::vector<T>& values, float scale, int32_t zero_point);
+
+// The source tree and the shared corpus (../shared beside it, or
+// $DELEGATO_SHARED_DIR). Found from this file's compile-time path, which is
+// relative to the build directory when ccache rewrites it, so tests run with
+// the build directory as working directory (as ctest does).
+std::filesystem::path SourceDir();
+std::filesystem::path SharedDir();
 
 // A model of the shared conformance corpus: $DELEGATO_SHARED_DIR/models/<name>,
 // by default <source dir>/../shared/models/<name>. Empty when absent, so
