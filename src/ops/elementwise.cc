@@ -21,6 +21,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/reference/softmax16.h"
 #include "ops/kernel.h"
 
 namespace delegato {
@@ -639,6 +640,7 @@ struct SoftmaxData {
   // 8-bit input: the exp table kernel (kernel set allowing it).
   bool use_table = false;
   optimized::QuantSoftmax8 table;
+  reference::SoftmaxInt16Params int16;  // INT16 input and output
 };
 
 // ------------------------------------------------------------ quantize / dequantize / cast
@@ -855,6 +857,19 @@ void PrepareSoftmax(KernelContext& ctx, Node& node) {
   data->rows = data->depth == 0 ? 0 : in.NumElements() / data->depth;
   if (in.type == DataType::kFloat32) {
     CheckSameType(ctx, node, in, out);
+  } else if (in.type == DataType::kInt16) {
+    DLG_NODE_CHECK(ctx, node, out.type == DataType::kInt16, "INT16 input with ",
+                   DataTypeName(out.type), " output is not supported");
+    // LiteRT's int16 kernel stops at rank 4 too.
+    DLG_NODE_CHECK(ctx, node, in.rank() <= 4, "INT16 input (tensor \"", in.name,
+                   "\") must have rank 1 to 4, has rank ", in.rank());
+    const QuantParams qi = PerTensorParams(ctx, node, in, "input");
+    const QuantParams qo = PerTensorParams(ctx, node, out, "output");
+    DLG_NODE_CHECK(ctx, node, qi.zero_point == 0 && qo.zero_point == 0,
+                   "INT16 input and output need zero point 0");
+    DLG_NODE_CHECK(ctx, node, reference::PrepareSoftmaxInt16(qi.scale, data->beta, &data->int16),
+                   "beta ", data->beta, " times input scale ", qi.scale,
+                   " cannot be requantized for the INT16 softmax");
   } else {
     const bool types_ok =
         (in.type == DataType::kUInt8 &&
@@ -894,6 +909,9 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
   auto run = [&](int64_t begin, int64_t end) {
     if (d.use_table) {
       d.table.Run(in.data, out.data, d.depth, begin, end);
+    } else if (d.in_type == DataType::kInt16) {
+      reference::SoftmaxInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), d.depth,
+                              begin, end);
     } else if (d.in_type == DataType::kFloat32) {
       reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth, begin,
                               end);
