@@ -14,6 +14,7 @@
 // turned into a Q31 multiplier and shift; FULLY_CONNECTED keeps
 // double(in_s) * double(w_s) / double(out_s) as a double and its reference
 // kernel rescales in floating point.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,6 +30,7 @@
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/fully_connected.h"
+#include "kernels/reference/hybrid.h"
 #include "kernels/reference/int16x8.h"
 #include "ops/kernel.h"
 
@@ -756,7 +758,52 @@ struct FullyConnectedData {
   // when allowed: quantized, constant weights and bias, symmetric int8 or
   // uint8 weights.
   std::unique_ptr<optimized::QuantConv> fast;
+  // Hybrid: float input and output, constant int8 weights.
+  bool hybrid = false;
+  bool hybrid_clamp = false;  // a fused activation (NONE leaves values as they are)
+  reference::HybridFullyConnectedParams hybrid_params;
+  std::vector<float> weight_scales;
+  std::vector<int32_t> row_sums;
 };
+
+// Hybrid FULLY_CONNECTED: float input and output with constant symmetric
+// int8 weights (per tensor or per output channel) and an optional float bias.
+void PrepareHybridFullyConnected(KernelContext& ctx, Node& node,
+                                 const FullyConnectedParams& params, const Tensor& weights,
+                                 const Tensor* bias, const Tensor& output,
+                                 FullyConnectedData& d) {
+  const reference::FullyConnectedGeometry& g = d.geometry;
+  DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with INT8 ",
+                 "weights needs a FLOAT32 output, output \"", output.name, "\" is ",
+                 DataTypeName(output.type));
+  DLG_NODE_CHECK(ctx, node, weights.is_constant(), "hybrid weights tensor \"", weights.name,
+                 "\" must be constant");
+  CheckBias(ctx, node, bias, DataType::kFloat32, g.output_depth);
+  const WeightQuant w =
+      FilterQuant(ctx, node, weights, g.output_depth, /*require_zero_zero_points=*/true);
+  d.hybrid = true;
+  d.weight_scales = w.scales;
+  reference::HybridFullyConnectedParams& p = d.hybrid_params;
+  p.batches = g.batches;
+  p.depth = g.accum_depth;
+  p.units = g.output_depth;
+  p.weights = weights.data_as<int8_t>();
+  p.weight_scales = d.weight_scales.data();
+  p.per_channel = w.per_channel;
+  p.asymmetric = params.asymmetric_quantize_inputs;
+  if (p.asymmetric) {
+    d.row_sums.assign(g.output_depth, 0);
+    for (int32_t u = 0; u < g.output_depth; ++u)
+      for (int32_t k = 0; k < g.accum_depth; ++k)
+        d.row_sums[u] += p.weights[static_cast<size_t>(u) * g.accum_depth + k];
+    p.row_sums = d.row_sums.data();
+  }
+  d.hybrid_clamp = params.activation != Activation::kNone;
+  const bool ok = quant::ActivationRangeFloat(params.activation, &p.act_min, &p.act_max);
+  DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                 " is not supported");
+  node.scratch_bytes = static_cast<size_t>(g.batches) * g.accum_depth;
+}
 
 void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, void* dst) {
   switch (d.type) {
@@ -789,7 +836,9 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   const Tensor* bias = ctx.optional_input(node, 2);
   const Tensor& output = ctx.output(node, 0);
 
-  const DataType type = CheckConvTypes(ctx, node, input, weights, output);
+  const bool hybrid = input.type == DataType::kFloat32 && weights.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, weights, output);
   const Activation act = params.activation;
   DLG_NODE_CHECK(ctx, node,
                  act == Activation::kNone || act == Activation::kRelu ||
@@ -820,7 +869,11 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, batches <= std::numeric_limits<int32_t>::max(), "batch count ",
                  batches, " is too large");
   g.batches = static_cast<int32_t>(batches);
-  CheckBias(ctx, node, bias, type, g.output_depth);
+  if (hybrid) {
+    PrepareHybridFullyConnected(ctx, node, params, weights, bias, output, *d);
+  } else {
+    CheckBias(ctx, node, bias, type, g.output_depth);
+  }
 
   std::vector<int32_t> out_dims;
   if (params.keep_num_dims) {
@@ -832,6 +885,11 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
     out_dims.back() = g.output_depth;
   } else {
     out_dims = {g.batches, g.output_depth};
+  }
+  if (hybrid) {
+    ctx.SetOutputDims(node, 0, std::move(out_dims));
+    node.op_data = std::move(d);
+    return;
   }
 
   TensorQuant out_q;
@@ -910,6 +968,28 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.hybrid) {
+    const reference::HybridFullyConnectedParams& p = d.hybrid_params;
+    const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    const int64_t total = static_cast<int64_t>(p.batches) * p.depth;
+    // An all-zero input skips the product, as TFLite does: the output is the bias.
+    if (std::all_of(in, in + total, [](float x) { return x == 0.0f; })) {
+      for (int32_t r = 0; r < p.batches; ++r)
+        for (int32_t u = 0; u < p.units; ++u) {
+          const float v = b != nullptr ? b[u] : 0.0f;
+          out[static_cast<size_t>(r) * p.units + u] =
+              d.hybrid_clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+        }
+      return;
+    }
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    ParallelRange(ctx, p.batches, [&](int64_t begin, int64_t end) {
+      reference::HybridFullyConnected(p, in, b, quantized, out, begin, end, d.hybrid_clamp);
+    });
+    return;
+  }
   if (d.fast != nullptr) {
     const optimized::QuantConv& fast = *d.fast;
     const void* in = input.data;

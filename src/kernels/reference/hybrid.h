@@ -1,0 +1,116 @@
+// Dynamic-range ("hybrid") kernels: float activations with constant int8
+// weights, as TFLite's tensor_utils compute them. Each batch row of the input
+// is quantized to int8 on the fly (symmetric: scale max|x| / 127; asymmetric:
+// TFLite's nudged zero point over [min(0, x), max(0, x)]), multiplied with the
+// weights in int32, corrected by row_sum * zero_point when asymmetric, and
+// scaled back in float: out = bias + float(dot) * (row_scale * weight_scale).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace delegato::reference {
+
+// TFLite's SymmetricQuantizeFloats.
+inline void SymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
+                                 float* scale) {
+  float lo = 0.0f, hi = 0.0f;
+  if (n > 0) {
+    const auto [mn, mx] = std::minmax_element(values, values + n);
+    lo = *mn;
+    hi = *mx;
+  }
+  const float range = std::max(std::fabs(lo), std::fabs(hi));
+  if (range == 0.0f) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    *scale = 1.0f;
+    return;
+  }
+  constexpr int32_t kScale = 127;
+  *scale = range / kScale;
+  const float inverse = kScale / range;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto q = static_cast<int32_t>(std::round(values[i] * inverse));
+    quantized[i] = static_cast<int8_t>(std::min(kScale, std::max(-kScale, q)));
+  }
+}
+
+// TFLite's AsymmetricQuantizeFloats.
+inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
+                                  float* scale, int32_t* zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  float lo = 0.0f, hi = 0.0f;
+  if (n > 0) {
+    const auto [mn, mx] = std::minmax_element(values, values + n);
+    lo = *mn;
+    hi = *mx;
+  }
+  const double rmin = static_cast<double>(std::min(0.0f, lo));
+  const double rmax = static_cast<double>(std::max(0.0f, hi));
+  if (rmin == rmax) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    *scale = 1.0f;
+    *zero_point = 0;
+    return;
+  }
+  const double qmin = kMin, qmax = kMax;
+  const double s = (rmax - rmin) / (qmax - qmin);
+  const double zp_from_min = qmin - rmin / s;
+  const double zp_from_max = qmax - rmax / s;
+  const double error_from_min = std::abs(qmin) + std::abs(rmin / s);
+  const double error_from_max = std::abs(qmax) + std::abs(rmax / s);
+  const double zp = error_from_min < error_from_max ? zp_from_min : zp_from_max;
+  int32_t nudged;
+  if (zp <= qmin) nudged = kMin;
+  else if (zp >= qmax) nudged = kMax;
+  else nudged = static_cast<int8_t>(std::round(zp));
+  *scale = static_cast<float>(s);
+  *zero_point = nudged;
+  const float inverse = 1.0f / *scale;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto q = static_cast<int32_t>(std::round(nudged + values[i] * inverse));
+    quantized[i] = static_cast<int8_t>(std::min(kMax, std::max(kMin, q)));
+  }
+}
+
+struct HybridFullyConnectedParams {
+  int32_t batches = 0, depth = 0, units = 0;
+  const int8_t* weights = nullptr;      // [units][depth]
+  const float* weight_scales = nullptr;  // one per unit, or one
+  bool per_channel = false;
+  bool asymmetric = false;
+  const int32_t* row_sums = nullptr;  // per unit, for asymmetric inputs
+  float act_min = 0, act_max = 0;
+};
+
+// Batch rows [begin, end). `quantized` has room for batches * depth values.
+// `clamp`: apply [act_min, act_max] (a fused activation; NONE passes values,
+// infinities included, unchanged).
+inline void HybridFullyConnected(const HybridFullyConnectedParams& p, const float* input,
+                                 const float* bias, int8_t* quantized, float* output,
+                                 int64_t begin, int64_t end, bool clamp) {
+  for (int64_t b = begin; b < end; ++b) {
+    const float* in = input + b * p.depth;
+    float* out = output + b * p.units;
+    int8_t* q = quantized + b * p.depth;
+    float row_scale = 1.0f;
+    int32_t zero_point = 0;
+    if (p.asymmetric)
+      AsymmetricQuantizeRow(in, p.depth, q, &row_scale, &zero_point);
+    else
+      SymmetricQuantizeRow(in, p.depth, q, &row_scale);
+    for (int32_t u = 0; u < p.units; ++u) {
+      const int8_t* w = p.weights + static_cast<size_t>(u) * p.depth;
+      int32_t dot = 0;
+      for (int32_t d = 0; d < p.depth; ++d) dot += int32_t{w[d]} * int32_t{q[d]};
+      if (p.asymmetric) dot -= p.row_sums[u] * zero_point;
+      const float scale = row_scale * (p.per_channel ? p.weight_scales[u] : p.weight_scales[0]);
+      const float v = (bias != nullptr ? bias[u] : 0.0f) + static_cast<float>(dot) * scale;
+      out[u] = clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+    }
+  }
+}
+
+}  // namespace delegato::reference
