@@ -271,16 +271,22 @@ DataType CheckConvTypes(KernelContext& ctx, const Node& node, const Tensor& inpu
   return t;
 }
 
+// int32_bias_declared: the op's options set quantized_bias_type INT32
+// (CONV_2D, FULLY_CONNECTED), which is how TFLite selects its 32-bit 16x8
+// path.
 void CheckBias(KernelContext& ctx, const Node& node, const Tensor* bias, DataType type,
-               int32_t channels) {
+               int32_t channels, bool int32_bias_declared = false) {
   if (bias == nullptr) return;
   if (type == DataType::kInt16) {
-    // TFLite's schema also allows an INT32 bias here, but LiteRT 2.3's
-    // reference kernels read it as INT64 (FULLY_CONNECTED, CONV_2D) or reject
-    // it (DEPTHWISE_CONV_2D), so there is no result to reproduce.
-    DLG_NODE_CHECK(ctx, node, bias->type == DataType::kInt64, "bias tensor \"", bias->name,
-                   "\" has type ", DataTypeName(bias->type),
-                   ", expected INT64 for INT16 input (int16x8 with an INT32 bias is not supported)");
+    // An INT32 bias without the declaration is read as INT64 by LiteRT 2.3
+    // (garbage outputs; DEPTHWISE_CONV_2D rejects it), so there is no result
+    // to reproduce.
+    DLG_NODE_CHECK(ctx, node,
+                   bias->type == DataType::kInt64 ||
+                       (bias->type == DataType::kInt32 && int32_bias_declared),
+                   "bias tensor \"", bias->name, "\" has type ", DataTypeName(bias->type),
+                   ", expected INT64 for INT16 input (an INT32 bias needs quantized_bias_type "
+                   "INT32 in the options of CONV_2D or FULLY_CONNECTED)");
   } else {
     const DataType expected = type == DataType::kFloat32 ? DataType::kFloat32 : DataType::kInt32;
     DLG_NODE_CHECK(ctx, node, bias->type == expected, "bias tensor \"", bias->name,
@@ -420,7 +426,8 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   g.output_width = window.out_width;
   g.pad_height = window.pad_height;
   g.pad_width = window.pad_width;
-  CheckBias(ctx, node, bias, type, g.output_depth);
+  CheckBias(ctx, node, bias, type, g.output_depth,
+            params.quantized_bias_type == DataType::kInt32);
 
   TensorQuant out_q;
   if (type != DataType::kFloat32) {
@@ -522,10 +529,17 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   if (d.type == DataType::kInt16) {
     const int16_t* in = input.data_as<int16_t>();
     int16_t* out = output.data_as<int16_t>();
-    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
-    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-      reference::Conv16x8(g, in, packed, b, q, out, begin, end);
-    });
+    if (bias != nullptr && bias->type == DataType::kInt32) {
+      const int32_t* b = bias->data_as<int32_t>();
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+      });
+    } else {
+      const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+      });
+    }
     return;
   }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
@@ -758,6 +772,8 @@ struct FullyConnectedData {
   // when allowed: quantized, constant weights and bias, symmetric int8 or
   // uint8 weights.
   std::unique_ptr<optimized::QuantConv> fast;
+  // int16x8 with quantized_bias_type INT32: 32-bit sums, even without a bias.
+  bool int32_accumulate = false;
   // Hybrid: float input and output, constant int8 weights.
   bool hybrid = false;
   bool hybrid_clamp = false;  // a fused activation (NONE leaves values as they are)
@@ -872,7 +888,11 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   if (hybrid) {
     PrepareHybridFullyConnected(ctx, node, params, weights, bias, output, *d);
   } else {
-    CheckBias(ctx, node, bias, type, g.output_depth);
+    CheckBias(ctx, node, bias, type, g.output_depth,
+              params.quantized_bias_type == DataType::kInt32);
+    d->int32_accumulate = type == DataType::kInt16 &&
+                          (params.quantized_bias_type == DataType::kInt32 ||
+                           (bias != nullptr && bias->type == DataType::kInt32));
   }
 
   std::vector<int32_t> out_dims;
@@ -1027,10 +1047,17 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   if (d.type == DataType::kInt16) {
     const int16_t* in = input.data_as<int16_t>();
     int16_t* out = output.data_as<int16_t>();
-    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
-    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
-      reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
-    });
+    if (d.int32_accumulate) {
+      const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+      ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+        reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
+      });
+    } else {
+      const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+      ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+        reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
+      });
+    }
     return;
   }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
