@@ -31,12 +31,13 @@ using ::testing::HasSubstr;
 struct FcCase {
   int batches = 3, depth = 9, units = 5;
   bool per_channel = false, asymmetric = false, bias = true, zero_input = false;
+  float lo = -3.0f, hi = 5.0f;  // input range
   Activation act = Activation::kNone;
 };
 
 void RunHybridFc(const FcCase& c, const std::string& name, std::mt19937& rng) {
   SCOPED_TRACE(name);
-  std::uniform_real_distribution<float> in_dist(-3.0f, 5.0f), b_dist(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> in_dist(c.lo, c.hi), b_dist(-1.0f, 1.0f);
   std::uniform_int_distribution<int> w_dist(-127, 127);
   std::vector<float> input(c.batches * c.depth), bias(c.units);
   std::vector<int8_t> weights(c.units * c.depth);
@@ -120,6 +121,16 @@ TEST(HybridFullyConnected, Variants) {
   FcCase n1;
   n1.act = Activation::kReluN1To1;
   RunHybridFc(n1, "hybrid_fc_relun1", rng);
+  // Many rows; all-positive and all-negative inputs (the zero point at an end).
+  int k = 0;
+  for (auto [lo, hi] : {std::pair{-1.0f, 1.0f}, std::pair{0.5f, 4.0f}, std::pair{-6.0f, -0.1f}})
+    for (bool per_channel : {false, true}) {
+      FcCase many;
+      many.batches = 16; many.depth = 23; many.units = 7;
+      many.asymmetric = true; many.per_channel = per_channel;
+      many.lo = lo; many.hi = hi;
+      RunHybridFc(many, "hybrid_fc_many_" + std::to_string(k++), rng);
+    }
   FcCase zero;
   zero.zero_input = true;
   zero.act = Activation::kRelu;

@@ -1,7 +1,7 @@
 // Dynamic-range ("hybrid") kernels: float activations with constant int8
 // weights, as TFLite's tensor_utils compute them. Each batch row of the input
 // is quantized to int8 on the fly (symmetric: scale max|x| / 127; asymmetric:
-// TFLite's nudged zero point over [min(0, x), max(0, x)]), multiplied with the
+// TFLite's nudged zero point over [min(0, x), max(0, x)], in float), multiplied with the
 // weights in int32, corrected by row_sum * zero_point when asymmetric, and
 // scaled back in float: out = bias + float(dot) * (row_scale * weight_scale).
 #pragma once
@@ -37,7 +37,8 @@ inline void SymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantiz
   }
 }
 
-// TFLite's AsymmetricQuantizeFloats.
+// TFLite's AsymmetricQuantizeFloats: the zero point nudged from whichever
+// end of [min(0, x), max(0, x)] gives the smaller error.
 inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
                                   float* scale, int32_t* zero_point) {
   constexpr int32_t kMin = -128, kMax = 127;
@@ -47,26 +48,28 @@ inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quanti
     lo = *mn;
     hi = *mx;
   }
-  const double rmin = static_cast<double>(std::min(0.0f, lo));
-  const double rmax = static_cast<double>(std::max(0.0f, hi));
+  // In float throughout, as LiteRT's x86 build computes it (a double
+  // formulation differs in the last bit of the scale).
+  const float rmin = std::min(0.0f, lo);
+  const float rmax = std::max(0.0f, hi);
   if (rmin == rmax) {
     std::memset(quantized, 0, static_cast<size_t>(n));
     *scale = 1.0f;
     *zero_point = 0;
     return;
   }
-  const double qmin = kMin, qmax = kMax;
-  const double s = (rmax - rmin) / (qmax - qmin);
-  const double zp_from_min = qmin - rmin / s;
-  const double zp_from_max = qmax - rmax / s;
-  const double error_from_min = std::abs(qmin) + std::abs(rmin / s);
-  const double error_from_max = std::abs(qmax) + std::abs(rmax / s);
-  const double zp = error_from_min < error_from_max ? zp_from_min : zp_from_max;
+  const float qmin = kMin, qmax = kMax;
+  const float s = (rmax - rmin) / (qmax - qmin);
+  const float zp_from_min = qmin - rmin / s;
+  const float zp_from_max = qmax - rmax / s;
+  const float error_from_min = std::fabs(qmin) + std::fabs(rmin / s);
+  const float error_from_max = std::fabs(qmax) + std::fabs(rmax / s);
+  const float zp = error_from_min < error_from_max ? zp_from_min : zp_from_max;
   int32_t nudged;
   if (zp <= qmin) nudged = kMin;
   else if (zp >= qmax) nudged = kMax;
   else nudged = static_cast<int8_t>(std::round(zp));
-  *scale = static_cast<float>(s);
+  *scale = s;
   *zero_point = nudged;
   const float inverse = 1.0f / *scale;
   for (int32_t i = 0; i < n; ++i) {
