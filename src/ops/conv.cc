@@ -571,6 +571,12 @@ struct DepthwiseData {
   // The optimized kernel, when allowed and covering the node (quantized,
   // depth multiplier 1, constant filter and bias).
   std::unique_ptr<optimized::QuantDepthwise> fast;
+  // Hybrid: float input and output, int8 weights with one scale per channel.
+  bool hybrid = false;
+  reference::HybridDepthwiseParams hybrid_params;
+  std::vector<float> channel_scales;
+  // Scratch layout: quantized input, then per-batch scales and zero points.
+  size_t scales_offset = 0, zero_points_offset = 0;
 };
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
@@ -593,7 +599,9 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
   DLG_NODE_CHECK(ctx, node, filter.dim(0) == 1, "filter tensor \"", filter.name,
                  "\" must have shape [1, height, width, channels], dim 0 is ", filter.dim(0));
@@ -636,6 +644,36 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     DLG_NODE_CHECK(ctx, node, bias->rank() == 1, "bias tensor \"", bias->name,
                    "\" must have rank 1, has rank ", bias->rank());
   CheckBias(ctx, node, bias, type, g.output_depth);
+  if (hybrid) {
+    // TFLite's hybrid depthwise kernel: int8 weights with one scale per output
+    // channel (quantized_dimension 3), float input, output and bias.
+    DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with ",
+                   "INT8 filter needs a FLOAT32 output, output \"", output.name, "\" is ",
+                   DataTypeName(output.type));
+    const Quantization& fq = *filter.quantization;
+    DLG_NODE_CHECK(ctx, node, static_cast<int64_t>(fq.scale.size()) == g.output_depth,
+                   "hybrid filter tensor \"", filter.name, "\" needs one scale per output channel (",
+                   g.output_depth, "), has ", fq.scale.size());
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/true);
+    DLG_NODE_CHECK(ctx, node, filter.is_constant(), "hybrid filter tensor \"", filter.name,
+                   "\" must be constant");
+    d->hybrid = true;
+    d->channel_scales = w.scales;
+    d->hybrid_params.channel_scales = d->channel_scales.data();
+    const bool ok = quant::ActivationRangeFloat(params.activation, &d->hybrid_params.act_min,
+                                                &d->hybrid_params.act_max);
+    DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                   " is not supported");
+    ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+    const size_t quantized_bytes =
+        static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth;
+    d->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
+    node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    node.op_data = std::move(d);
+    return;
+  }
 
   TensorQuant out_q;
   if (type != DataType::kFloat32) {
@@ -691,6 +729,24 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+
+  if (d.hybrid) {
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    const float* in = input.data_as<float>();
+    ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+      reference::QuantizeDepthwiseInput(g, in, quantized, scales, zero_points, begin, end);
+    });
+    const int8_t* f = filter.data_as<int8_t>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::HybridDepthwiseConv(g, d.hybrid_params, quantized, scales, zero_points, f, b,
+                                     out, begin, end);
+    });
+    return;
+  }
 
   if (d.fast != nullptr) {
     const optimized::QuantDepthwise& fast = *d.fast;

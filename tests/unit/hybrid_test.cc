@@ -1,5 +1,5 @@
-// Dynamic-range (hybrid) FULLY_CONNECTED: float input and output with
-// constant int8 weights, per tensor or per channel, symmetric or asymmetric
+// Dynamic-range (hybrid) FULLY_CONNECTED and DEPTHWISE_CONV_2D: float input
+// and output with constant int8 weights, per tensor or per channel, symmetric or asymmetric
 // on-the-fly input quantization, bias or none, fused activations, batches,
 // an all-zero row and an all-zero input. Checked here against the float
 // product with the dequantized weights (within the input quantization's
@@ -135,6 +135,103 @@ TEST(HybridFullyConnected, Variants) {
   zero.zero_input = true;
   zero.act = Activation::kRelu;
   RunHybridFc(zero, "hybrid_fc_zero_input", rng);
+}
+
+struct DwCase {
+  int batches = 2, h = 5, w = 4, in_c = 3, mult = 2, f_h = 3, f_w = 2, stride = 1, dil = 1;
+  Padding padding = Padding::kSame;
+  Activation act = Activation::kNone;
+  bool bias = true;
+  float lo = -2.0f, hi = 3.0f;
+};
+
+void RunHybridDepthwise(const DwCase& c, const std::string& name, std::mt19937& rng) {
+  SCOPED_TRACE(name);
+  const int out_c = c.in_c * c.mult;
+  std::uniform_real_distribution<float> in_dist(c.lo, c.hi), b_dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> w_dist(-127, 127);
+  std::vector<float> input(c.batches * c.h * c.w * c.in_c), bias(out_c);
+  std::vector<int8_t> filter(c.f_h * c.f_w * out_c);
+  for (auto& v : input) v = in_dist(rng);
+  for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
+  for (auto& v : bias) v = b_dist(rng);
+  std::vector<float> scales(out_c);
+  for (int k = 0; k < out_c; ++k) scales[k] = 0.01f + 0.002f * k;
+  OpModel m;
+  const int in = m.AddInput(DataType::kFloat32, {c.batches, c.h, c.w, c.in_c});
+  const int f = m.AddConst<int8_t>(DataType::kInt8, {1, c.f_h, c.f_w, out_c}, filter,
+                                   QPerAxis(scales, std::vector<int64_t>(out_c, 0), 3));
+  const int b = c.bias ? m.AddConst<float>(DataType::kFloat32, {out_c}, bias) : -1;
+  const int out = m.AddOutput(DataType::kFloat32);
+  DepthwiseConv2DParams p;
+  p.padding = c.padding;
+  p.stride_h = p.stride_w = c.stride;
+  p.dilation_h = p.dilation_w = c.dil;
+  p.depth_multiplier = c.mult;
+  p.activation = c.act;
+  m.AddOp(BuiltinOp::kDepthwiseConv2d, {in, f, b}, {out}, p, 6);
+  m.Build();
+  m.SetInput<float>(0, input);
+  m.Invoke();
+  const std::vector<float> got = m.GetOutput<float>(0);
+  const int ext_h = (c.f_h - 1) * c.dil + 1, ext_w = (c.f_w - 1) * c.dil + 1;
+  const bool same = c.padding == Padding::kSame;
+  const int out_h = same ? (c.h + c.stride - 1) / c.stride : (c.h - ext_h + c.stride) / c.stride;
+  const int out_w = same ? (c.w + c.stride - 1) / c.stride : (c.w - ext_w + c.stride) / c.stride;
+  const int pad_h = same ? std::max((out_h - 1) * c.stride + ext_h - c.h, 0) / 2 : 0;
+  const int pad_w = same ? std::max((out_w - 1) * c.stride + ext_w - c.w, 0) / 2 : 0;
+  ASSERT_EQ(got.size(), static_cast<size_t>(c.batches * out_h * out_w * out_c));
+  size_t index = 0;
+  for (int bt = 0; bt < c.batches; ++bt) {
+    // The whole image shares one asymmetric scale: (max(0,x) - min(0,x)) / 255.
+    float lo = 0, hi = 0;
+    for (int k = 0; k < c.h * c.w * c.in_c; ++k) {
+      lo = std::min(lo, input[bt * c.h * c.w * c.in_c + k]);
+      hi = std::max(hi, input[bt * c.h * c.w * c.in_c + k]);
+    }
+    const double step = (hi - lo) / 255.0;
+    for (int oy = 0; oy < out_h; ++oy)
+      for (int ox = 0; ox < out_w; ++ox)
+        for (int oc = 0; oc < out_c; ++oc, ++index) {
+          double want = c.bias ? bias[oc] : 0.0, weight_abs = 0.0;
+          for (int fy = 0; fy < c.f_h; ++fy)
+            for (int fx = 0; fx < c.f_w; ++fx) {
+              const int y = oy * c.stride - pad_h + fy * c.dil, x = ox * c.stride - pad_w + fx * c.dil;
+              if (y < 0 || y >= c.h || x < 0 || x >= c.w) continue;
+              const double wv = filter[(fy * c.f_w + fx) * out_c + oc] * double(scales[oc]);
+              want += wv * input[((bt * c.h + y) * c.w + x) * c.in_c + oc / c.mult];
+              weight_abs += std::abs(wv);
+            }
+          if (c.act == Activation::kRelu) want = std::max(want, 0.0);
+          if (c.act == Activation::kRelu6) want = std::min(std::max(want, 0.0), 6.0);
+          EXPECT_NEAR(got[index], want, weight_abs * step + 1e-5) << "output " << index;
+        }
+  }
+  // LiteRT 2.3 requires the bias of a hybrid depthwise convolution.
+  if (c.bias) DumpForLiteRt(m, name);
+}
+
+TEST(HybridDepthwiseConv, Variants) {
+  std::mt19937 rng(43);
+  int i = 0;
+  for (Padding padding : {Padding::kSame, Padding::kValid})
+    for (bool bias : {true, false}) {
+      DwCase c;
+      c.padding = padding;
+      c.bias = bias;
+      RunHybridDepthwise(c, "hybrid_dw_" + std::to_string(i++), rng);
+    }
+  DwCase strided;
+  strided.h = 8; strided.w = 7; strided.stride = 2; strided.mult = 1; strided.in_c = 5;
+  strided.act = Activation::kRelu;
+  RunHybridDepthwise(strided, "hybrid_dw_strided", rng);
+  DwCase dilated;
+  dilated.h = 7; dilated.w = 7; dilated.dil = 2; dilated.act = Activation::kRelu6;
+  dilated.lo = 0.2f; dilated.hi = 4.0f;
+  RunHybridDepthwise(dilated, "hybrid_dw_dilated_positive", rng);
+  DwCase negative;
+  negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
+  RunHybridDepthwise(negative, "hybrid_dw_negative", rng);
 }
 
 TEST(HybridFullyConnected, Errors) {

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/reference/depthwise_conv.h"
+
 namespace delegato::reference {
 
 // TFLite's SymmetricQuantizeFloats.
@@ -112,6 +114,61 @@ inline void HybridFullyConnected(const HybridFullyConnectedParams& p, const floa
       const float scale = row_scale * (p.per_channel ? p.weight_scales[u] : p.weight_scales[0]);
       const float v = (bias != nullptr ? bias[u] : 0.0f) + static_cast<float>(dot) * scale;
       out[u] = clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+    }
+  }
+}
+
+}  // namespace delegato::reference
+
+namespace delegato::reference {
+
+// Hybrid DEPTHWISE_CONV_2D (TFLite's DepthwiseConvHybridPerChannel): each
+// batch image is quantized asymmetrically as one row (QuantizeDepthwiseInput),
+// then out = clamp(float(sum w * (q - zero_point)) * (channel_scale *
+// image_scale) + bias).
+struct HybridDepthwiseParams {
+  const float* channel_scales = nullptr;  // one per output channel
+  float act_min = 0, act_max = 0;
+};
+
+inline void QuantizeDepthwiseInput(const DepthwiseGeometry& g, const float* input,
+                                   int8_t* quantized, float* scales, int32_t* zero_points,
+                                   int64_t batch_begin, int64_t batch_end) {
+  const int64_t size = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+  for (int64_t b = batch_begin; b < batch_end; ++b)
+    AsymmetricQuantizeRow(input + b * size, static_cast<int32_t>(size), quantized + b * size,
+                          &scales[b], &zero_points[b]);
+}
+
+// Output rows [row_begin, row_end) (a row is one (batch, out_y) pair).
+inline void HybridDepthwiseConv(const DepthwiseGeometry& g, const HybridDepthwiseParams& p,
+                                const int8_t* quantized, const float* scales,
+                                const int32_t* zero_points, const int8_t* filter,
+                                const float* bias, float* output, int64_t row_begin,
+                                int64_t row_end) {
+  const size_t out_depth = g.output_depth;
+  const size_t batch_input_size =
+      static_cast<size_t>(g.input_height) * g.input_width * g.input_depth;
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t out_y = static_cast<int32_t>(row % g.output_height);
+    const int8_t* batch_input = quantized + batch * batch_input_size;
+    const int32_t zero_point = zero_points[batch];
+    for (int32_t out_x = 0; out_x < g.output_width; ++out_x) {
+      float* out = output + (static_cast<size_t>(row) * g.output_width + out_x) * out_depth;
+      for (int32_t oc = 0; oc < g.output_depth; ++oc) {
+        const int32_t ic = oc / g.depth_multiplier;
+        int32_t acc = 0;
+        detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
+                                    [&](int32_t tap, const int8_t* in) {
+          acc += int32_t{filter[static_cast<size_t>(tap) * out_depth + oc]} *
+                 (int32_t{in[ic]} - zero_point);
+        });
+        float v = static_cast<float>(acc);
+        v *= p.channel_scales[oc] * scales[batch];
+        if (bias != nullptr) v += bias[oc];
+        out[oc] = std::min(std::max(v, p.act_min), p.act_max);
+      }
     }
   }
 }
