@@ -342,6 +342,11 @@ struct ConvData {
   // The optimized kernel, when InterpreterOptions::kernels allows it and it
   // covers the node (quantized, ungrouped, constant filter and bias).
   std::unique_ptr<optimized::QuantConv> fast;
+  // Hybrid: float input and output, constant int8 weights.
+  bool hybrid = false;
+  reference::HybridConvParams hybrid_params;
+  std::vector<float> weight_scales;
+  size_t scales_offset = 0, zero_points_offset = 0;  // in scratch, after the quantized input
 };
 
 template <class T>
@@ -385,7 +390,9 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
 
   auto d = std::make_shared<ConvData>();
@@ -428,6 +435,36 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   g.pad_width = window.pad_width;
   CheckBias(ctx, node, bias, type, g.output_depth,
             params.quantized_bias_type == DataType::kInt32);
+  if (hybrid) {
+    DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with ",
+                   "INT8 filter needs a FLOAT32 output, output \"", output.name, "\" is ",
+                   DataTypeName(output.type));
+    // TFLite's hybrid convolution ignores dilation and groups.
+    DLG_NODE_CHECK(ctx, node, g.dilation_height == 1 && g.dilation_width == 1,
+                   "hybrid CONV_2D with dilation ", g.dilation_height, "x", g.dilation_width,
+                   " is not supported");
+    DLG_NODE_CHECK(ctx, node, g.groups() == 1, "hybrid grouped CONV_2D is not supported");
+    DLG_NODE_CHECK(ctx, node, filter.is_constant(), "hybrid filter tensor \"", filter.name,
+                   "\" must be constant");
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/true);
+    d->hybrid = true;
+    d->weight_scales = w.scales;
+    reference::HybridConvParams& p = d->hybrid_params;
+    p.per_channel = w.per_channel;
+    p.weight_scales = d->weight_scales.data();
+    const bool ok = quant::ActivationRangeFloat(params.activation, &p.act_min, &p.act_max);
+    DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                   " is not supported");
+    ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+    const size_t quantized_bytes =
+        static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth;
+    d->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
+    node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    node.op_data = std::move(d);
+    return;
+  }
 
   TensorQuant out_q;
   if (type != DataType::kFloat32) {
@@ -482,6 +519,25 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+
+  if (d.hybrid) {
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    const float* in = input.data_as<float>();
+    const reference::HybridConvParams& p = d.hybrid_params;
+    ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+      reference::QuantizeConvInput(g, p.per_channel, p.weight_scales[0], in, quantized, scales,
+                                   zero_points, begin, end);
+    });
+    const int8_t* f = filter.data_as<int8_t>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::HybridConv(g, p, quantized, scales, zero_points, f, b, out, begin, end);
+    });
+    return;
+  }
 
   if (d.fast != nullptr) {
     const optimized::QuantConv& fast = *d.fast;

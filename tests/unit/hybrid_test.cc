@@ -1,4 +1,4 @@
-// Dynamic-range (hybrid) FULLY_CONNECTED and DEPTHWISE_CONV_2D: float input
+// Dynamic-range (hybrid) FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: float input
 // and output with constant int8 weights, per tensor or per channel, symmetric or asymmetric
 // on-the-fly input quantization, bias or none, fused activations, batches,
 // an all-zero row and an all-zero input. Checked here against the float
@@ -232,6 +232,106 @@ TEST(HybridDepthwiseConv, Variants) {
   DwCase negative;
   negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
   RunHybridDepthwise(negative, "hybrid_dw_negative", rng);
+}
+
+struct ConvCase {
+  int batches = 2, h = 5, w = 4, in_c = 3, out_c = 4, f_h = 3, f_w = 2, stride = 1;
+  Padding padding = Padding::kSame;
+  Activation act = Activation::kNone;
+  bool bias = true, per_channel = true;
+  float lo = -2.0f, hi = 3.0f;
+};
+
+void RunHybridConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
+  SCOPED_TRACE(name);
+  std::uniform_real_distribution<float> in_dist(c.lo, c.hi), b_dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> w_dist(-127, 127);
+  std::vector<float> input(c.batches * c.h * c.w * c.in_c), bias(c.out_c);
+  std::vector<int8_t> filter(c.out_c * c.f_h * c.f_w * c.in_c);
+  for (auto& v : input) v = in_dist(rng);
+  for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
+  for (auto& v : bias) v = b_dist(rng);
+  std::vector<float> scales(c.per_channel ? c.out_c : 1);
+  for (size_t k = 0; k < scales.size(); ++k) scales[k] = 0.01f + 0.002f * k;
+  OpModel m;
+  const int in = m.AddInput(DataType::kFloat32, {c.batches, c.h, c.w, c.in_c});
+  const int f = m.AddConst<int8_t>(
+      DataType::kInt8, {c.out_c, c.f_h, c.f_w, c.in_c}, filter,
+      c.per_channel ? QPerAxis(scales, std::vector<int64_t>(c.out_c, 0), 0) : Q(scales[0], 0));
+  const int b = c.bias ? m.AddConst<float>(DataType::kFloat32, {c.out_c}, bias) : -1;
+  const int out = m.AddOutput(DataType::kFloat32);
+  Conv2DParams p;
+  p.padding = c.padding;
+  p.stride_h = p.stride_w = c.stride;
+  p.activation = c.act;
+  m.AddOp(BuiltinOp::kConv2d, {in, f, b}, {out}, p, 2);
+  m.Build();
+  m.SetInput<float>(0, input);
+  m.Invoke();
+  const std::vector<float> got = m.GetOutput<float>(0);
+  const bool same = c.padding == Padding::kSame;
+  const int out_h = same ? (c.h + c.stride - 1) / c.stride : (c.h - c.f_h + c.stride) / c.stride;
+  const int out_w = same ? (c.w + c.stride - 1) / c.stride : (c.w - c.f_w + c.stride) / c.stride;
+  const int pad_h = same ? std::max((out_h - 1) * c.stride + c.f_h - c.h, 0) / 2 : 0;
+  const int pad_w = same ? std::max((out_w - 1) * c.stride + c.f_w - c.w, 0) / 2 : 0;
+  ASSERT_EQ(got.size(), static_cast<size_t>(c.batches * out_h * out_w * c.out_c));
+  size_t index = 0;
+  for (int bt = 0; bt < c.batches; ++bt) {
+    float lo = 0, hi = 0;
+    for (int k = 0; k < c.h * c.w * c.in_c; ++k) {
+      lo = std::min(lo, input[bt * c.h * c.w * c.in_c + k]);
+      hi = std::max(hi, input[bt * c.h * c.w * c.in_c + k]);
+    }
+    // Quantization step: (hi - lo) / 255 asymmetric, max|x| / 127 symmetric.
+    const double step = c.per_channel ? (hi - lo) / 255.0 : std::max(-lo, hi) / 127.0;
+    for (int oy = 0; oy < out_h; ++oy)
+      for (int ox = 0; ox < out_w; ++ox)
+        for (int oc = 0; oc < c.out_c; ++oc, ++index) {
+          const double ws = c.per_channel ? scales[oc] : scales[0];
+          double want = c.bias ? bias[oc] : 0.0, weight_abs = 0.0;
+          for (int fy = 0; fy < c.f_h; ++fy)
+            for (int fx = 0; fx < c.f_w; ++fx) {
+              const int y = oy * c.stride - pad_h + fy, x = ox * c.stride - pad_w + fx;
+              if (y < 0 || y >= c.h || x < 0 || x >= c.w) continue;
+              for (int ic = 0; ic < c.in_c; ++ic) {
+                const double wv = filter[((oc * c.f_h + fy) * c.f_w + fx) * c.in_c + ic] * ws;
+                want += wv * input[((bt * c.h + y) * c.w + x) * c.in_c + ic];
+                weight_abs += std::abs(wv);
+              }
+            }
+          if (c.act == Activation::kRelu) want = std::max(want, 0.0);
+          if (c.act == Activation::kRelu6) want = std::min(std::max(want, 0.0), 6.0);
+          EXPECT_NEAR(got[index], want, weight_abs * step + 1e-5) << "output " << index;
+        }
+  }
+  // LiteRT 2.3 requires the bias of a hybrid convolution.
+  if (c.bias) DumpForLiteRt(m, name);
+}
+
+TEST(HybridConv, Variants) {
+  std::mt19937 rng(44);
+  int i = 0;
+  for (bool per_channel : {true, false})
+    for (Padding padding : {Padding::kSame, Padding::kValid})
+      for (bool bias : {true, false}) {
+        ConvCase c;
+        c.per_channel = per_channel;
+        c.padding = padding;
+        c.bias = bias;
+        RunHybridConv(c, "hybrid_conv_" + std::to_string(i++), rng);
+      }
+  ConvCase strided;
+  strided.h = 8; strided.w = 7; strided.stride = 2; strided.in_c = 5; strided.out_c = 6;
+  strided.act = Activation::kRelu;
+  RunHybridConv(strided, "hybrid_conv_strided", rng);
+  ConvCase positive = strided;
+  positive.per_channel = false;
+  positive.act = Activation::kRelu6;
+  positive.lo = 0.2f; positive.hi = 4.0f;
+  RunHybridConv(positive, "hybrid_conv_positive", rng);
+  ConvCase negative;
+  negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
+  RunHybridConv(negative, "hybrid_conv_negative", rng);
 }
 
 TEST(HybridFullyConnected, Errors) {

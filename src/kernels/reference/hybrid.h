@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 
 namespace delegato::reference {
@@ -166,6 +167,75 @@ inline void HybridDepthwiseConv(const DepthwiseGeometry& g, const HybridDepthwis
         });
         float v = static_cast<float>(acc);
         v *= p.channel_scales[oc] * scales[batch];
+        if (bias != nullptr) v += bias[oc];
+        out[oc] = std::min(std::max(v, p.act_min), p.act_max);
+      }
+    }
+  }
+}
+
+}  // namespace delegato::reference
+
+namespace delegato::reference {
+
+// Hybrid CONV_2D (ungrouped, no dilation), TFLite's two paths:
+// - per-channel weights: each batch image quantized asymmetrically as one
+//   row; out = clamp(float(sum w * (q - zp)) * channel_scale * image_scale
+//   + bias), multiplied left to right (reference HybridConvPerChannel);
+// - per-tensor weights: each image quantized symmetrically, its scale times
+//   the weight scale; out = clamp(float(sum w * q) * scale + bias) (HybridConv).
+struct HybridConvParams {
+  bool per_channel = false;
+  const float* weight_scales = nullptr;  // per output channel, or one
+  float act_min = 0, act_max = 0;
+};
+
+inline void QuantizeConvInput(const ConvGeometry& g, bool per_channel, float weight_scale,
+                              const float* input, int8_t* quantized, float* scales,
+                              int32_t* zero_points, int64_t batch_begin, int64_t batch_end) {
+  const int64_t size = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+  for (int64_t b = batch_begin; b < batch_end; ++b) {
+    if (per_channel) {
+      AsymmetricQuantizeRow(input + b * size, static_cast<int32_t>(size), quantized + b * size,
+                            &scales[b], &zero_points[b]);
+    } else {
+      SymmetricQuantizeRow(input + b * size, static_cast<int32_t>(size), quantized + b * size,
+                           &scales[b]);
+      scales[b] *= weight_scale;
+      zero_points[b] = 0;
+    }
+  }
+}
+
+// Output rows [row_begin, row_end); `filter` in its [out][y][x][in] layout.
+inline void HybridConv(const ConvGeometry& g, const HybridConvParams& p, const int8_t* quantized,
+                       const float* scales, const int32_t* zero_points, const int8_t* filter,
+                       const float* bias, float* output, int64_t row_begin, int64_t row_end) {
+  const size_t out_depth = g.output_depth;
+  const size_t batch_input_size =
+      static_cast<size_t>(g.input_height) * g.input_width * g.input_depth;
+  const size_t filter_taps = static_cast<size_t>(g.filter_height) * g.filter_width;
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t out_y = static_cast<int32_t>(row % g.output_height);
+    const int8_t* batch_input = quantized + batch * batch_input_size;
+    const int32_t zero_point = zero_points[batch];
+    for (int32_t out_x = 0; out_x < g.output_width; ++out_x) {
+      float* out = output + (static_cast<size_t>(row) * g.output_width + out_x) * out_depth;
+      for (int32_t oc = 0; oc < g.output_depth; ++oc) {
+        const int8_t* w = filter + oc * filter_taps * g.filter_depth;
+        int32_t acc = 0;
+        detail::ForEachConvTap(g, batch_input, out_y, out_x, [&](int32_t tap, const int8_t* in) {
+          const int8_t* wt = w + static_cast<size_t>(tap) * g.filter_depth;
+          for (int32_t ic = 0; ic < g.filter_depth; ++ic)
+            acc += int32_t{wt[ic]} * (int32_t{in[ic]} - zero_point);
+        });
+        float v;
+        if (p.per_channel) {
+          v = static_cast<float>(acc) * p.weight_scales[oc] * scales[batch];
+        } else {
+          v = static_cast<float>(acc) * scales[batch];
+        }
         if (bias != nullptr) v += bias[oc];
         out[oc] = std::min(std::max(v, p.act_min), p.act_max);
       }
