@@ -1,4 +1,5 @@
-// Dynamic-range (hybrid) FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: float input
+// Dynamic-range (hybrid) FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and
+// BATCH_MATMUL: float input
 // and output with constant int8 weights, per tensor or per channel, symmetric or asymmetric
 // on-the-fly input quantization, bias or none, fused activations, batches,
 // an all-zero row and an all-zero input. Checked here against the float
@@ -332,6 +333,93 @@ TEST(HybridConv, Variants) {
   ConvCase negative;
   negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
   RunHybridConv(negative, "hybrid_conv_negative", rng);
+}
+
+struct BmmCase {
+  std::vector<int32_t> lhs = {2, 3, 4}, rhs = {4, 5};  // as stored (adj applied)
+  bool adj_x = false, adj_y = false, asymmetric = false;
+  float lo = -2.0f, hi = 3.0f;
+};
+
+void RunHybridBatchMatMul(const BmmCase& c, const std::string& name, std::mt19937& rng) {
+  SCOPED_TRACE(name);
+  size_t nl = 1, nr = 1;
+  for (int32_t d : c.lhs) nl *= d;
+  for (int32_t d : c.rhs) nr *= d;
+  std::uniform_real_distribution<float> in_dist(c.lo, c.hi);
+  std::uniform_int_distribution<int> w_dist(-127, 127);
+  std::vector<float> lhs(nl);
+  std::vector<int8_t> rhs(nr);
+  for (auto& v : lhs) v = in_dist(rng);
+  for (auto& v : rhs) v = static_cast<int8_t>(w_dist(rng));
+  const float rhs_scale = 0.013f;
+  OpModel m;
+  const int a = m.AddInput(DataType::kFloat32, c.lhs);
+  const int b = m.AddConst<int8_t>(DataType::kInt8, c.rhs, rhs, Q(rhs_scale, 0));
+  const int out = m.AddOutput(DataType::kFloat32);
+  BatchMatMulParams p;
+  p.adj_x = c.adj_x;
+  p.adj_y = c.adj_y;
+  p.asymmetric_quantize_inputs = c.asymmetric;
+  m.AddOp(BuiltinOp::kBatchMatmul, {a, b}, {out}, p, 4);
+  m.Build();
+  m.SetInput<float>(0, lhs);
+  m.Invoke();
+  const std::vector<float> got = m.GetOutput<float>(0);
+  // Shapes: lhs [..., M, K] or [..., K, M]; rhs [K, N] or [N, K] (rank 2 here, or
+  // with batch dimensions equal to lhs's).
+  const int lr = static_cast<int>(c.lhs.size()), rr = static_cast<int>(c.rhs.size());
+  const int M = c.adj_x ? c.lhs[lr - 1] : c.lhs[lr - 2], K = c.adj_x ? c.lhs[lr - 2] : c.lhs[lr - 1];
+  const int N = c.adj_y ? c.rhs[rr - 2] : c.rhs[rr - 1];
+  const int lhs_batches = static_cast<int>(nl) / (M * K), rhs_batches = static_cast<int>(nr) / (K * N);
+  const int batches = std::max(lhs_batches, rhs_batches);
+  ASSERT_EQ(got.size(), static_cast<size_t>(batches * M * N));
+  for (int bt = 0; bt < batches; ++bt) {
+    const int lb = lhs_batches == 1 ? 0 : bt, rb = rhs_batches == 1 ? 0 : bt;
+    for (int i = 0; i < M; ++i) {
+      auto L = [&](int k) {
+        return lhs[lb * M * K + (c.adj_x ? k * M + i : i * K + k)];
+      };
+      float lo = 0, hi = 0;
+      for (int k = 0; k < K; ++k) lo = std::min(lo, L(k)), hi = std::max(hi, L(k));
+      const double step = c.asymmetric ? (hi - lo) / 255.0 : std::max(-lo, hi) / 127.0;
+      for (int j = 0; j < N; ++j) {
+        double want = 0, weight_abs = 0;
+        for (int k = 0; k < K; ++k) {
+          const double w = rhs[rb * K * N + (c.adj_y ? j * K + k : k * N + j)] * double(rhs_scale);
+          want += w * L(k);
+          weight_abs += std::abs(w);
+        }
+        EXPECT_NEAR(got[(bt * M + i) * N + j], want, weight_abs * step + 1e-5);
+      }
+    }
+  }
+  DumpForLiteRt(m, name);
+}
+
+TEST(HybridBatchMatMul, Variants) {
+  std::mt19937 rng(45);
+  int i = 0;
+  for (bool asymmetric : {false, true})
+    for (bool adj_x : {false, true})
+      for (bool adj_y : {false, true}) {
+        BmmCase c;
+        c.asymmetric = asymmetric;
+        c.adj_x = adj_x;
+        c.adj_y = adj_y;
+        c.lhs = adj_x ? std::vector<int32_t>{2, 4, 3} : std::vector<int32_t>{2, 3, 4};
+        c.rhs = adj_y ? std::vector<int32_t>{5, 4} : std::vector<int32_t>{4, 5};
+        RunHybridBatchMatMul(c, "hybrid_bmm_" + std::to_string(i++), rng);
+      }
+  BmmCase batched;  // rhs with its own batch dimension
+  batched.lhs = {3, 2, 6};
+  batched.rhs = {3, 6, 4};
+  RunHybridBatchMatMul(batched, "hybrid_bmm_batched", rng);
+  BmmCase positive;
+  positive.asymmetric = true;
+  positive.lo = 0.3f;
+  positive.hi = 2.0f;
+  RunHybridBatchMatMul(positive, "hybrid_bmm_positive", rng);
 }
 
 TEST(HybridFullyConnected, Errors) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 
@@ -241,6 +242,72 @@ inline void HybridConv(const ConvGeometry& g, const HybridConvParams& p, const i
       }
     }
   }
+}
+
+}  // namespace delegato::reference
+
+namespace delegato::reference {
+
+// Hybrid BATCH_MATMUL (TFLite's reference hybrid BatchMatMul): every row of
+// the float lhs (as [M, K] after adj_x) is quantized on its own, its scale
+// times the rhs's per-tensor scale; per output, an int32 sum over k, the
+// zero-point correction done in float as TFLite writes it
+// (total = int32(float(total) - float(row_sum) * float(zero_point))), and
+// out = row_scale * float(total). No bias, no activation.
+struct HybridBatchMatMulParams {
+  bool asymmetric = false;
+  float rhs_scale = 0;
+  const int32_t* column_sums = nullptr;  // per rhs matrix and output column
+};
+
+// Quantizes the lhs rows of lhs matrices [matrix_begin, matrix_end).
+inline void QuantizeBatchMatMulLhs(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
+                                   const float* lhs, float* row_buffer, int8_t* quantized,
+                                   float* scales, int32_t* zero_points, int64_t matrix_begin,
+                                   int64_t matrix_end) {
+  const int64_t lhs_m = g.adj_x ? 1 : g.depth, lhs_k = g.adj_x ? g.rows : 1;
+  const int64_t matrix_size = static_cast<int64_t>(g.rows) * g.depth;
+  for (int64_t mat = matrix_begin; mat < matrix_end; ++mat) {
+    for (int32_t m = 0; m < g.rows; ++m) {
+      const int64_t row = mat * g.rows + m;
+      const float* a = lhs + mat * matrix_size + m * lhs_m;
+      for (int32_t k = 0; k < g.depth; ++k) row_buffer[k] = a[k * lhs_k];
+      int8_t* q = quantized + row * g.depth;
+      if (p.asymmetric) {
+        AsymmetricQuantizeRow(row_buffer, g.depth, q, &scales[row], &zero_points[row]);
+      } else {
+        SymmetricQuantizeRow(row_buffer, g.depth, q, &scales[row]);
+        zero_points[row] = 0;
+      }
+      scales[row] *= p.rhs_scale;
+    }
+  }
+}
+
+inline void HybridBatchMatMul(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
+                              const int8_t* quantized, const float* scales,
+                              const int32_t* zero_points, const int8_t* rhs, float* out) {
+  const int64_t rhs_k = g.adj_y ? 1 : g.cols, rhs_n = g.adj_y ? g.depth : 1;
+  const int64_t lhs_size = static_cast<int64_t>(g.rows) * g.depth;
+  const int64_t rhs_size = static_cast<int64_t>(g.depth) * g.cols;
+  ForEachBatchMatrix(g, [&](int64_t l, int64_t r, int64_t o) {
+    const int64_t first_row = l / std::max<int64_t>(lhs_size, 1) * g.rows;
+    const int32_t* sums = p.column_sums + r / std::max<int64_t>(rhs_size, 1) * g.cols;
+    const int8_t* b = rhs + r;
+    for (int32_t m = 0; m < g.rows; ++m) {
+      const int8_t* q = quantized + (first_row + m) * g.depth;
+      const float scale = scales[first_row + m];
+      const float offset = static_cast<float>(zero_points[first_row + m]);
+      for (int32_t n = 0; n < g.cols; ++n) {
+        int32_t total = 0;
+        for (int32_t k = 0; k < g.depth; ++k)
+          total += int32_t{b[k * rhs_k + n * rhs_n]} * int32_t{q[k]};
+        total = static_cast<int32_t>(static_cast<float>(total) -
+                                     static_cast<float>(sums[n]) * offset);
+        out[o + static_cast<int64_t>(m) * g.cols + n] = scale * static_cast<float>(total);
+      }
+    }
+  });
 }
 
 }  // namespace delegato::reference
