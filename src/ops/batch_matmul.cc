@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/reference/batch_matmul.h"
+#include "kernels/reference/hybrid.h"
 #include "ops/kernel.h"
 #include "ops/layer_quant.h"
 
@@ -24,6 +25,13 @@ struct BatchMatMulData {
   DataType type = DataType::kFloat32;
   DataType output_type = DataType::kFloat32;
   reference::BatchMatMulQuantParams q;
+  // Hybrid: FLOAT32 lhs, constant INT8 rhs, FLOAT32 output.
+  bool hybrid = false;
+  reference::HybridBatchMatMulParams hybrid_params;
+  std::vector<int32_t> column_sums;
+  int64_t lhs_matrices = 0;
+  // Scratch: quantized lhs, row scales, row zero points, one row buffer.
+  size_t scales_offset = 0, zero_points_offset = 0, row_offset = 0;
 };
 
 }  // namespace
@@ -80,9 +88,41 @@ void PrepareBatchMatMul(KernelContext& ctx, Node& node) {
   const DataType type = lhs.type;
   data->type = type;
   data->output_type = output.type;
-  DLG_NODE_CHECK(ctx, node, !(type == DataType::kFloat32 && rhs.type == DataType::kInt8),
-                 "hybrid FLOAT32 lhs with INT8 rhs \"", rhs.name,
-                 "\" (dynamic-range quantization) is not supported");
+  if (type == DataType::kFloat32 && rhs.type == DataType::kInt8) {
+    DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 lhs with INT8 ",
+                   "rhs needs a FLOAT32 output, output \"", output.name, "\" is ",
+                   DataTypeName(output.type));
+    DLG_NODE_CHECK(ctx, node, rhs.is_constant(), "hybrid rhs tensor \"", rhs.name,
+                   "\" must be constant");
+    const TensorQuant rq = ActivationQuant(ctx, node, rhs, "rhs", /*zero_zp_required=*/true);
+    data->hybrid = true;
+    reference::HybridBatchMatMulParams& hp = data->hybrid_params;
+    hp.asymmetric = p.asymmetric_quantize_inputs;
+    hp.rhs_scale = rq.scale;
+    // Sum of each output column over k, per rhs matrix.
+    const int64_t rhs_matrices =
+        int64_t{g.rhs_batch[0]} * g.rhs_batch[1] * g.rhs_batch[2];
+    const int64_t rhs_k = g.adj_y ? 1 : g.cols, rhs_n = g.adj_y ? g.depth : 1;
+    const int8_t* r = rhs.data_as<int8_t>();
+    data->column_sums.assign(static_cast<size_t>(rhs_matrices) * g.cols, 0);
+    for (int64_t mat = 0; mat < rhs_matrices; ++mat)
+      for (int32_t n = 0; n < g.cols; ++n)
+        for (int32_t k = 0; k < g.depth; ++k)
+          data->column_sums[mat * g.cols + n] +=
+              r[mat * g.depth * g.cols + k * rhs_k + n * rhs_n];
+    hp.column_sums = data->column_sums.data();
+    data->lhs_matrices = int64_t{g.lhs_batch[0]} * g.lhs_batch[1] * g.lhs_batch[2];
+    const size_t rows = static_cast<size_t>(data->lhs_matrices) * g.rows;
+    const size_t quantized_bytes = rows * g.depth;
+    data->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    data->zero_points_offset = data->scales_offset + rows * sizeof(float);
+    data->row_offset = data->zero_points_offset + rows * sizeof(int32_t);
+    node.scratch_bytes = data->row_offset + sizeof(float) * g.depth;
+    data->g = g;
+    ctx.SetOutputDims(node, 0, out_dims);
+    node.op_data = std::move(data);
+    return;
+  }
   const bool int8_to_int32 = type == DataType::kInt8 && output.type == DataType::kInt32;
   const bool supported = (type == DataType::kFloat32 || type == DataType::kInt8 ||
                           type == DataType::kInt16) &&
@@ -120,6 +160,17 @@ void EvalBatchMatMul(KernelContext& ctx, const Node& node) {
   const Tensor& lhs = ctx.in(node, 0);
   const Tensor& rhs = ctx.in(node, 1);
   Tensor& output = ctx.out(node, 0);
+  if (d.hybrid) {
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    float* row = reinterpret_cast<float*>(node.scratch + d.row_offset);
+    reference::QuantizeBatchMatMulLhs(d.g, d.hybrid_params, lhs.data_as<float>(), row, quantized,
+                                      scales, zero_points, 0, d.lhs_matrices);
+    reference::HybridBatchMatMul(d.g, d.hybrid_params, quantized, scales, zero_points,
+                                 rhs.data_as<int8_t>(), output.data_as<float>());
+    return;
+  }
   switch (d.type) {
     case DataType::kFloat32:
       reference::BatchMatMulFloat(d.g, lhs.data_as<float>(), rhs.data_as<float>(),

@@ -14,6 +14,7 @@
 // turned into a Q31 multiplier and shift; FULLY_CONNECTED keeps
 // double(in_s) * double(w_s) / double(out_s) as a double and its reference
 // kernel rescales in floating point.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,6 +30,7 @@
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/fully_connected.h"
+#include "kernels/reference/hybrid.h"
 #include "kernels/reference/int16x8.h"
 #include "ops/kernel.h"
 
@@ -269,16 +271,22 @@ DataType CheckConvTypes(KernelContext& ctx, const Node& node, const Tensor& inpu
   return t;
 }
 
+// int32_bias_declared: the op's options set quantized_bias_type INT32
+// (CONV_2D, FULLY_CONNECTED), which is how TFLite selects its 32-bit 16x8
+// path.
 void CheckBias(KernelContext& ctx, const Node& node, const Tensor* bias, DataType type,
-               int32_t channels) {
+               int32_t channels, bool int32_bias_declared = false) {
   if (bias == nullptr) return;
   if (type == DataType::kInt16) {
-    // TFLite's schema also allows an INT32 bias here, but LiteRT 2.3's
-    // reference kernels read it as INT64 (FULLY_CONNECTED, CONV_2D) or reject
-    // it (DEPTHWISE_CONV_2D), so there is no result to reproduce.
-    DLG_NODE_CHECK(ctx, node, bias->type == DataType::kInt64, "bias tensor \"", bias->name,
-                   "\" has type ", DataTypeName(bias->type),
-                   ", expected INT64 for INT16 input (int16x8 with an INT32 bias is not supported)");
+    // An INT32 bias without the declaration is read as INT64 by LiteRT 2.3
+    // (garbage outputs; DEPTHWISE_CONV_2D rejects it), so there is no result
+    // to reproduce.
+    DLG_NODE_CHECK(ctx, node,
+                   bias->type == DataType::kInt64 ||
+                       (bias->type == DataType::kInt32 && int32_bias_declared),
+                   "bias tensor \"", bias->name, "\" has type ", DataTypeName(bias->type),
+                   ", expected INT64 for INT16 input (an INT32 bias needs quantized_bias_type "
+                   "INT32 in the options of CONV_2D or FULLY_CONNECTED)");
   } else {
     const DataType expected = type == DataType::kFloat32 ? DataType::kFloat32 : DataType::kInt32;
     DLG_NODE_CHECK(ctx, node, bias->type == expected, "bias tensor \"", bias->name,
@@ -334,6 +342,11 @@ struct ConvData {
   // The optimized kernel, when InterpreterOptions::kernels allows it and it
   // covers the node (quantized, ungrouped, constant filter and bias).
   std::unique_ptr<optimized::QuantConv> fast;
+  // Hybrid: float input and output, constant int8 weights.
+  bool hybrid = false;
+  reference::HybridConvParams hybrid_params;
+  std::vector<float> weight_scales;
+  size_t scales_offset = 0, zero_points_offset = 0;  // in scratch, after the quantized input
 };
 
 template <class T>
@@ -377,7 +390,9 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
 
   auto d = std::make_shared<ConvData>();
@@ -418,7 +433,38 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   g.output_width = window.out_width;
   g.pad_height = window.pad_height;
   g.pad_width = window.pad_width;
-  CheckBias(ctx, node, bias, type, g.output_depth);
+  CheckBias(ctx, node, bias, type, g.output_depth,
+            params.quantized_bias_type == DataType::kInt32);
+  if (hybrid) {
+    DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with ",
+                   "INT8 filter needs a FLOAT32 output, output \"", output.name, "\" is ",
+                   DataTypeName(output.type));
+    // TFLite's hybrid convolution ignores dilation and groups.
+    DLG_NODE_CHECK(ctx, node, g.dilation_height == 1 && g.dilation_width == 1,
+                   "hybrid CONV_2D with dilation ", g.dilation_height, "x", g.dilation_width,
+                   " is not supported");
+    DLG_NODE_CHECK(ctx, node, g.groups() == 1, "hybrid grouped CONV_2D is not supported");
+    DLG_NODE_CHECK(ctx, node, filter.is_constant(), "hybrid filter tensor \"", filter.name,
+                   "\" must be constant");
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/true);
+    d->hybrid = true;
+    d->weight_scales = w.scales;
+    reference::HybridConvParams& p = d->hybrid_params;
+    p.per_channel = w.per_channel;
+    p.weight_scales = d->weight_scales.data();
+    const bool ok = quant::ActivationRangeFloat(params.activation, &p.act_min, &p.act_max);
+    DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                   " is not supported");
+    ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+    const size_t quantized_bytes =
+        static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth;
+    d->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
+    node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    node.op_data = std::move(d);
+    return;
+  }
 
   TensorQuant out_q;
   if (type != DataType::kFloat32) {
@@ -474,6 +520,25 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
 
+  if (d.hybrid) {
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    const float* in = input.data_as<float>();
+    const reference::HybridConvParams& p = d.hybrid_params;
+    ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+      reference::QuantizeConvInput(g, p.per_channel, p.weight_scales[0], in, quantized, scales,
+                                   zero_points, begin, end);
+    });
+    const int8_t* f = filter.data_as<int8_t>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::HybridConv(g, p, quantized, scales, zero_points, f, b, out, begin, end);
+    });
+    return;
+  }
+
   if (d.fast != nullptr) {
     const optimized::QuantConv& fast = *d.fast;
     const void* in = input.data;
@@ -520,10 +585,17 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   if (d.type == DataType::kInt16) {
     const int16_t* in = input.data_as<int16_t>();
     int16_t* out = output.data_as<int16_t>();
-    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
-    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-      reference::Conv16x8(g, in, packed, b, q, out, begin, end);
-    });
+    if (bias != nullptr && bias->type == DataType::kInt32) {
+      const int32_t* b = bias->data_as<int32_t>();
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+      });
+    } else {
+      const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+      });
+    }
     return;
   }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
@@ -555,6 +627,12 @@ struct DepthwiseData {
   // The optimized kernel, when allowed and covering the node (quantized,
   // depth multiplier 1, constant filter and bias).
   std::unique_ptr<optimized::QuantDepthwise> fast;
+  // Hybrid: float input and output, int8 weights with one scale per channel.
+  bool hybrid = false;
+  reference::HybridDepthwiseParams hybrid_params;
+  std::vector<float> channel_scales;
+  // Scratch layout: quantized input, then per-batch scales and zero points.
+  size_t scales_offset = 0, zero_points_offset = 0;
 };
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
@@ -577,7 +655,9 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const DataType type = CheckConvTypes(ctx, node, input, filter, output);
+  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
   DLG_NODE_CHECK(ctx, node, filter.dim(0) == 1, "filter tensor \"", filter.name,
                  "\" must have shape [1, height, width, channels], dim 0 is ", filter.dim(0));
@@ -620,6 +700,36 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     DLG_NODE_CHECK(ctx, node, bias->rank() == 1, "bias tensor \"", bias->name,
                    "\" must have rank 1, has rank ", bias->rank());
   CheckBias(ctx, node, bias, type, g.output_depth);
+  if (hybrid) {
+    // TFLite's hybrid depthwise kernel: int8 weights with one scale per output
+    // channel (quantized_dimension 3), float input, output and bias.
+    DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with ",
+                   "INT8 filter needs a FLOAT32 output, output \"", output.name, "\" is ",
+                   DataTypeName(output.type));
+    const Quantization& fq = *filter.quantization;
+    DLG_NODE_CHECK(ctx, node, static_cast<int64_t>(fq.scale.size()) == g.output_depth,
+                   "hybrid filter tensor \"", filter.name, "\" needs one scale per output channel (",
+                   g.output_depth, "), has ", fq.scale.size());
+    const WeightQuant w =
+        FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/true);
+    DLG_NODE_CHECK(ctx, node, filter.is_constant(), "hybrid filter tensor \"", filter.name,
+                   "\" must be constant");
+    d->hybrid = true;
+    d->channel_scales = w.scales;
+    d->hybrid_params.channel_scales = d->channel_scales.data();
+    const bool ok = quant::ActivationRangeFloat(params.activation, &d->hybrid_params.act_min,
+                                                &d->hybrid_params.act_max);
+    DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                   " is not supported");
+    ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
+    const size_t quantized_bytes =
+        static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth;
+    d->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
+    node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    node.op_data = std::move(d);
+    return;
+  }
 
   TensorQuant out_q;
   if (type != DataType::kFloat32) {
@@ -675,6 +785,24 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+
+  if (d.hybrid) {
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    const float* in = input.data_as<float>();
+    ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+      reference::QuantizeDepthwiseInput(g, in, quantized, scales, zero_points, begin, end);
+    });
+    const int8_t* f = filter.data_as<int8_t>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+      reference::HybridDepthwiseConv(g, d.hybrid_params, quantized, scales, zero_points, f, b,
+                                     out, begin, end);
+    });
+    return;
+  }
 
   if (d.fast != nullptr) {
     const optimized::QuantDepthwise& fast = *d.fast;
@@ -756,7 +884,54 @@ struct FullyConnectedData {
   // when allowed: quantized, constant weights and bias, symmetric int8 or
   // uint8 weights.
   std::unique_ptr<optimized::QuantConv> fast;
+  // int16x8 with quantized_bias_type INT32: 32-bit sums, even without a bias.
+  bool int32_accumulate = false;
+  // Hybrid: float input and output, constant int8 weights.
+  bool hybrid = false;
+  bool hybrid_clamp = false;  // a fused activation (NONE leaves values as they are)
+  reference::HybridFullyConnectedParams hybrid_params;
+  std::vector<float> weight_scales;
+  std::vector<int32_t> row_sums;
 };
+
+// Hybrid FULLY_CONNECTED: float input and output with constant symmetric
+// int8 weights (per tensor or per output channel) and an optional float bias.
+void PrepareHybridFullyConnected(KernelContext& ctx, Node& node,
+                                 const FullyConnectedParams& params, const Tensor& weights,
+                                 const Tensor* bias, const Tensor& output,
+                                 FullyConnectedData& d) {
+  const reference::FullyConnectedGeometry& g = d.geometry;
+  DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with INT8 ",
+                 "weights needs a FLOAT32 output, output \"", output.name, "\" is ",
+                 DataTypeName(output.type));
+  DLG_NODE_CHECK(ctx, node, weights.is_constant(), "hybrid weights tensor \"", weights.name,
+                 "\" must be constant");
+  CheckBias(ctx, node, bias, DataType::kFloat32, g.output_depth);
+  const WeightQuant w =
+      FilterQuant(ctx, node, weights, g.output_depth, /*require_zero_zero_points=*/true);
+  d.hybrid = true;
+  d.weight_scales = w.scales;
+  reference::HybridFullyConnectedParams& p = d.hybrid_params;
+  p.batches = g.batches;
+  p.depth = g.accum_depth;
+  p.units = g.output_depth;
+  p.weights = weights.data_as<int8_t>();
+  p.weight_scales = d.weight_scales.data();
+  p.per_channel = w.per_channel;
+  p.asymmetric = params.asymmetric_quantize_inputs;
+  if (p.asymmetric) {
+    d.row_sums.assign(g.output_depth, 0);
+    for (int32_t u = 0; u < g.output_depth; ++u)
+      for (int32_t k = 0; k < g.accum_depth; ++k)
+        d.row_sums[u] += p.weights[static_cast<size_t>(u) * g.accum_depth + k];
+    p.row_sums = d.row_sums.data();
+  }
+  d.hybrid_clamp = params.activation != Activation::kNone;
+  const bool ok = quant::ActivationRangeFloat(params.activation, &p.act_min, &p.act_max);
+  DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
+                 " is not supported");
+  node.scratch_bytes = static_cast<size_t>(g.batches) * g.accum_depth;
+}
 
 void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, void* dst) {
   switch (d.type) {
@@ -789,7 +964,9 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   const Tensor* bias = ctx.optional_input(node, 2);
   const Tensor& output = ctx.output(node, 0);
 
-  const DataType type = CheckConvTypes(ctx, node, input, weights, output);
+  const bool hybrid = input.type == DataType::kFloat32 && weights.type == DataType::kInt8;
+  const DataType type =
+      hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, weights, output);
   const Activation act = params.activation;
   DLG_NODE_CHECK(ctx, node,
                  act == Activation::kNone || act == Activation::kRelu ||
@@ -820,7 +997,15 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, batches <= std::numeric_limits<int32_t>::max(), "batch count ",
                  batches, " is too large");
   g.batches = static_cast<int32_t>(batches);
-  CheckBias(ctx, node, bias, type, g.output_depth);
+  if (hybrid) {
+    PrepareHybridFullyConnected(ctx, node, params, weights, bias, output, *d);
+  } else {
+    CheckBias(ctx, node, bias, type, g.output_depth,
+              params.quantized_bias_type == DataType::kInt32);
+    d->int32_accumulate = type == DataType::kInt16 &&
+                          (params.quantized_bias_type == DataType::kInt32 ||
+                           (bias != nullptr && bias->type == DataType::kInt32));
+  }
 
   std::vector<int32_t> out_dims;
   if (params.keep_num_dims) {
@@ -832,6 +1017,11 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
     out_dims.back() = g.output_depth;
   } else {
     out_dims = {g.batches, g.output_depth};
+  }
+  if (hybrid) {
+    ctx.SetOutputDims(node, 0, std::move(out_dims));
+    node.op_data = std::move(d);
+    return;
   }
 
   TensorQuant out_q;
@@ -910,6 +1100,28 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.hybrid) {
+    const reference::HybridFullyConnectedParams& p = d.hybrid_params;
+    const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    const int64_t total = static_cast<int64_t>(p.batches) * p.depth;
+    // An all-zero input skips the product, as TFLite does: the output is the bias.
+    if (std::all_of(in, in + total, [](float x) { return x == 0.0f; })) {
+      for (int32_t r = 0; r < p.batches; ++r)
+        for (int32_t u = 0; u < p.units; ++u) {
+          const float v = b != nullptr ? b[u] : 0.0f;
+          out[static_cast<size_t>(r) * p.units + u] =
+              d.hybrid_clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+        }
+      return;
+    }
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    ParallelRange(ctx, p.batches, [&](int64_t begin, int64_t end) {
+      reference::HybridFullyConnected(p, in, b, quantized, out, begin, end, d.hybrid_clamp);
+    });
+    return;
+  }
   if (d.fast != nullptr) {
     const optimized::QuantConv& fast = *d.fast;
     const void* in = input.data;
@@ -947,10 +1159,17 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   if (d.type == DataType::kInt16) {
     const int16_t* in = input.data_as<int16_t>();
     int16_t* out = output.data_as<int16_t>();
-    const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
-    ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
-      reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
-    });
+    if (d.int32_accumulate) {
+      const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+      ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+        reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
+      });
+    } else {
+      const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+      ParallelRange(ctx, g.work_units(), [&](int64_t begin, int64_t end) {
+        reference::FullyConnected16x8(g, in, packed, b, q, out, begin, end);
+      });
+    }
     return;
   }
   const int32_t* b = bias != nullptr ? bias->data_as<int32_t>() : nullptr;

@@ -17,9 +17,11 @@
 #include "kernels/optimized/softmax8.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
+#include "kernels/reference/activations16.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/reference/softmax16.h"
 #include "ops/kernel.h"
 
 namespace delegato {
@@ -475,7 +477,50 @@ struct ActivationData {
   DataType type = DataType::kFloat32;
   reference::QuantizedReluParams relu;
   uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
+  reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
 };
+
+// TFLite's CheckedLog2: log2(x) in float, rounded; true when x is within
+// 1e-3 (in the exponent) of a power of two.
+bool CheckedLog2(float x, int* log2_result) {
+  const float x_log2 = std::log(x) * (1.0f / std::log(2.0f));
+  const float rounded = std::round(x_log2);
+  *log2_result = static_cast<int>(rounded);
+  return std::abs(x_log2 - rounded) < 1e-3f;
+}
+
+// int16 LOGISTIC/TANH input scaling as TFLite's Prepare computes it: a
+// power-of-two scale of 2^-12 (TANH also 2^-13) uses the exact shift path;
+// any other scale a multiplier taking it to 1 / (3 * 4096), at most 15 bits.
+void PrepareInt16Activation(KernelContext& ctx, const Node& node, ActivationKind kind,
+                            const QuantParams& qi, const QuantParams& qo, const Tensor& out,
+                            reference::Int16ActivationParams* p) {
+  DLG_NODE_CHECK(ctx, node, qi.zero_point == 0 && qo.zero_point == 0,
+                 "INT16 input and output need zero point 0");
+  constexpr int kInputIntegerBits = 3;
+  int input_log2 = 0;
+  bool pot = CheckedLog2(qi.scale, &input_log2);
+  p->left_shift = (15 - kInputIntegerBits) + input_log2;
+  pot = pot && (p->left_shift == 0 || (kind == ActivationKind::kTanh && p->left_shift == 1));
+  p->multiplier = 0;
+  if (!pot) {
+    double multiplier = static_cast<double>(qi.scale) * 4096.0 * 3.0;
+    p->left_shift = 0;
+    while (multiplier <= 32767.0 / 2.0 && p->left_shift <= 30) {
+      ++p->left_shift;
+      multiplier *= 2.0;
+    }
+    DLG_NODE_CHECK(ctx, node, multiplier <= 32767.0, "input scale ", qi.scale,
+                   " is too large for INT16 ", kind == ActivationKind::kTanh ? "TANH" : "LOGISTIC");
+    p->multiplier = static_cast<int32_t>(multiplier);
+  }
+  int output_log2 = 0;
+  DLG_NODE_CHECK(ctx, node, CheckedLog2(qo.scale, &output_log2) && output_log2 == -15,
+                 "output (tensor \"", out.name, "\") must have scale 2^-15, has ", qo.scale);
+  if (kind == ActivationKind::kLogistic)
+    DLG_NODE_CHECK(ctx, node, qo.scale == 1.0f / 32768, "output (tensor \"", out.name,
+                   "\") must have scale 1/32768, has ", qo.scale);
+}
 
 void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   PrepareUnaryShape(ctx, node);
@@ -487,7 +532,7 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   data->type = in.type;
   const bool relu = kind == ActivationKind::kRelu || kind == ActivationKind::kRelu6;
   const bool type_ok = in.type == DataType::kFloat32 || in.type == DataType::kUInt8 ||
-                       in.type == DataType::kInt8 || (relu && in.type == DataType::kInt16);
+                       in.type == DataType::kInt8 || in.type == DataType::kInt16;
   DLG_NODE_CHECK(ctx, node, type_ok, DataTypeName(in.type), " input (tensor \"", in.name,
                  "\") is not supported");
   if (in.type != DataType::kFloat32) {
@@ -511,6 +556,8 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
       p.act_min = std::max(TypeMin(in.type), quantize(0.0f));
       p.act_max = kind == ActivationKind::kRelu ? TypeMax(in.type)
                                                 : std::min(TypeMax(in.type), quantize(6.0f));
+    } else if (in.type == DataType::kInt16) {
+      PrepareInt16Activation(ctx, node, kind, qi, qo, out, &data->int16);
     } else {
       if (kind == ActivationKind::kLogistic)
         DLG_NODE_CHECK(ctx, node, qo.scale == 1.0f / 256, "output (tensor \"", out.name,
@@ -566,8 +613,15 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
                                  out.data_as<int8_t>(), begin, end);
         break;
       case DataType::kInt16:
-        reference::QuantizedRelu(d.relu, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
-                                 end);
+        if (relu)
+          reference::QuantizedRelu(d.relu, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
+                                   end);
+        else if (d.kind == ActivationKind::kLogistic)
+          reference::LogisticInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
+                                   end);
+        else
+          reference::TanhInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
+                               end);
         break;
       default: break;
     }
@@ -586,6 +640,7 @@ struct SoftmaxData {
   // 8-bit input: the exp table kernel (kernel set allowing it).
   bool use_table = false;
   optimized::QuantSoftmax8 table;
+  reference::SoftmaxInt16Params int16;  // INT16 input and output
 };
 
 // ------------------------------------------------------------ quantize / dequantize / cast
@@ -802,6 +857,19 @@ void PrepareSoftmax(KernelContext& ctx, Node& node) {
   data->rows = data->depth == 0 ? 0 : in.NumElements() / data->depth;
   if (in.type == DataType::kFloat32) {
     CheckSameType(ctx, node, in, out);
+  } else if (in.type == DataType::kInt16) {
+    DLG_NODE_CHECK(ctx, node, out.type == DataType::kInt16, "INT16 input with ",
+                   DataTypeName(out.type), " output is not supported");
+    // LiteRT's int16 kernel stops at rank 4 too.
+    DLG_NODE_CHECK(ctx, node, in.rank() <= 4, "INT16 input (tensor \"", in.name,
+                   "\") must have rank 1 to 4, has rank ", in.rank());
+    const QuantParams qi = PerTensorParams(ctx, node, in, "input");
+    const QuantParams qo = PerTensorParams(ctx, node, out, "output");
+    DLG_NODE_CHECK(ctx, node, qi.zero_point == 0 && qo.zero_point == 0,
+                   "INT16 input and output need zero point 0");
+    DLG_NODE_CHECK(ctx, node, reference::PrepareSoftmaxInt16(qi.scale, data->beta, &data->int16),
+                   "beta ", data->beta, " times input scale ", qi.scale,
+                   " cannot be requantized for the INT16 softmax");
   } else {
     const bool types_ok =
         (in.type == DataType::kUInt8 &&
@@ -841,6 +909,9 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
   auto run = [&](int64_t begin, int64_t end) {
     if (d.use_table) {
       d.table.Run(in.data, out.data, d.depth, begin, end);
+    } else if (d.in_type == DataType::kInt16) {
+      reference::SoftmaxInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), d.depth,
+                              begin, end);
     } else if (d.in_type == DataType::kFloat32) {
       reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth, begin,
                               end);

@@ -1,4 +1,5 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D for float32, uint8 and int8.
+// AVERAGE_POOL_2D and MAX_POOL_2D for float32, uint8, int8 and int16 (zero
+// points 0, as TFLite requires).
 // Quantized pooling copies the input's scale: the output's parameters only
 // set the activation clamp (TFLite does not requantize either).
 #include <cmath>
@@ -45,9 +46,9 @@ void PreparePool(KernelContext& ctx, Node& node, bool average) {
   const DataType type = input.type;
   DLG_NODE_CHECK(ctx, node,
                  type == DataType::kFloat32 || type == DataType::kUInt8 ||
-                     type == DataType::kInt8,
+                     type == DataType::kInt8 || type == DataType::kInt16,
                  "input tensor \"", input.name, "\" has unsupported type ", DataTypeName(type),
-                 " (supported: FLOAT32, UINT8, INT8)");
+                 " (supported: FLOAT32, UINT8, INT8, INT16)");
   DLG_NODE_CHECK(ctx, node, output.type == type, "output tensor \"", output.name, "\" has type ",
                  DataTypeName(output.type), ", input \"", input.name, "\" has ",
                  DataTypeName(type));
@@ -94,13 +95,28 @@ void PreparePool(KernelContext& ctx, Node& node, bool average) {
                    ActivationName(params->activation));
     DLG_NODE_CHECK(ctx, node, zp >= -(int64_t{1} << 31) && zp < (int64_t{1} << 31),
                    "output tensor \"", output.name, "\" has zero point ", zp, " out of range");
-    ok = type == DataType::kUInt8
-             ? quant::ActivationRangeQuantized<uint8_t>(params->activation, scale,
-                                                        static_cast<int32_t>(zp), &d->quant_min,
-                                                        &d->quant_max)
-             : quant::ActivationRangeQuantized<int8_t>(params->activation, scale,
-                                                       static_cast<int32_t>(zp), &d->quant_min,
-                                                       &d->quant_max);
+    if (type == DataType::kInt16) {
+      const Quantization& in_q = *input.quantization;
+      const int64_t in_zp = in_q.zero_point.empty() ? 0 : in_q.zero_point[0];
+      DLG_NODE_CHECK(ctx, node, in_zp == 0 && zp == 0, "INT16 input \"", input.name,
+                     "\" and output \"", output.name, "\" need zero points 0, have ", in_zp,
+                     " and ", zp);
+    }
+    const int32_t zp32 = static_cast<int32_t>(zp);
+    switch (type) {
+      case DataType::kUInt8:
+        ok = quant::ActivationRangeQuantized<uint8_t>(params->activation, scale, zp32,
+                                                      &d->quant_min, &d->quant_max);
+        break;
+      case DataType::kInt16:
+        ok = quant::ActivationRangeQuantized<int16_t>(params->activation, scale, zp32,
+                                                      &d->quant_min, &d->quant_max);
+        break;
+      default:
+        ok = quant::ActivationRangeQuantized<int8_t>(params->activation, scale, zp32,
+                                                     &d->quant_min, &d->quant_max);
+        break;
+    }
     // A zero point far outside the type can make the range empty; keep it ordered.
     DLG_NODE_CHECK(ctx, node, !ok || d->quant_min <= d->quant_max, "output tensor \"",
                    output.name, "\" zero point ", zp, " leaves no valid output values");
@@ -138,6 +154,14 @@ void EvalAveragePool2D(KernelContext& ctx, const Node& node) {
       });
       break;
     }
+    case DataType::kInt16: {
+      const int16_t* in = input.data_as<int16_t>();
+      int16_t* out = output.data_as<int16_t>();
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::AveragePoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+      });
+      break;
+    }
     default: {
       const int8_t* in = input.data_as<int8_t>();
       int8_t* out = output.data_as<int8_t>();
@@ -168,6 +192,14 @@ void EvalMaxPool2D(KernelContext& ctx, const Node& node) {
     case DataType::kUInt8: {
       const uint8_t* in = input.data_as<uint8_t>();
       uint8_t* out = output.data_as<uint8_t>();
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+      });
+      break;
+    }
+    case DataType::kInt16: {
+      const int16_t* in = input.data_as<int16_t>();
+      int16_t* out = output.data_as<int16_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
         reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
       });

@@ -1,5 +1,7 @@
 """Layer ops replayed in LiteRT: the unit tests of TRANSPOSE_CONV,
-BATCH_MATMUL and the int16x8 convolutions / FULLY_CONNECTED save every case they run (model, inputs, delegato's outputs)
+BATCH_MATMUL, the int16x8 convolutions / FULLY_CONNECTED, int16 pooling /
+LOGISTIC / TANH / SOFTMAX / elementwise ops, FLOAT16 DEQUANTIZE and hybrid
+FULLY_CONNECTED save every case they run (model, inputs, delegato's outputs)
 when DELEGATO_LITERT_DUMP is set; each case must give the same outputs in
 LiteRT's reference kernels (BUILTIN_REF): integer outputs identical, float
 outputs within 1e-5 relative."""
@@ -14,7 +16,8 @@ interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("DELEGATO_BUILD_DIR", REPO / "build"))
-BINARIES = ["transpose_conv_test", "batch_matmul_test", "int16x8_test"]
+BINARIES = ["transpose_conv_test", "batch_matmul_test", "int16x8_test", "int16_ops_test",
+            "int16_elementwise_test", "hybrid_test"]
 
 
 @pytest.fixture(scope="module")

@@ -557,10 +557,11 @@ TEST(Conv2DErrors, Uint8PerAxisWeights) {
 }
 
 TEST(Conv2DErrors, HybridWeights) {
-  BadConv c;
+  BadConv c;  // hybrid (float activations, int8 weights) with dilation
   c.in_type = c.out_type = DataType::kFloat32;
   c.bias_type = DataType::kFloat32;
-  ExpectFailure(c, "hybrid FLOAT32 input with INT8 filter");
+  c.params.dilation_h = 2;
+  ExpectFailure(c, "hybrid CONV_2D with dilation 2x1 is not supported");
 }
 
 TEST(Conv2DErrors, Int16Activations) {

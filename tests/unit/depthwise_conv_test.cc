@@ -499,9 +499,9 @@ TEST(DepthwiseConv2DErrors, BiasRank) {
 }
 
 TEST(DepthwiseConv2DErrors, HybridWeights) {
-  BadDw c;
+  BadDw c;  // hybrid needs a FLOAT32 bias (here INT32)
   c.in_type = c.out_type = DataType::kFloat32;
-  ExpectFailure(c, "hybrid FLOAT32 input with INT8 filter");
+  ExpectFailure(c, "expected FLOAT32 for FLOAT32 input");
 }
 
 TEST(DepthwiseConv2DErrors, OutputTypeMismatch) {

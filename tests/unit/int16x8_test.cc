@@ -29,7 +29,9 @@ using ::delegato::testing::OpModel;
 using ::delegato::testing::Q;
 using ::delegato::testing::QPerAxis;
 
-enum class BiasKind { kNone, kInt64 };
+// kInt32: an INT32 bias declared by quantized_bias_type INT32 in the options
+// (CONV_2D, FULLY_CONNECTED): 32-bit sums.
+enum class BiasKind { kNone, kInt64, kInt32 };
 
 template <class T>
 std::vector<uint8_t> Bytes(const std::vector<T>& v) {
@@ -38,12 +40,14 @@ std::vector<uint8_t> Bytes(const std::vector<T>& v) {
   return b;
 }
 
-// TFLite's 64-bit requantization: Q31 multiplier rounded to 16 bits, one
-// rounding shift.
-int32_t Requantize(int64_t acc, double real) {
+// TFLite's requantization: 64-bit (Q31 multiplier rounded to 16 bits, one
+// rounding shift), or the 32-bit form for 32-bit sums.
+int32_t Requantize(int64_t acc, double real, BiasKind bias) {
   int32_t mult;
   int shift;
   quant::QuantizeMultiplier(real, &mult, &shift);
+  if (bias == BiasKind::kInt32)
+    return quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), mult, shift);
   const int64_t reduced = mult < 0x7FFF0000 ? ((mult + (1 << 15)) >> 16) : 0x7FFF;
   const int total = 15 - shift;
   return static_cast<int32_t>((acc * reduced + (int64_t{1} << (total - 1))) >> total);
@@ -122,6 +126,9 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
   int b = -1;
   if (c.bias == BiasKind::kInt64) {
     b = m.AddConstBytes(DataType::kInt64, {c.out_c}, Bytes(bias), Q(in_scale * w_scales[0], 0));
+  } else if (c.bias == BiasKind::kInt32) {
+    std::vector<int32_t> b32(bias.begin(), bias.end());
+    b = m.AddConstBytes(DataType::kInt32, {c.out_c}, Bytes(b32), Q(in_scale * w_scales[0], 0));
   }
   const int out = m.AddOutput(DataType::kInt16, Q(out_scale, 0));
   if (c.depthwise) {
@@ -142,6 +149,7 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
     p.dilation_h = c.dil_h;
     p.dilation_w = c.dil_w;
     p.activation = c.act;
+    if (c.bias == BiasKind::kInt32) p.quantized_bias_type = DataType::kInt32;
     m.AddOp(BuiltinOp::kConv2d, {in, f, b}, {out}, p, 4);
   }
   m.Build();
@@ -171,10 +179,10 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
                          filter[((int64_t{oc} * c.f_h + fy) * c.f_w + fx) * c.in_c + ic];
               }
             }
-          if (c.bias == BiasKind::kInt64) acc += bias[oc];
+          if (c.bias != BiasKind::kNone) acc += bias[oc];
           const float ws = c.per_channel ? w_scales[oc] : w_scales[0];
           const double real = double(in_scale) * double(ws) / double(out_scale);
-          const int32_t v = Requantize(acc, real);
+          const int32_t v = Requantize(acc, real, c.bias);
           ASSERT_EQ(int32_t{got[index]}, std::min(std::max(v, r.lo), r.hi)) << "output " << index;
         }
   if (c.bias != BiasKind::kNone) DumpForLiteRt(m, name);
@@ -183,8 +191,9 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
 std::vector<ConvCase> ConvCases(bool depthwise) {
   std::vector<ConvCase> cases;
   for (Padding padding : {Padding::kSame, Padding::kValid})
-    for (BiasKind bias : {BiasKind::kInt64, BiasKind::kNone})
+    for (BiasKind bias : {BiasKind::kInt64, BiasKind::kNone, BiasKind::kInt32})
       for (bool per_channel : {true, false}) {
+        if (depthwise && bias == BiasKind::kInt32) continue;  // no such option
         ConvCase c;
         c.depthwise = depthwise;
         c.padding = padding;
@@ -228,12 +237,13 @@ struct FcCase {
   BiasKind bias = BiasKind::kInt64;
   bool per_channel = false;
   Activation act = Activation::kNone;
+  bool declare_int32 = false;  // quantized_bias_type INT32 without a bias
 };
 
 TEST(Int16x8Test, FullyConnected) {
   std::mt19937 rng(13);
   std::vector<FcCase> cases;
-  for (BiasKind bias : {BiasKind::kInt64, BiasKind::kNone})
+  for (BiasKind bias : {BiasKind::kInt64, BiasKind::kNone, BiasKind::kInt32})
     for (bool per_channel : {false, true}) {
       FcCase c;
       c.bias = bias;
@@ -243,6 +253,10 @@ TEST(Int16x8Test, FullyConnected) {
   FcCase wide;
   wide.batches = 2; wide.depth = 70; wide.units = 70; wide.act = Activation::kRelu;
   cases.push_back(wide);
+  FcCase declared;  // 32-bit sums without a bias
+  declared.bias = BiasKind::kNone;
+  declared.declare_int32 = true;
+  cases.push_back(declared);
   FcCase relu6 = wide;
   relu6.act = Activation::kRelu6;
   relu6.per_channel = true;
@@ -272,10 +286,14 @@ TEST(Int16x8Test, FullyConnected) {
     int b = -1;
     if (c.bias == BiasKind::kInt64) {
       b = m.AddConstBytes(DataType::kInt64, {c.units}, Bytes(bias), Q(in_scale * w_scales[0], 0));
+    } else if (c.bias == BiasKind::kInt32) {
+      std::vector<int32_t> b32(bias.begin(), bias.end());
+      b = m.AddConstBytes(DataType::kInt32, {c.units}, Bytes(b32), Q(in_scale * w_scales[0], 0));
     }
     const int out = m.AddOutput(DataType::kInt16, Q(out_scale, 0));
     FullyConnectedParams p;
     p.activation = c.act;
+    if (c.bias == BiasKind::kInt32 || c.declare_int32) p.quantized_bias_type = DataType::kInt32;
     m.AddOp(BuiltinOp::kFullyConnected, {in, w, b}, {out}, p, 7);
     m.Build();
     m.SetInput<int16_t>(0, input);
@@ -288,7 +306,7 @@ TEST(Int16x8Test, FullyConnected) {
         int64_t acc = 0;
         for (int d = 0; d < c.depth; ++d)
           acc += int64_t{input[bt * c.depth + d]} * weights[u * c.depth + d];
-        if (c.bias == BiasKind::kInt64) acc += bias[u];
+        if (c.bias != BiasKind::kNone) acc += bias[u];
         const float ws = c.per_channel ? w_scales[u] : w_scales[0];
         // The reference FULLY_CONNECTED rescales in double precision.
         const double real = double(in_scale) * double(ws) / double(out_scale);

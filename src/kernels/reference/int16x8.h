@@ -2,11 +2,13 @@
 // CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED, bit-exact with TFLite's
 // reference kernels.
 //
-// Sums accumulate in 64 bits (wrapping) with an INT64 bias. Convolutions
-// requantize with the 64-bit MultiplyByQuantizedMultiplier (the Q31
-// multiplier rounded to 16 bits, one rounding shift); FULLY_CONNECTED
-// rescales in double precision like its 8-bit reference kernel. Output zero
-// points are 0, so there is no output offset.
+// Sums accumulate in 64 bits (wrapping) with an INT64 bias (or none), and
+// convolutions requantize with the 64-bit MultiplyByQuantizedMultiplier (the
+// Q31 multiplier rounded to 16 bits, one rounding shift). With an INT32 bias
+// (CONV_2D and FULLY_CONNECTED whose options declare quantized_bias_type
+// INT32) sums accumulate in 32 bits and convolutions use the 32-bit
+// requantization. FULLY_CONNECTED rescales in double precision like its 8-bit
+// reference kernel. Output zero points are 0, so there is no output offset.
 #pragma once
 
 #include <algorithm>
@@ -41,6 +43,18 @@ inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, in
 
 namespace detail {
 
+// The wrapping accumulator for a bias type: 32 bits for INT32, 64 otherwise.
+template <class Bias>
+using Acc16x8 = std::conditional_t<std::is_same_v<Bias, int32_t>, uint32_t, uint64_t>;
+
+template <class Bias>
+inline int32_t Requantize16x8(Acc16x8<Bias> acc, int32_t multiplier, int shift) {
+  if constexpr (std::is_same_v<Bias, int32_t>)
+    return quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), multiplier, shift);
+  else
+    return MultiplyByQuantizedMultiplier64(static_cast<int64_t>(acc), multiplier, shift);
+}
+
 inline int16_t Clamp16(int64_t v, int32_t lo, int32_t hi) {
   return static_cast<int16_t>(std::min<int64_t>(std::max<int64_t>(v, lo), hi));
 }
@@ -49,15 +63,17 @@ inline int16_t Clamp16(int64_t v, int32_t lo, int32_t hi) {
 
 // CONV_2D over output rows [row_begin, row_end). `packed_filter` comes from
 // PackConvFilter with offset 0; `bias` may be null.
-inline void Conv16x8(const ConvGeometry& g, const int16_t* input, const int16_t* packed_filter,
-              const int64_t* bias, const ConvQuantParams& q, int16_t* output, int64_t row_begin,
+template <class Bias>
+void Conv16x8(const ConvGeometry& g, const int16_t* input, const int16_t* packed_filter,
+              const Bias* bias, const ConvQuantParams& q, int16_t* output, int64_t row_begin,
               int64_t row_end) {
   const size_t out_depth = g.output_depth;
   const int32_t filter_depth = g.filter_depth;
   const int32_t per_group = g.filters_per_group();
   const size_t batch_input_size =
       static_cast<size_t>(g.input_height) * g.input_width * g.input_depth;
-  uint64_t acc[kChannelBlock];
+  using Acc = detail::Acc16x8<Bias>;
+  Acc acc[kChannelBlock];
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int32_t batch = static_cast<int32_t>(row / g.output_height);
     const int32_t out_y = static_cast<int32_t>(row % g.output_height);
@@ -78,16 +94,16 @@ inline void Conv16x8(const ConvGeometry& g, const int16_t* input, const int16_t*
             for (int32_t ic = 0; ic < filter_depth; ++ic, w += out_depth) {
               const int32_t x = in[ic];
               for (int j = 0; j < n; ++j)
-                acc[j] += static_cast<uint64_t>(static_cast<int64_t>(int32_t{w[j]} * x));
+                acc[j] += static_cast<Acc>(static_cast<int64_t>(int32_t{w[j]} * x));
             }
           });
           int16_t* out = out_row + static_cast<size_t>(out_x) * out_depth + block;
           for (int j = 0; j < n; ++j) {
             const int32_t oc = block + j;
-            uint64_t total = acc[j];
-            if (bias != nullptr) total += static_cast<uint64_t>(static_cast<int64_t>(bias[oc]));
+            Acc total = acc[j];
+            if (bias != nullptr) total += static_cast<Acc>(static_cast<int64_t>(bias[oc]));
             out[j] = detail::Clamp16(
-                MultiplyByQuantizedMultiplier64(static_cast<int64_t>(total), q.multiplier[oc], q.shift[oc]), q.act_min,
+                detail::Requantize16x8<Bias>(total, q.multiplier[oc], q.shift[oc]), q.act_min,
                 q.act_max);
           }
         }
@@ -139,12 +155,15 @@ inline void DepthwiseConv16x8(const DepthwiseGeometry& g, const int16_t* input,
 // FULLY_CONNECTED over work units [unit_begin, unit_end) (see
 // FullyConnectedGeometry). `packed_weights` holds weight + weight_offset
 // (PackFullyConnectedWeights); `bias` may be null.
-inline void FullyConnected16x8(const FullyConnectedGeometry& g, const int16_t* input,
-                        const int16_t* packed_weights, const int64_t* bias,
+template <class Bias>
+void FullyConnected16x8(const FullyConnectedGeometry& g, const int16_t* input,
+                        const int16_t* packed_weights, const Bias* bias,
                         const FullyConnectedQuantParams& q, int16_t* output, int64_t unit_begin,
                         int64_t unit_end) {
   const size_t out_depth = g.output_depth;
-  uint64_t acc[kChannelBlock];
+  using Acc = detail::Acc16x8<Bias>;
+  using SignedAcc = std::make_signed_t<Acc>;
+  Acc acc[kChannelBlock];
   for (int64_t unit = unit_begin; unit < unit_end; ++unit) {
     const int64_t batch = unit / g.blocks_per_batch();
     const int32_t block = static_cast<int32_t>(unit % g.blocks_per_batch()) * kChannelBlock;
@@ -155,15 +174,15 @@ inline void FullyConnected16x8(const FullyConnectedGeometry& g, const int16_t* i
     for (int32_t d = 0; d < g.accum_depth; ++d, w += out_depth) {
       const int32_t x = in[d];
       for (int j = 0; j < n; ++j)
-        acc[j] += static_cast<uint64_t>(static_cast<int64_t>(int32_t{w[j]} * x));
+        acc[j] += static_cast<Acc>(static_cast<int64_t>(int32_t{w[j]} * x));
     }
     int16_t* out = output + static_cast<size_t>(batch) * out_depth + block;
     for (int j = 0; j < n; ++j) {
       const int32_t oc = block + j;
-      uint64_t total = acc[j];
-      if (bias != nullptr) total += static_cast<uint64_t>(static_cast<int64_t>(bias[oc]));
+      Acc total = acc[j];
+      if (bias != nullptr) total += static_cast<Acc>(static_cast<int64_t>(bias[oc]));
       const double r =
-          std::round(static_cast<double>(static_cast<int64_t>(total)) * q.output_scale[oc]);
+          std::round(static_cast<double>(static_cast<SignedAcc>(total)) * q.output_scale[oc]);
       // Out-of-range conversions give INT32_MIN on x86; reproduced, not undefined.
       const int32_t scaled = r >= -2147483648.0 && r < 2147483648.0
                                  ? static_cast<int32_t>(r)

@@ -103,7 +103,7 @@ inline void AveragePoolFloat(const PoolGeometry& g, const float* input, float ac
                             });
 }
 
-// Quantized (uint8 or int8) average pool of output rows [row_begin, row_end).
+// Quantized (uint8, int8 or int16) average pool of output rows [row_begin, row_end).
 // Every window must be non-empty.
 template <class T>
 void AveragePoolQuantized(const PoolGeometry& g, const T* input, int32_t act_min,
@@ -147,7 +147,7 @@ inline void MaxPoolFloat(const PoolGeometry& g, const float* input, float act_mi
                             });
 }
 
-// Quantized (uint8 or int8) max pool of output rows [row_begin, row_end).
+// Quantized (uint8, int8 or int16) max pool of output rows [row_begin, row_end).
 template <class T>
 void MaxPoolQuantized(const PoolGeometry& g, const T* input, int32_t act_min, int32_t act_max,
                       T* output, int64_t row_begin, int64_t row_end) {
