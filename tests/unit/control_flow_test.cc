@@ -106,6 +106,23 @@ TEST(If, BadSubgraphIndexIsRejected) {
               HasSubstr("subgraph 0 node 0 (IF): calls subgraph 7, but the model has 2 subgraphs"));
 }
 
+TEST(If, UnsupportedNodeInABranchIsNamed) {
+  OpModel m;
+  const int cond = m.AddInput(DataType::kBool, {});
+  const int a = m.AddInput(DataType::kFloat32, {2});
+  const int out = m.AddOutput(DataType::kFloat32, {}, {2});
+  m.AddOp(BuiltinOp::kIf, {cond, a}, {out}, IfParams{1, 1});
+  m.AddSubgraph();
+  const int x = m.AddInput(DataType::kFloat32, {2});
+  const int y = m.AddOutput(DataType::kFloat32, {}, {2});
+  m.AddOp(BuiltinOp::kRfft2d, {x}, {y});
+  m.SetSubgraph(0);
+  const Status status = m.TryBuild();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(),
+              HasSubstr("subgraph 1 node 0 (RFFT2D): op is not supported by this runtime"));
+}
+
 TEST(If, RecursiveCallsAreRejected) {
   OpModel m;
   const int cond = m.AddInput(DataType::kBool, {});
@@ -174,6 +191,53 @@ TEST(While, CountingLoop) {
   m.Invoke();
   EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(5));
   EXPECT_THAT(m.GetOutput<float>(1), ElementsAre(12.0f, 16.0f));
+}
+
+// while (i < 4) { x = i < 2 ? x + x : x * x; i += 1; } with the choice an IF
+// inside the body: subgraphs called from a called subgraph.
+TEST(While, BodyWithAnIfInside) {
+  OpModel m;
+  const int i = m.AddInput(DataType::kInt32, {});
+  const int x = m.AddInput(DataType::kFloat32, {2});
+  const int i_out = m.AddOutput(DataType::kInt32, {}, {});
+  const int x_out = m.AddOutput(DataType::kFloat32, {}, {2});
+  m.AddOp(BuiltinOp::kWhile, {i, x}, {i_out, x_out}, WhileParams{1, 2});
+  m.AddSubgraph();  // 1: cond
+  {
+    const int ci = m.AddInput(DataType::kInt32, {});
+    m.AddInput(DataType::kFloat32, {2});
+    const int limit = m.AddConst<int32_t>(DataType::kInt32, {}, {4});
+    const int less = m.AddOutput(DataType::kBool, {}, {});
+    m.AddOp(BuiltinOp::kLess, {ci, limit}, {less});
+  }
+  m.AddSubgraph();  // 2: body
+  {
+    const int bi = m.AddInput(DataType::kInt32, {});
+    const int bx = m.AddInput(DataType::kFloat32, {2});
+    const int one = m.AddConst<int32_t>(DataType::kInt32, {}, {1});
+    const int two = m.AddConst<int32_t>(DataType::kInt32, {}, {2});
+    const int next_i = m.AddOutput(DataType::kInt32, {}, {});
+    m.AddOp(BuiltinOp::kAdd, {bi, one}, {next_i}, ElementwiseParams{});
+    const int early = m.AddTensor(DataType::kBool, {}, {});
+    m.AddOp(BuiltinOp::kLess, {bi, two}, {early});
+    const int next_x = m.AddOutput(DataType::kFloat32, {}, {2});
+    m.AddOp(BuiltinOp::kIf, {early, bx, bx}, {next_x}, IfParams{3, 4});
+  }
+  m.AddSubgraph();  // 3
+  AddBinarySubgraph(m, BuiltinOp::kAdd);
+  m.AddSubgraph();  // 4
+  AddBinarySubgraph(m, BuiltinOp::kMul);
+  m.SetSubgraph(0);
+  m.Build();
+  m.SetInput<int32_t>(0, {0});
+  m.SetInput<float>(1, {1.5f, -1.0f});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(4));
+  EXPECT_THAT(m.GetOutput<float>(1), ElementsAre(1296.0f, 256.0f));
+  m.SetInput<int32_t>(0, {3});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(4));
+  EXPECT_THAT(m.GetOutput<float>(1), ElementsAre(2.25f, 1.0f));
 }
 
 TEST(While, BodyChangingAShapeIsRejected) {
