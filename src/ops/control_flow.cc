@@ -70,12 +70,20 @@ void CheckCondition(KernelContext& ctx, const Node& node, const Tensor& cond, co
              DimsText(cond.dims));
 }
 
+// The node's options; a file may leave them out, which names no subgraph.
+template <class P>
+const P& OptionsOf(KernelContext& ctx, const Node& node, const char* options_name) {
+  const P* params = std::get_if<P>(&node.def->params);
+  if (params == nullptr) ctx.Fail(node, "the node has no ", options_name);
+  return *params;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------- IF
 
 void PrepareIf(KernelContext& ctx, Node& node) {
-  const auto& params = node.params<IfParams>();
+  const auto& params = OptionsOf<IfParams>(ctx, node, "IfOptions");
   DLG_NODE_CHECK(ctx, node, node.inputs.size() >= 1, "expects a condition input");
   CheckCondition(ctx, node, ctx.input(node, 0), "the condition");
   node.op_data = std::make_shared<CallData>();
@@ -130,7 +138,7 @@ void EvalIf(KernelContext& ctx, const Node& node) {
 // ---------------------------------------------------------------------- WHILE
 
 void PrepareWhile(KernelContext& ctx, Node& node) {
-  const auto& params = node.params<WhileParams>();
+  const auto& params = OptionsOf<WhileParams>(ctx, node, "WhileOptions");
   const int n = static_cast<int>(node.inputs.size());
   ctx.CheckOutputCount(node, n);
   node.op_data = std::make_shared<CallData>();
@@ -195,7 +203,7 @@ void EvalWhile(KernelContext& ctx, const Node& node) {
 // ------------------------------------------------------------------ CALL_ONCE
 
 void PrepareCallOnce(KernelContext& ctx, Node& node) {
-  const auto& params = node.params<CallOnceParams>();
+  const auto& params = OptionsOf<CallOnceParams>(ctx, node, "CallOnceOptions");
   ctx.CheckInputCount(node, 0, 0);
   ctx.CheckOutputCount(node, 0);
   node.op_data = std::make_shared<CallData>();
@@ -224,7 +232,7 @@ struct VarHandleData {
 };
 
 void PrepareVarHandle(KernelContext& ctx, Node& node) {
-  const auto& params = node.params<VarHandleParams>();
+  const auto& params = OptionsOf<VarHandleParams>(ctx, node, "VarHandleOptions");
   ctx.CheckInputCount(node, 0, 0);
   ctx.CheckOutputCount(node, 1);
   ctx.CheckType(node, ctx.output(node, 0), DataType::kResource);
