@@ -24,12 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Why an op of the reference resolver is missing, where a reason is known.
 MISSING_REASONS = {
-    "WHILE": "control flow: the interpreter runs subgraph 0 only; calling other subgraphs is not implemented",
-    "IF": "control flow: the interpreter runs subgraph 0 only; calling other subgraphs is not implemented",
-    "CALL_ONCE": "control flow: the interpreter runs subgraph 0 only; calling other subgraphs is not implemented",
-    "VAR_HANDLE": "resource variables (RESOURCE tensors) are not implemented",
-    "READ_VARIABLE": "resource variables (RESOURCE tensors) are not implemented",
-    "ASSIGN_VARIABLE": "resource variables (RESOURCE tensors) are not implemented",
 }
 NOT_YET = "not yet implemented"
 

@@ -30,6 +30,8 @@ size_t DataTypeSize(DataType type) {
     case DataType::kUInt32: return 4;
     case DataType::kUInt16: return 2;
     case DataType::kBFloat16: return 2;
+    // A resource tensor holds the int32 id of its resource (as in TFLite).
+    case DataType::kResource: return 4;
     default: return 0;
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -207,6 +208,27 @@ struct UniqueParams {
   DataType idx_out_type = DataType::kInt32;
 };
 
+// IF: the subgraphs run when the condition is true / false.
+struct IfParams {
+  int32_t then_subgraph_index = 0;
+  int32_t else_subgraph_index = 0;
+};
+
+struct WhileParams {
+  int32_t cond_subgraph_index = 0;
+  int32_t body_subgraph_index = 0;
+};
+
+struct CallOnceParams {
+  int32_t init_subgraph_index = 0;
+};
+
+// A resource variable is named by (container, shared_name).
+struct VarHandleParams {
+  std::string container;
+  std::string shared_name;
+};
+
 // The options table exists but has no fields (PadOptions, QuantizeOptions, ...).
 struct EmptyParams {};
 
@@ -221,6 +243,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               GeluParams, L2NormParams, LocalResponseNormParams,
                               ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,
                               CumsumParams, ReverseSequenceParams, SparseToDenseParams,
-                              BucketizeParams, UniqueParams>;
+                              BucketizeParams, UniqueParams, IfParams, WhileParams,
+                              CallOnceParams, VarHandleParams>;
 
 }  // namespace delegato

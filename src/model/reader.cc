@@ -661,6 +661,24 @@ class Reader {
         op.params = UniqueParams{
             ToType(fb.builtin_options_as_UniqueOptions()->idx_out_type(), "idx_out_type", where)};
         break;
+      case BO::IfOptions: {
+        const auto* o = fb.builtin_options_as_IfOptions();
+        op.params = IfParams{o->then_subgraph_index(), o->else_subgraph_index()};
+        break;
+      }
+      case BO::WhileOptions: {
+        const auto* o = fb.builtin_options_as_WhileOptions();
+        op.params = WhileParams{o->cond_subgraph_index(), o->body_subgraph_index()};
+        break;
+      }
+      case BO::CallOnceOptions:
+        op.params = CallOnceParams{fb.builtin_options_as_CallOnceOptions()->init_subgraph_index()};
+        break;
+      case BO::VarHandleOptions: {
+        const auto* o = fb.builtin_options_as_VarHandleOptions();
+        op.params = VarHandleParams{ToString(o->container()), ToString(o->shared_name())};
+        break;
+      }
       default:
         // An options table this build declares but does not interpret.
         op.unparsed_options = true;

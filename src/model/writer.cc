@@ -402,6 +402,23 @@ class Writer {
           } else if constexpr (std::is_same_v<P, UniqueParams>) {
             require(expected == BO::UniqueOptions, "UniqueParams");
             return {expected, tflite::CreateUniqueOptions(fbb, ToFb(p.idx_out_type)).Union()};
+          } else if constexpr (std::is_same_v<P, IfParams>) {
+            require(expected == BO::IfOptions, "IfParams");
+            return {expected, tflite::CreateIfOptions(fbb, p.then_subgraph_index,
+                                                      p.else_subgraph_index).Union()};
+          } else if constexpr (std::is_same_v<P, WhileParams>) {
+            require(expected == BO::WhileOptions, "WhileParams");
+            return {expected, tflite::CreateWhileOptions(fbb, p.cond_subgraph_index,
+                                                         p.body_subgraph_index).Union()};
+          } else if constexpr (std::is_same_v<P, CallOnceParams>) {
+            require(expected == BO::CallOnceOptions, "CallOnceParams");
+            return {expected, tflite::CreateCallOnceOptions(fbb, p.init_subgraph_index).Union()};
+          } else if constexpr (std::is_same_v<P, VarHandleParams>) {
+            require(expected == BO::VarHandleOptions, "VarHandleParams");
+            const auto container = fbb.CreateString(p.container);
+            const auto shared_name = fbb.CreateString(p.shared_name);
+            return {expected,
+                    tflite::CreateVarHandleOptions(fbb, container, shared_name).Union()};
           } else {
             static_assert(!sizeof(P), "every OpParams alternative needs a writer");
           }

@@ -27,6 +27,7 @@
 namespace delegato {
 
 struct OpKernel;
+class InterpreterImpl;
 
 struct Node {
   int index = 0;  // position in the subgraph's operator list (TFLite's node index)
@@ -84,6 +85,11 @@ class KernelContext {
   PackedWeightStore* packed_weights() const { return packed_weights_; }
   void set_packed_weights(PackedWeightStore* store) { packed_weights_ = store; }
 
+  // The interpreter running this graph: control-flow and resource-variable
+  // ops call other subgraphs and reach the shared state through it.
+  InterpreterImpl* interpreter() const { return interpreter_; }
+  void set_interpreter(InterpreterImpl* interpreter) { interpreter_ = interpreter; }
+
   // Eval's only error channel (e.g. an index tensor out of range, an integer
   // division by zero). Takes a string literal, so it cannot allocate; Invoke
   // stops after the node and returns "node N (OP): <message>".
@@ -113,6 +119,7 @@ class KernelContext {
   ThreadPool& pool_;
   bool optimized_ = false;
   PackedWeightStore* packed_weights_ = nullptr;
+  InterpreterImpl* interpreter_ = nullptr;
   mutable const char* eval_error_ = nullptr;
   mutable int eval_error_node_ = -1;
 };

@@ -1,5 +1,6 @@
 #include "ops/op_table.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace delegato {
@@ -105,6 +106,63 @@ std::vector<UnsupportedNode> FindUnsupportedNodes(const ModelDef& model, size_t 
     found.push_back(std::move(node));
   }
   return found;
+}
+
+std::vector<int> SubgraphsCalledBy(const OperatorDef& op) {
+  if (const auto* p = std::get_if<IfParams>(&op.params))
+    return {p->then_subgraph_index, p->else_subgraph_index};
+  if (const auto* p = std::get_if<WhileParams>(&op.params))
+    return {p->cond_subgraph_index, p->body_subgraph_index};
+  if (const auto* p = std::get_if<CallOnceParams>(&op.params)) return {p->init_subgraph_index};
+  return {};
+}
+
+namespace {
+
+// Depth-first over the call graph; `path` is the chain of subgraphs being
+// called, so meeting one of them again is recursion.
+// Deeper nesting than any converter writes; it bounds the recursion here and
+// in the runners' nested Prepare and Invoke.
+constexpr size_t kMaxCallDepth = 64;
+
+void VisitCalls(const ModelDef& model, int subgraph, std::vector<int>& path,
+                std::vector<char>& done) {
+  if (path.size() >= kMaxCallDepth)
+    Fail("subgraph ", subgraph, ": subgraph calls nest deeper than ", kMaxCallDepth, " levels");
+  path.push_back(subgraph);
+  const SubgraphDef& graph = model.subgraphs[subgraph];
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const OperatorDef& op = graph.operators[i];
+    for (int callee : SubgraphsCalledBy(op)) {
+      const std::string where = "subgraph " + std::to_string(subgraph) + " node " +
+                                std::to_string(i) + " (" + model.OpName(op) + ")";
+      if (callee < 0 || static_cast<size_t>(callee) >= model.subgraphs.size())
+        Fail(where, ": calls subgraph ", callee, ", but the model has ", model.subgraphs.size(),
+             " subgraphs");
+      if (std::find(path.begin(), path.end(), callee) != path.end()) {
+        std::string chain;
+        for (int s : path) chain += std::to_string(s) + " -> ";
+        Fail(where, ": calls subgraph ", callee, " recursively (", chain, callee,
+             "); recursive subgraph calls are not supported");
+      }
+      if (!done[callee]) VisitCalls(model, callee, path, done);
+    }
+  }
+  path.pop_back();
+  done[subgraph] = 1;
+}
+
+}  // namespace
+
+std::vector<int> ReachableSubgraphs(const ModelDef& model) {
+  std::vector<int> reached;
+  if (model.subgraphs.empty()) return reached;
+  std::vector<char> done(model.subgraphs.size(), 0);
+  std::vector<int> path;
+  VisitCalls(model, 0, path, done);
+  for (size_t s = 1; s < done.size(); ++s)
+    if (done[s]) reached.push_back(static_cast<int>(s));
+  return reached;
 }
 
 }  // namespace delegato

@@ -34,4 +34,13 @@ struct UnsupportedNode {
 // not only the first, so a user sees at once what a model needs).
 std::vector<UnsupportedNode> FindUnsupportedNodes(const ModelDef& model, size_t subgraph = 0);
 
+// The subgraphs a node calls (IF's branches, WHILE's cond and body,
+// CALL_ONCE's init), in that order; empty for other ops.
+std::vector<int> SubgraphsCalledBy(const OperatorDef& op);
+
+// Every subgraph that subgraph 0 reaches through calls, directly or not,
+// without 0 itself, ascending. Fails naming the node on an index out of range
+// and on recursion (a subgraph that ends up calling itself).
+std::vector<int> ReachableSubgraphs(const ModelDef& model);
+
 }  // namespace delegato

@@ -166,7 +166,14 @@ const OpKernel kDelegateOpKernel{BuiltinOp::kDelegate, nullptr, 1, 1, &PrepareDe
 
 InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
                                  const InterpreterOptions& options)
+    : InterpreterImpl(std::move(model), options, 0, nullptr) {}
+
+InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
+                                 const InterpreterOptions& options, int subgraph_index,
+                                 InterpreterImpl* root)
     : model_(std::move(model)),
+      subgraph_index_(subgraph_index),
+      root_(root != nullptr ? root : this),
       pool_(options.num_threads),
       context_(tensors_, pool_, options.kernels == KernelSet::kOptimized),
       max_arena_bytes_(options.max_arena_bytes),
@@ -174,6 +181,7 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
                                                     : DefaultMemoryBudget()) {
   DLG_CHECK(model_ != nullptr, "no model");
   DLG_CHECK(!model_->subgraphs.empty(), "model has no subgraph");
+  context_.set_interpreter(this);
   const SubgraphDef& graph = subgraph();
 
   // A tensor no node produces, not a graph input, with zero elements and no
@@ -216,7 +224,19 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
 
   // Every unsupported node is found before failing, so the error can say how
   // many there are; it names the first in full (`delegato inspect` lists all).
-  const std::vector<UnsupportedNode> unsupported = FindUnsupportedNodes(*model_, 0);
+  // The root checks every subgraph its control flow reaches (and rejects bad
+  // subgraph indices and recursion) before any runner is made.
+  std::vector<int> callees;
+  std::vector<UnsupportedNode> unsupported;
+  if (root == nullptr) {
+    callees = ReachableSubgraphs(*model_);
+    unsupported = FindUnsupportedNodes(*model_, 0);
+    for (int s : callees)
+      for (UnsupportedNode& node : FindUnsupportedNodes(*model_, s)) {
+        node.message = StrCat("subgraph ", s, " ", node.message);
+        unsupported.push_back(std::move(node));
+      }
+  }
   if (!unsupported.empty()) {
     if (unsupported.size() == 1) Fail(unsupported[0].message);
     Fail(unsupported[0].message, "; ", unsupported.size() - 1,
@@ -241,6 +261,58 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
   num_model_nodes_ = static_cast<int>(nodes_.size());
   for (int i = 0; i < num_model_nodes_; ++i) execution_plan_.push_back(i);
   placements_.resize(nodes_.size());
+
+  if (root == nullptr) {
+    runners_.resize(model_->subgraphs.size());
+    call_once_done_.assign(model_->subgraphs.size(), 0);
+    // Callees run on the calling thread: their kernels get a pool of one.
+    InterpreterOptions callee_options = options;
+    callee_options.num_threads = 1;
+    for (int s : callees) {
+      try {
+        runners_[s].reset(new InterpreterImpl(model_, callee_options, s, this));
+      } catch (const Error& e) {
+        Fail("subgraph ", s, ": ", e.what());
+      }
+    }
+  }
+}
+
+InterpreterImpl& InterpreterImpl::runner(int index) {
+  return index == 0 ? *root_ : *root_->runners_[index];
+}
+
+void InterpreterImpl::PrepareAsCallee(const Node& caller, const char* role,
+                                      const std::vector<const Tensor*>& args) {
+  const SubgraphDef& graph = subgraph();
+  const std::string where =
+      StrCat("node ", caller.index, " (", caller.op_name, "): ", role, " subgraph ", subgraph_index_);
+  if (args.size() != graph.inputs.size())
+    Fail(where, " has ", graph.inputs.size(), " inputs, the node passes ", args.size());
+  for (size_t k = 0; k < args.size(); ++k) {
+    const Tensor& in = tensors_[graph.inputs[k]];
+    if (in.type != args[k]->type)
+      Fail(where, " input ", k, " (\"", in.name, "\") is ", DataTypeName(in.type),
+           ", the node passes ", DataTypeName(args[k]->type));
+    input_dims_[k] = args[k]->dims;
+  }
+  try {
+    AllocateTensors();
+  } catch (const Error& e) {
+    Fail(where, ": ", e.what());
+  }
+}
+
+int InterpreterImpl::ResourceId(const std::string& container, const std::string& shared_name) {
+  auto [it, inserted] = root_->resource_ids_.try_emplace(
+      std::make_pair(container, shared_name), static_cast<int>(root_->resources_.size()));
+  if (inserted) root_->resources_.emplace_back();
+  return it->second;
+}
+
+InterpreterImpl::ResourceVariable* InterpreterImpl::resource(int32_t id) {
+  std::vector<ResourceVariable>& all = root_->resources_;
+  return id >= 0 && static_cast<size_t>(id) < all.size() ? &all[id] : nullptr;
 }
 
 // Every tensor a node reads must exist before the node runs: a graph input, a

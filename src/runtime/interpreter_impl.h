@@ -1,8 +1,12 @@
 // The interpreter's internals: runtime tensors and nodes of one subgraph, the
-// prepare/plan/eval cycle. The public Interpreter forwards to this class.
+// prepare/plan/eval cycle. The public Interpreter forwards to the instance for
+// subgraph 0 (the root); it owns one instance per other subgraph its control
+// flow reaches (IF, WHILE, CALL_ONCE), each with its own tensors, plan and
+// arena, and the state shared by all of them (resource variables, CALL_ONCE).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,13 +25,37 @@ class InterpreterImpl {
   // used before it is produced, ...).
   InterpreterImpl(std::shared_ptr<const ModelDef> model, const InterpreterOptions& options);
 
+  // ---- control flow: several subgraphs
+  // The runner of subgraph `index` (this one for 0); the index was checked at creation.
+  InterpreterImpl& runner(int index);
+  int subgraph_index() const { return subgraph_index_; }
+  // Sizes this subgraph's inputs like `args` (types must match) and plans it.
+  // Fails naming `caller` on a mismatch. Used by a calling node's Prepare.
+  void PrepareAsCallee(const Node& caller, const char* role, const std::vector<const Tensor*>& args);
+  // The tensors of this subgraph's inputs / outputs, in order.
+  Tensor& graph_input(int k) { return tensors_[subgraph().inputs[k]]; }
+  Tensor& graph_output(int k) { return tensors_[subgraph().outputs[k]]; }
+  // Whether CALL_ONCE already ran subgraph `index` (shared by all runners).
+  uint8_t& call_once_done(int index) { return root_->call_once_done_[index]; }
+
+  // ---- resource variables, keyed by (container, shared_name), shared by all runners
+  struct ResourceVariable {
+    bool assigned = false;
+    DataType type = DataType::kFloat32;
+    std::vector<int32_t> dims;
+    std::vector<uint8_t> data;
+  };
+  int ResourceId(const std::string& container, const std::string& shared_name);
+  // nullptr for an id no VAR_HANDLE made.
+  ResourceVariable* resource(int32_t id);
+
   void ResizeInput(int input, std::vector<int32_t> dims);
   void AllocateTensors();
   // Returns an error message, or empty on success.
   std::string Invoke(const std::function<void(int)>* after_node);
 
   const ModelDef& model() const { return *model_; }
-  const SubgraphDef& subgraph() const { return model_->subgraphs[0]; }
+  const SubgraphDef& subgraph() const { return model_->subgraphs[subgraph_index_]; }
   std::vector<Tensor>& tensors() { return tensors_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -53,7 +81,20 @@ class InterpreterImpl {
   // tensor of `bytes` bytes cannot fit in the memory budget.
   void CheckFitsBudget(const std::string& what, int index, size_t bytes) const;
 
+  // A callee runner, made by the root for each subgraph its control flow reaches.
+  InterpreterImpl(std::shared_ptr<const ModelDef> model, const InterpreterOptions& options,
+                  int subgraph_index, InterpreterImpl* root);
+  void SetUpTensorsAndNodes();
+
   std::shared_ptr<const ModelDef> model_;
+  int subgraph_index_ = 0;
+  InterpreterImpl* root_ = this;
+  // Root only: runners by subgraph index (null for 0 and unreached ones),
+  // CALL_ONCE flags, resource variables.
+  std::vector<std::unique_ptr<InterpreterImpl>> runners_;
+  std::vector<uint8_t> call_once_done_;
+  std::map<std::pair<std::string, std::string>, int> resource_ids_;
+  std::vector<ResourceVariable> resources_;
   std::vector<Tensor> tensors_;
   std::vector<Node> nodes_;           // the model's nodes, then delegate nodes
   std::vector<int> execution_plan_;  // node indices in run order

@@ -76,7 +76,17 @@ int Inspect(const Args& args) {
   for (const auto& [kind, count] : activations) std::cout << "  " << kind << ": " << count << "\n";
 
   // Every node without a kernel, not only the first Create stops at.
-  const std::vector<UnsupportedNode> unsupported = FindUnsupportedNodes(*model, 0);
+  // Subgraphs that IF, WHILE, CALL_ONCE reach count too; a bad call (index out
+  // of range, recursion) is reported by Create below.
+  std::vector<UnsupportedNode> unsupported = FindUnsupportedNodes(*model, 0);
+  try {
+    for (int s : ReachableSubgraphs(*model))
+      for (UnsupportedNode& node : FindUnsupportedNodes(*model, s)) {
+        node.message = "subgraph " + std::to_string(s) + " " + node.message;
+        unsupported.push_back(std::move(node));
+      }
+  } catch (const Error&) {
+  }
   if (!unsupported.empty()) {
     std::cout << "unsupported nodes: " << unsupported.size() << "\n";
     for (const UnsupportedNode& node : unsupported) std::cout << "  " << node.message << "\n";

@@ -333,16 +333,28 @@ TEST(MemoryBudgetTest, CycleIsRefused) {
 }
 
 TEST(MemoryBudgetTest, DeepSubgraphReferencesAreRefused) {
-  // A WHILE whose body refers to the next subgraph, 500 deep: control flow is
-  // not executed, so the first node is refused without following the chain.
+  // A WHILE whose body refers to the next subgraph, 500 deep: the call chain
+  // is refused at a fixed depth, before any subgraph is prepared.
   OpModel m;
   int in = m.AddInput(DataType::kFloat32, {4});
   int out = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kWhile, {in}, {out});
-  for (int i = 0; i < 500; ++i) m.model().subgraphs.push_back(m.model().subgraphs[0]);
+  m.AddOp(BuiltinOp::kWhile, {in}, {out}, WhileParams{1, 1});
+  for (int i = 0; i < 500; ++i) {
+    m.model().subgraphs.push_back(m.model().subgraphs[0]);
+    m.model().subgraphs.back().operators[0].params = WhileParams{i + 2, i + 2};
+  }
   ChildOutcome outcome = RunModel(m.model(), 0);
   ExpectBounded(outcome);
-  EXPECT_THAT(outcome.message, AllOf(HasSubstr("node 0 (WHILE)"), HasSubstr("not supported")));
+  EXPECT_THAT(outcome.message, HasSubstr("subgraph calls nest deeper than 64 levels"));
+
+  // Without options a WHILE names no subgraph: refused naming the node.
+  OpModel no_options;
+  int in2 = no_options.AddInput(DataType::kFloat32, {4});
+  int out2 = no_options.AddOutput(DataType::kFloat32);
+  no_options.AddOp(BuiltinOp::kWhile, {in2}, {out2});
+  outcome = RunModel(no_options.model(), 0);
+  ExpectBounded(outcome);
+  EXPECT_THAT(outcome.message, HasSubstr("node 0 (WHILE): the node has no WhileOptions"));
 }
 
 TEST(MemoryBudgetTest, ZeroSizedTensorsRun) {

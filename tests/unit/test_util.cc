@@ -34,9 +34,9 @@ OpModel::OpModel() : model_(std::make_shared<ModelDef>()) {
 }
 
 namespace {
-int AppendTensor(ModelDef& model, DataType type, std::vector<int32_t> dims, Quantization q,
-                 std::string name) {
-  SubgraphDef& graph = model.subgraphs[0];
+int AppendTensor(ModelDef& model, int subgraph, DataType type, std::vector<int32_t> dims,
+                 Quantization q, std::string name) {
+  SubgraphDef& graph = model.subgraphs.at(subgraph);
   TensorDef t;
   t.type = type;
   t.shape = std::move(dims);
@@ -54,28 +54,34 @@ int AppendTensor(ModelDef& model, DataType type, std::vector<int32_t> dims, Quan
 }
 }  // namespace
 
+int OpModel::AddSubgraph() {
+  model_->subgraphs.emplace_back();
+  current_ = static_cast<int>(model_->subgraphs.size()) - 1;
+  return current_;
+}
+
 int OpModel::AddInput(DataType type, std::vector<int32_t> dims, Quantization q, std::string name) {
-  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), std::move(name));
-  model_->subgraphs[0].inputs.push_back(t);
+  int t = AppendTensor(*model_, current_, type, std::move(dims), std::move(q), std::move(name));
+  model_->subgraphs.at(current_).inputs.push_back(t);
   return t;
 }
 
 int OpModel::AddOutput(DataType type, Quantization q, std::vector<int32_t> dims,
                        std::string name) {
-  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), std::move(name));
-  model_->subgraphs[0].outputs.push_back(t);
+  int t = AppendTensor(*model_, current_, type, std::move(dims), std::move(q), std::move(name));
+  model_->subgraphs.at(current_).outputs.push_back(t);
   return t;
 }
 
 int OpModel::AddTensor(DataType type, Quantization q, std::vector<int32_t> dims) {
-  return AppendTensor(*model_, type, std::move(dims), std::move(q), "");
+  return AppendTensor(*model_, current_, type, std::move(dims), std::move(q), "");
 }
 
 int OpModel::AddConstBytes(DataType type, std::vector<int32_t> dims, std::vector<uint8_t> bytes,
                            Quantization q) {
-  int t = AppendTensor(*model_, type, std::move(dims), std::move(q), "");
+  int t = AppendTensor(*model_, current_, type, std::move(dims), std::move(q), "");
   model_->buffers.push_back(BufferDef{std::move(bytes)});
-  model_->subgraphs[0].tensors[t].buffer = static_cast<uint32_t>(model_->buffers.size() - 1);
+  model_->subgraphs.at(current_).tensors[t].buffer = static_cast<uint32_t>(model_->buffers.size() - 1);
   return t;
 }
 
@@ -98,7 +104,7 @@ void OpModel::AddOp(BuiltinOp op, std::vector<int32_t> inputs, std::vector<int32
   def.inputs = std::move(inputs);
   def.outputs = std::move(outputs);
   def.params = std::move(params);
-  model_->subgraphs[0].operators.push_back(std::move(def));
+  model_->subgraphs.at(current_).operators.push_back(std::move(def));
 }
 
 void OpModel::AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
@@ -109,7 +115,7 @@ void OpModel::AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
   def.inputs = std::move(inputs);
   def.outputs = std::move(outputs);
   def.custom_options = std::move(custom_options);
-  model_->subgraphs[0].operators.push_back(std::move(def));
+  model_->subgraphs.at(current_).operators.push_back(std::move(def));
 }
 
 Status OpModel::TryBuild(int num_threads, KernelSet kernels) {
@@ -224,12 +230,14 @@ void OpModel::DumpInvoke(const std::vector<std::vector<uint8_t>>& inputs) {
   std::ostringstream meta;
   meta << "{\n  \"suite\": " << JsonString(suite) << ",\n  \"test\": " << JsonString(test)
        << ",\n  \"ops\": [";
-  const SubgraphDef& graph = model_->subgraphs[0];
-  for (size_t o = 0; o < graph.operators.size(); ++o) {
-    const OperatorDef& op = graph.operators[o];
-    meta << (o ? ", " : "") << "{\"name\": " << JsonString(model_->OpName(op))
-         << ", \"version\": " << model_->operator_codes[op.opcode_index].version << "}";
-  }
+  // The ops of every subgraph (those IF, WHILE, CALL_ONCE call run too).
+  bool first_op = true;
+  for (const SubgraphDef& graph : model_->subgraphs)
+    for (const OperatorDef& op : graph.operators) {
+      meta << (first_op ? "" : ", ") << "{\"name\": " << JsonString(model_->OpName(op))
+           << ", \"version\": " << model_->operator_codes[op.opcode_index].version << "}";
+      first_op = false;
+    }
   meta << "],\n  \"kernels\": \"" << (kernels_ == KernelSet::kReference ? "reference" : "optimized")
        << "\",\n  \"num_threads\": " << num_threads_ << ",\n  \"invokes\": " << dump_invokes_
        << ",\n  \"inputs\": [";

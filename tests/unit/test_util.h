@@ -35,6 +35,12 @@ class OpModel {
  public:
   OpModel();
 
+  // Subgraphs: everything below adds to the current subgraph, 0 at first.
+  // AddSubgraph appends an empty one (for IF, WHILE, CALL_ONCE to call) and
+  // makes it current; SetSubgraph switches. Build runs subgraph 0.
+  int AddSubgraph();
+  void SetSubgraph(int index) { current_ = index; }
+
   // Graph input / output tensors (in the order added). Output dims are
   // computed by Prepare; the dims given here are only the declared shape.
   int AddInput(DataType type, std::vector<int32_t> dims, Quantization q = {},
@@ -95,6 +101,7 @@ class OpModel {
 
   std::shared_ptr<ModelDef> model_;
   std::unique_ptr<Interpreter> interpreter_;
+  int current_ = 0;  // the subgraph being built
   int num_threads_ = 1;
   KernelSet kernels_ = KernelSet::kOptimized;
   std::string dump_dir_;  // this interpreter's case directory, once created
