@@ -69,8 +69,20 @@ def _model_path(model):
 
 def list_targets():
     """{target id: description} of the shipped accelerator targets."""
+    # `plan --list_targets` prints each id unindented, then indented lines:
+    # "version: ...", the description, "sources:" and their URLs.
     _, out, _ = run_command("plan", "--list_targets")
-    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    targets, current = {}, None
+    for line in out.splitlines():
+        if line and not line[0].isspace():
+            current = line.strip()
+            targets[current] = ""
+        elif current is not None and line.startswith("  ") and not line.startswith("   ") \
+                and not targets[current]:
+            text = line.strip()
+            if not text.startswith(("version:", "sources:")):
+                targets[current] = text
+    return targets
 
 
 class Plan:

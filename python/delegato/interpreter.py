@@ -46,34 +46,29 @@ _NUMPY_TYPES = {
 
 
 class Delegate:
-    """A delegate for ``experimental_delegates``.
+    """A TFLite external delegate plugin for ``experimental_delegates``.
 
-    ``load_delegate('libdelegato_delegate.so', {'target': ID})`` gives
-    delegato's own emulated accelerator (run in-process). Hosting other
-    vendors' TFLite delegate plugins is not implemented yet: loading one
-    raises NotImplementedError after the same library checks LiteRT makes.
+    Any library exporting ``tflite_plugin_create_delegate`` /
+    ``tflite_plugin_destroy_delegate`` (a vendor's, or delegato's own
+    ``libdelegato_delegate.so`` with ``{'target': ID}``) is loaded and created
+    here, then hosted by delegato's interpreter, which applies it as LiteRT's
+    ModifyGraphWithDelegate does. Option values are str()-converted.
     """
 
     def __init__(self, library, options=None):
-        options = {str(k): str(v) for k, v in (options or {}).items()}
-        name = os.path.basename(os.fspath(library))
-        if name.startswith("libdelegato_delegate"):
-            if "target" not in options:
-                raise ValueError("delegato's delegate needs the option 'target' (a target id, see "
-                                 "`delegato plan --list_targets`, or a target .json)")
-            unknown = sorted(set(options) - {"target"})
-            if unknown:
-                raise ValueError("unknown option(s) for delegato's delegate: " + ", ".join(unknown))
-            self.target = options["target"]
-            return
-        # LiteRT's checks, with its exception types: ctypes raises OSError for a
-        # library that does not load, AttributeError for a missing entry point.
-        plugin = ctypes.CDLL(os.fspath(library))
-        plugin.tflite_plugin_create_delegate  # pylint: disable=pointless-statement
-        raise NotImplementedError(
-            "{} is a TFLite delegate plugin; delegato cannot host external delegate plugins "
-            "yet. Use Interpreter(..., target=ID) or load_delegate('libdelegato_delegate.so', "
-            "{{'target': ID}}) for delegato's emulated accelerators.".format(library))
+        options = options or {}
+        keys = [str(k) for k in options.keys()]
+        values = [str(v) for v in options.values()]
+        library = os.fspath(library)
+        # LiteRT loads the library with ctypes first: the same exception types
+        # and messages for a library that does not load (OSError) or that is
+        # not a plugin (AttributeError).
+        self._library = ctypes.CDLL(library)
+        self._library.tflite_plugin_create_delegate  # pylint: disable=pointless-statement
+        self._library.tflite_plugin_destroy_delegate  # pylint: disable=pointless-statement
+        self._plugin = _core.load_external_delegate(library, list(zip(keys, values)))
+        self.library = library
+        self.options = dict(zip(keys, values))
 
 
 def load_delegate(library, options=None):
@@ -125,7 +120,9 @@ class Interpreter:
     """Loads a .tflite model and runs it (LiteRT's Interpreter API).
 
     Beyond LiteRT: ``target='imx8mp-vx'`` runs the target's partitions through
-    delegato's emulated accelerator (same as ``delegato run --target``).
+    delegato's emulated accelerator (same as ``delegato run --target``);
+    ``experimental_max_memory_mb`` caps the interpreter's planned memory
+    (allocate_tensors raises RuntimeError when the model needs more).
     """
 
     def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
@@ -136,7 +133,7 @@ class Interpreter:
                  experimental_compress_quantization_zero_points=False,
                  experimental_disable_delegate_node_fusion=False,
                  experimental_force_delegate_node_profiling=False,
-                 target=None):
+                 target=None, experimental_max_memory_mb=None):
         if not isinstance(experimental_op_resolver_type, OpResolverType):
             raise ValueError("Unrecognized passed in op resolver type: {}".format(
                 experimental_op_resolver_type))
@@ -145,6 +142,13 @@ class Interpreter:
                 raise ValueError("type of num_threads should be int")
             if num_threads < 1:
                 raise ValueError("num_threads should >= 1")
+        max_memory_bytes = 0
+        if experimental_max_memory_mb is not None:
+            if isinstance(experimental_max_memory_mb, bool) or \
+                    not isinstance(experimental_max_memory_mb, (int, float)) or experimental_max_memory_mb <= 0:
+                raise ValueError("experimental_max_memory_mb should be a number > 0, got {!r}".format(
+                    experimental_max_memory_mb))
+            max_memory_bytes = max(1, int(experimental_max_memory_mb * 1024 * 1024))
         if experimental_preserve_all_tensors:
             warnings.warn("experimental_preserve_all_tensors is accepted, but delegato's arena still "
                           "reuses intermediate tensors' memory: use `delegato diff --per_layer` (or "
@@ -169,12 +173,11 @@ class Interpreter:
             if not isinstance(delegate, Delegate):
                 raise ValueError("experimental_delegates holds {!r}, not a Delegate from "
                                  "load_delegate()".format(delegate))
-            if target is not None and delegate.target != target:
-                raise ValueError("two accelerator targets given: {} and {}".format(target, delegate.target))
-            target = delegate.target
         self._delegates = delegates
+        self._warned = set()
         reference = experimental_op_resolver_type == OpResolverType.BUILTIN_REF
-        self._interpreter = _core.Interpreter(model, reference, int(num_threads or 1), target or "")
+        self._interpreter = _core.Interpreter(model, reference, int(num_threads or 1), target or "",
+                                              [d._plugin for d in delegates], max_memory_bytes)
         self._signature_defs = self.get_signature_list()
 
     def __del__(self):
@@ -196,7 +199,16 @@ class Interpreter:
 
     def allocate_tensors(self):
         self._ensure_safe()
-        return self._interpreter.allocate_tensors()
+        try:
+            return self._interpreter.allocate_tensors()
+        finally:
+            # A plugin whose Prepare failed leaves the model on the CPU: say so, once.
+            messages = list(self._interpreter.warnings())
+            messages += [d._plugin.prepare_error for d in self._delegates if d._plugin.prepare_error]
+            for message in messages:
+                if message not in self._warned:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                    self._warned.add(message)
 
     def invoke(self):
         """Runs the model (the GIL is released meanwhile)."""

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "delegate/emulated_delegate.h"
 #include "delegate/target.h"
+#include "delegato/external_delegate.h"
 #include "delegato/interpreter.h"
 #include "model/model.h"
 #include "tools/commands.h"
@@ -81,9 +82,11 @@ std::string FormatShape(std::span<const int32_t> dims) {
 class PyInterpreter {
  public:
   PyInterpreter(std::shared_ptr<const ModelDef> model, bool reference, int num_threads,
-                const std::string& target)
-      : model_(std::move(model)) {
+                const std::string& target, std::vector<std::shared_ptr<ExternalDelegate>> plugins,
+                size_t max_memory_bytes)
+      : model_(std::move(model)), plugins_(std::move(plugins)) {
     options_.num_threads = num_threads;
+    options_.max_memory_bytes = max_memory_bytes;
     options_.kernels = reference ? KernelSet::kReference : KernelSet::kOptimized;
     if (!target.empty()) {
       try {
@@ -126,12 +129,16 @@ class PyInterpreter {
     Status status;
     {
       py::gil_scoped_release release;
-      // The target's delegate takes its partitions at the first allocation
-      // (ModifyGraphWithDelegate allocates); later ones re-plan with it.
+      // The delegates take their partitions at the first allocation
+      // (ModifyGraphWithDelegate allocates): the target's first, then the
+      // plugins in list order, each seeing what earlier ones left on the CPU.
+      // Later allocations re-plan with them.
       std::lock_guard<std::mutex> lock(mutex_);
-      if (delegate_ && !delegate_applied_) {
-        status = interpreter_->ModifyGraphWithDelegate(delegate_.get());
-        delegate_applied_ = status.ok();
+      if (!delegates_applied_ && (delegate_ || !plugins_.empty())) {
+        if (delegate_) status = interpreter_->ModifyGraphWithDelegate(delegate_.get());
+        for (const auto& plugin : plugins_)
+          if (status.ok()) status = interpreter_->ModifyGraphWithDelegate(plugin.get());
+        delegates_applied_ = status.ok();
       } else {
         status = interpreter_->AllocateTensors();
       }
@@ -356,14 +363,31 @@ class PyInterpreter {
   std::shared_ptr<const ModelDef> model_;
   InterpreterOptions options_;
   std::unique_ptr<EmulatedDelegate> delegate_;  // outlives interpreter_ (declared first)
+  std::vector<std::shared_ptr<ExternalDelegate>> plugins_;  // likewise
   std::unique_ptr<Interpreter> interpreter_;
   // One interpreter used from several threads: invoke runs without the GIL,
   // so the calls that touch its memory take turns (no parallelism, no races).
   mutable std::mutex mutex_;
   std::string create_error_;  // why the interpreter could not be built (interpreter_ null)
-  bool delegate_applied_ = false;
+  bool delegates_applied_ = false;
   bool allocated_ = false;
 };
+
+// Loads a TFLite external delegate plugin. A plugin whose create returns NULL
+// gives ValueError with the messages it reported, bare: the Python layer
+// wraps them as LiteRT's load_delegate does ("Failed to load delegate from
+// <library>\n<messages>").
+std::shared_ptr<ExternalDelegate> LoadExternalDelegate(const std::string& path,
+                                                       const ExternalDelegateOptions& options) {
+  std::unique_ptr<ExternalDelegate> plugin;
+  const Status status = ExternalDelegate::Load(path, options, &plugin);
+  if (status.ok()) return std::shared_ptr<ExternalDelegate>(std::move(plugin));
+  std::string message = status.message();
+  const std::string create_failed = "external delegate " + path + ": tflite_plugin_create_delegate failed";
+  if (message == create_failed + " (no message)") message.clear();
+  else if (message.rfind(create_failed + ": ", 0) == 0) message.erase(0, create_failed.size() + 2);
+  throw py::value_error(message);
+}
 
 // Runs one CLI subcommand in-process; returns (exit code, stdout, stderr).
 // std::cout/std::cerr are process-wide, so one command runs at a time.
@@ -412,10 +436,14 @@ PYBIND11_MODULE(_core, m) {
   });
   py::class_<PyInterpreter>(m, "Interpreter")
       .def(py::init([](std::shared_ptr<delegato::ModelDef> model, bool reference, int num_threads,
-                       const std::string& target) {
-             return std::make_unique<PyInterpreter>(std::move(model), reference, num_threads, target);
+                       const std::string& target,
+                       std::vector<std::shared_ptr<delegato::ExternalDelegate>> plugins,
+                       size_t max_memory_bytes) {
+             return std::make_unique<PyInterpreter>(std::move(model), reference, num_threads, target,
+                                                    std::move(plugins), max_memory_bytes);
            }),
-           py::arg("model"), py::arg("reference"), py::arg("num_threads"), py::arg("target"))
+           py::arg("model"), py::arg("reference"), py::arg("num_threads"), py::arg("target"),
+           py::arg("plugins"), py::arg("max_memory_bytes"))
       .def("allocate_tensors", &PyInterpreter::AllocateTensors)
       .def("invoke", &PyInterpreter::Invoke)
       .def("num_tensors", &PyInterpreter::num_tensors)
@@ -431,6 +459,10 @@ PYBIND11_MODULE(_core, m) {
       .def("ops_details", &PyInterpreter::OpsDetails)
       .def("delegation_log", &PyInterpreter::DelegationLog)
       .def("warnings", &PyInterpreter::Warnings);
+  py::class_<delegato::ExternalDelegate, std::shared_ptr<delegato::ExternalDelegate>>(m, "_ExternalDelegate")
+      .def_property_readonly("name", &delegato::ExternalDelegate::name)
+      .def_property_readonly("prepare_error", &delegato::ExternalDelegate::prepare_error);
+  m.def("load_external_delegate", &delegato::python::LoadExternalDelegate, py::arg("path"), py::arg("options"));
   m.def("run_command", &delegato::python::RunCommand, py::arg("name"), py::arg("args"));
   m.def("targets_dir", &delegato::tools::TargetsDir);
 }

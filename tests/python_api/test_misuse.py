@@ -109,21 +109,3 @@ def test_set_tensor_messages_name_tensor_and_both_types_and_shapes():
     with pytest.raises(ValueError) as e:
         interp.set_tensor(index, np.zeros((2, 1), np.float32))
     assert name in str(e.value) and "[2, 1]" in str(e.value) and "[1, 1]" in str(e.value)
-
-
-def test_external_delegate_plugin_is_not_implemented_yet(tmp_path):
-    # A library that exports the plugin entry point: delegato says plainly it
-    # cannot host it (instead of crashing or ignoring it).
-    import ctypes.util
-    import shutil
-    import subprocess
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
-    source = tmp_path / "plugin.c"
-    source.write_text("void* tflite_plugin_create_delegate(void) { return 0; }\n"
-                      "void tflite_plugin_destroy_delegate(void* d) {}\n")
-    library = tmp_path / "libfake_delegate.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    with pytest.raises(NotImplementedError, match="delegate plugin"):
-        dlg.load_delegate(str(library), {"backends": "VsiNpu"})

@@ -12,7 +12,8 @@ import pytest
 pytest.importorskip("ai_edge_litert.interpreter")
 
 pytest.importorskip("delegato._core", reason="delegato._core not built (cmake -DDELEGATO_PYTHON=ON, target _core) nor installed")
-SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared"
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
 MODEL = SHARED / "models" / "mobilenet_v2_1.0_224_quant.tflite"
 IMAGE = SHARED / "images" / "cat.bmp"
 LABELS = SHARED / "images" / "imagenet_labels.txt"
@@ -76,5 +77,11 @@ def test_same_top5_as_litert():
     ours = run("import delegato.interpreter as tflite")
     assert len(theirs) == 5
     assert ours == theirs
-    # The same script with delegato's emulated NPU delegate: same top-5.
-    assert run("import delegato.interpreter as tflite", "libdelegato_delegate.so", "imx8mp-vx") == theirs
+    # The same script with delegato's plugin (the real load_delegate path: the
+    # library is loaded, created with the options and applied), in delegato
+    # and in LiteRT: same top-5.
+    plugin = pathlib.Path(os.environ.get("DELEGATO_PLUGIN", REPO / "build" / "libdelegato_delegate.so"))
+    if not plugin.exists():
+        pytest.skip(f"plugin not found at {plugin} (build target delegato_delegate or set DELEGATO_PLUGIN)")
+    assert run("import ai_edge_litert.interpreter as tflite", str(plugin), "imx8mp-vx") == theirs
+    assert run("import delegato.interpreter as tflite", str(plugin), "imx8mp-vx") == theirs
