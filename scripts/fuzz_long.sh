@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_TARGET:-3600}"
 runs="${RUNS_PER_TARGET:-10000000}"
-targets="${*:-fuzz_model fuzz_target_json fuzz_cache_entry fuzz_npy fuzz_bmp}"
+targets="${*:-fuzz_model fuzz_target_json fuzz_cache_entry fuzz_npy fuzz_bmp fuzz_plugin_options}"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target delegato -j"$(nproc)"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 out="$1"
 bin="${2:-build/delegato}"
 shared="${DELEGATO_SHARED_DIR:-../shared}"
-mkdir -p "$out"/{fuzz_model,fuzz_target_json,fuzz_cache_entry,fuzz_npy,fuzz_bmp}
+mkdir -p "$out"/{fuzz_model,fuzz_target_json,fuzz_cache_entry,fuzz_npy,fuzz_bmp,fuzz_plugin_options}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -52,4 +52,11 @@ bmp(sys.argv[1] + '/rgb_8x8.bmp', 8, 8, 24)
 bmp(sys.argv[1] + '/rgba_5x3_top_down.bmp', 5, -3, 32)
 bmp(sys.argv[1] + '/rgb_3x7.bmp', 3, 7, 24)
 PY
+# Plugin options: one valid option string per shipped target, and each key.
+for f in targets/*.json; do
+  printf 'target:%s' "$(basename "$f" .json)" >"$out/fuzz_plugin_options/target_$(basename "$f" .json).txt"
+done
+printf 'target:cpu;kernels:reference;num_threads:2;never_delegate:0,2-3;log:info;report:r;cache_dir:c' \
+  >"$out/fuzz_plugin_options/every_key.txt"
+
 for t in "$out"/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done

@@ -40,6 +40,15 @@ if ! python3 -c "import ai_edge_litert, numpy, pytest, pybind11" 2>/dev/null; th
     python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi
 
+# atheris fuzzes the Python API's arguments (fuzz/python_api_fuzz.py); the
+# fuzz stage skips it with a message when it cannot be installed.
+if ! python3 -c "import atheris" 2>/dev/null; then
+  echo "installing Python package: atheris"
+  python3 -m pip install -q atheris 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages atheris 2>/dev/null ||
+    echo "atheris could not be installed: the Python API fuzz stage will be skipped"
+fi
+
 # Vela (Arm's Ethos-U compiler) is the oracle the ethos-u55/u65/u85 targets are
 # checked against (scripts/vela_compare.py, tests/python/test_vela.py).
 if ! command -v vela >/dev/null 2>&1; then

@@ -68,7 +68,7 @@ if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== fuzzing every input surface for ${fuzz_total}s in all"
   CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELEGATO_FUZZ=ON \
     -DDELEGATO_BUILD_TESTS=OFF >/dev/null
-  fuzz_targets="fuzz_model fuzz_target_json fuzz_cache_entry fuzz_npy fuzz_bmp"
+  fuzz_targets="fuzz_model fuzz_target_json fuzz_cache_entry fuzz_npy fuzz_bmp fuzz_plugin_options"
   # shellcheck disable=SC2086
   cmake --build build-fuzz --target $fuzz_targets -j"$JOBS"
   rm -rf build-fuzz/corpus
@@ -81,6 +81,17 @@ if [ "${SKIP_SANITIZE:-0}" != "1" ]; then
       { echo "$t found a failure:"; tail -40 "build-fuzz/$t.log"; failed=1; }
     echo "$t: $(grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "build-fuzz/$t.log" | tail -1)"
   done
+  # The Python API's arguments (atheris, over the Release build's extension).
+  if python3 -c "import atheris" 2>/dev/null; then
+    seconds=$((fuzz_total / 6)); [ "$seconds" -ge 5 ] || seconds=5
+    mkdir -p build-fuzz/corpus/python_api
+    python3 fuzz/python_api_fuzz.py -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+      build-fuzz/corpus/python_api 2>build-fuzz/python_api.log ||
+      { echo "python_api_fuzz found a failure:"; tail -40 build-fuzz/python_api.log; failed=1; }
+    echo "python_api_fuzz: $(grep -E "Done [0-9]+ runs" build-fuzz/python_api.log | tail -1)"
+  else
+    echo "python_api_fuzz skipped: atheris is not installed"
+  fi
 fi
 
 if [ "$failed" -ne 0 ]; then

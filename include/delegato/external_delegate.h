@@ -12,6 +12,7 @@
 // and runs the plugin's kernels as delegate nodes of its own graph.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,11 @@
 #include "delegato/status.h"
 
 namespace delegato {
+
+namespace abi {
+struct TfLiteDelegate;
+}
+struct PluginLibrary;
 
 using ExternalDelegateOptions = std::vector<std::pair<std::string, std::string>>;
 
@@ -35,6 +41,17 @@ class ExternalDelegate : public Delegate {
   // report_error messages.
   static Status Load(const std::string& path, const ExternalDelegateOptions& options,
                      std::unique_ptr<ExternalDelegate>* delegate);
+
+  // The plugin's two entry points, with TFLite's external delegate signatures.
+  using PluginCreateFunction = abi::TfLiteDelegate* (*)(const char* const* keys,
+                                                        const char* const* values, size_t count,
+                                                        void (*report_error)(const char*));
+  using PluginDestroyFunction = void (*)(abi::TfLiteDelegate*);
+  // A plugin linked into the program itself (no dlopen): `name` names it in
+  // messages. Used by the plugin-options fuzz target.
+  static Status FromEntryPoints(const std::string& name, PluginCreateFunction create,
+                                PluginDestroyFunction destroy, const ExternalDelegateOptions& options,
+                                std::unique_ptr<ExternalDelegate>* delegate);
   ~ExternalDelegate() override;
 
   std::string name() const override;
@@ -50,6 +67,9 @@ class ExternalDelegate : public Delegate {
 
  private:
   explicit ExternalDelegate(std::shared_ptr<State> state);
+  static Status CreatePlugin(std::shared_ptr<PluginLibrary> library, PluginCreateFunction create,
+                             const ExternalDelegateOptions& options,
+                             std::unique_ptr<ExternalDelegate>* delegate);
   std::shared_ptr<State> state_;
 };
 

@@ -28,8 +28,8 @@ using namespace abi;  // NOLINT: the ABI's names read best unqualified here
 
 namespace {
 
-using CreateFn = TfLiteDelegate* (*)(const char* const*, const char* const*, size_t, void (*)(const char*));
-using DestroyFn = void (*)(TfLiteDelegate*);
+using CreateFn = ExternalDelegate::PluginCreateFunction;
+using DestroyFn = ExternalDelegate::PluginDestroyFunction;
 
 thread_local std::string* g_create_messages = nullptr;
 void CollectCreateError(const char* message) {
@@ -651,6 +651,26 @@ Status ExternalDelegate::Load(const std::string& path, const ExternalDelegateOpt
   if (create == nullptr || state->destroy == nullptr)
     return Status::Error("external delegate " + path +
                          " does not export tflite_plugin_create_delegate and tflite_plugin_destroy_delegate");
+  return CreatePlugin(std::move(state), create, options, delegate);
+}
+
+Status ExternalDelegate::FromEntryPoints(const std::string& name, PluginCreateFunction create,
+                                         PluginDestroyFunction destroy,
+                                         const ExternalDelegateOptions& options,
+                                         std::unique_ptr<ExternalDelegate>* delegate) {
+  if (create == nullptr || destroy == nullptr)
+    return Status::Error("external delegate " + name + ": create and destroy entry points are required");
+  auto state = std::make_shared<PluginLibrary>();
+  state->path = state->name = name;
+  state->destroy = destroy;
+  return CreatePlugin(std::move(state), create, options, delegate);
+}
+
+Status ExternalDelegate::CreatePlugin(std::shared_ptr<PluginLibrary> state,
+                                      PluginCreateFunction create,
+                                      const ExternalDelegateOptions& options,
+                                      std::unique_ptr<ExternalDelegate>* delegate) {
+  const std::string& path = state->path;
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : options) keys.push_back(k.c_str()), values.push_back(v.c_str());
   std::string messages;

@@ -9,9 +9,12 @@
 // at least --min_secs), both phases stopping once --max_secs has passed.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -39,6 +42,27 @@ namespace delegato::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// Catches SIGINT while it lives; the previous handler comes back after.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = 0;
+    struct sigaction action {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~InterruptGuard() { sigaction(SIGINT, &previous_, nullptr); }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
 
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
@@ -620,6 +644,10 @@ int Bench(const Args& args) {
   std::vector<std::pair<int, int64_t>> node_times;
   node_times.reserve(interpreter->num_nodes());
 
+  // ---- SIGINT ends the loop after the invocation in flight: the run stops
+  // with an error and writes no results (no partial profile or JSON).
+  const InterruptGuard interrupt_guard;
+
   // ---- one phase: benchmark_model's loop.
   auto run_phase = [&](const char* phase, int min_runs, float phase_min_secs, bool regular) {
     log.Info(StrCat("Running benchmark for at least ", min_runs, " iterations and at least ",
@@ -632,6 +660,11 @@ int Bench(const Args& args) {
     const int64_t max_finish_us = now_us + static_cast<int64_t>(max_secs * 1.e6f);
     const bool profile = regular && op_profiling;
     for (int run = 0; (run < min_runs || now_us < min_finish_us) && now_us <= max_finish_us; ++run) {
+      if (g_interrupted) {
+        progress.Clear();
+        Fail("interrupted (SIGINT) during the ", phase, " phase after ", run,
+             " runs; no results written");
+      }
       for (int i = 0; i < interpreter->num_inputs(); ++i) {
         const TensorView in = interpreter->input(i);
         std::memcpy(in.data, input_data[i].data(), std::min(in.bytes, input_data[i].size()));
@@ -706,10 +739,23 @@ int Bench(const Args& args) {
       report += FormatProfileSection("Operator-wise Profiling Info for Regular Benchmark Runs:", run_profile,
                                      &delegate_profile, profile_format);
     if (!profiling_file.empty()) {
-      std::ofstream out(profiling_file, std::ios::binary);
-      if (!out) Fail("--op_profiling_output_file: cannot write ", profiling_file);
-      out << report;
-      if (!out) Fail("--op_profiling_output_file: error writing ", profiling_file);
+      // A temporary file renamed into place: never a partial profile under its name.
+      const std::string temporary = profiling_file + ".partial";
+      {
+        std::ofstream out(temporary, std::ios::binary);
+        if (!out) Fail("--op_profiling_output_file: cannot write ", profiling_file);
+        out << report;
+        out.flush();
+        if (!out) {
+          out.close();
+          std::remove(temporary.c_str());
+          Fail("--op_profiling_output_file: error writing ", profiling_file);
+        }
+      }
+      if (std::rename(temporary.c_str(), profiling_file.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        Fail("--op_profiling_output_file: cannot write ", profiling_file, ": ", std::strerror(errno));
+      }
       log.Info("Op profile written to " + profiling_file);
     } else {
       log.Raw(report);

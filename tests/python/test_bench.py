@@ -450,3 +450,25 @@ def test_progress_only_on_a_terminal(delegato_bin):
     proc = run(delegato_bin, *QUICK)
     assert proc.returncode == 0
     assert "runs," not in proc.stderr  # stderr is a pipe here: no progress line
+
+
+def test_sigint_stops_with_an_error_and_writes_no_results(delegato_bin, tmp_path):
+    # SIGINT ends the loop after the invocation in flight: a clear error, a
+    # non-zero exit, and no profile file under its final (or temporary) name.
+    import signal
+    import time
+    profile = tmp_path / "profile.csv"
+    proc = subprocess.Popen([delegato_bin, "bench", "--min_secs=60", "--max_secs=120",
+                             "--warmup_min_secs=0", "--enable_op_profiling",
+                             f"--op_profiling_output_file={profile}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The model loads and the one warm-up run ends well within this on any
+    # machine; the benchmark phase then runs for a minute.
+    time.sleep(3)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (proc.returncode, err)
+    assert "interrupted (SIGINT) during the benchmark phase" in err + out
+    assert not profile.exists()
+    assert list(tmp_path.iterdir()) == []
