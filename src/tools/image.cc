@@ -36,7 +36,8 @@ RgbImage ParseBmp(std::span<const uint8_t> b, const std::string& path) {
   DLG_CHECK(bits == 24 || bits == 32, path, ": ", bits, "-bit BMP not supported (24 or 32 bits)");
   DLG_CHECK(compression == 0 || (compression == 3 && bits == 32), path,
             ": compressed BMP not supported");
-  DLG_CHECK(width > 0 && width <= 16384 && raw_height != 0 && std::abs(raw_height) <= 16384,
+  DLG_CHECK(width > 0 && width <= 16384 && raw_height != 0 &&
+                raw_height >= -16384 && raw_height <= 16384,
             path, ": bad BMP size ", width, "x", raw_height);
   const int height = std::abs(raw_height);
   const bool bottom_up = raw_height > 0;

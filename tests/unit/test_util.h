@@ -76,7 +76,7 @@ class OpModel {
   void SetInput(int input, const std::vector<T>& values) {
     TensorView view = interpreter_->input(input);
     ASSERT_EQ(values.size() * sizeof(T), view.bytes) << "input " << input << " size";
-    std::memcpy(view.data, values.data(), view.bytes);
+    if (view.bytes != 0) std::memcpy(view.data, values.data(), view.bytes);
   }
   void Invoke();
   Status TryInvoke();
@@ -85,7 +85,8 @@ class OpModel {
   std::vector<T> GetOutput(int output) const {
     TensorView view = interpreter_->output(output);
     std::vector<T> values(view.bytes / sizeof(T));
-    std::memcpy(values.data(), view.data, values.size() * sizeof(T));
+    // Empty outputs may have no data pointer (memcpy's pointers must not be null).
+    if (!values.empty()) std::memcpy(values.data(), view.data, values.size() * sizeof(T));
     return values;
   }
   std::vector<int32_t> GetOutputShape(int output) const;
