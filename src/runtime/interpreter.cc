@@ -400,6 +400,16 @@ void InterpreterImpl::AllocateTensorsOnce() {
     }
     CheckFitsBudget(StrCat("input ", k), graph.inputs[k], t.bytes);
   }
+  // Tensors folded by the previous Prepare go back to the arena: the input
+  // dims they followed from may have changed.
+  for (int32_t t : folded_tensors_) {
+    tensors_[t].storage = TensorStorage::kArena;
+    tensors_[t].data = nullptr;
+  }
+  folded_tensors_.clear();
+  folded_storage_.clear();
+  folded_bytes_ = 0;
+  folded_.assign(nodes_.size(), 0);
   // Produced tensors are marked unsized so a Prepare that forgets an output is caught.
   constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
   for (int index : execution_plan_)
@@ -446,6 +456,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
       Fail("node ", node.index, " (", node.op_name, "): needs ", node.scratch_bytes,
            " bytes of scratch memory, over the memory budget of ", memory_budget_, " bytes (",
            MiB(memory_budget_), ")");
+    if (TryFoldInPrepare(node)) folded_[index] = 1;
   }
 
   // Lifetimes in steps: graph inputs live from step 0, the plan's step i runs
@@ -521,6 +532,70 @@ void InterpreterImpl::AllocateTensorsOnce() {
     if (tensors_[t].storage == TensorStorage::kArena && tensors_[t].bytes > 0)
       std::memset(tensors_[t].data, 0, tensors_[t].bytes);
   allocated_ = true;
+}
+
+bool InterpreterImpl::TryFoldInPrepare(Node& node) {
+  // Shape computations are a few integers; the bounds keep folding from
+  // materializing large constants (which the budget does not plan for).
+  constexpr size_t kMaxFoldedTensorBytes = 64 << 10;
+  constexpr size_t kMaxFoldedBytes = 4 << 20;
+  if (node.kernel == &kDelegateOpKernel || node.kernel->custom_code != nullptr) return false;
+  const BuiltinOp op = node.kernel->builtin;
+  switch (op) {
+    // State, randomness, other subgraphs and custom code are never folded.
+    case BuiltinOp::kCustom:
+    case BuiltinOp::kIf:
+    case BuiltinOp::kWhile:
+    case BuiltinOp::kCallOnce:
+    case BuiltinOp::kVarHandle:
+    case BuiltinOp::kReadVariable:
+    case BuiltinOp::kAssignVariable:
+    case BuiltinOp::kRandomStandardNormal:
+    case BuiltinOp::kRandomUniform:
+    case BuiltinOp::kMultinomial:
+      return false;
+    default:
+      break;
+  }
+  const bool dims_only = op == BuiltinOp::kShape || op == BuiltinOp::kRank;
+  for (int32_t t : node.inputs) {
+    if (t < 0) continue;
+    const Tensor& in = tensors_[t];
+    if (in.storage == TensorStorage::kVariable) return false;
+    if (!dims_only && in.storage != TensorStorage::kConstant) return false;
+  }
+  size_t bytes = 0;
+  for (int32_t t : node.outputs) {
+    const Tensor& out = tensors_[t];
+    if (out.storage != TensorStorage::kArena || out.bytes > kMaxFoldedTensorBytes) return false;
+    bytes += out.bytes;
+  }
+  if (folded_bytes_ + bytes + node.scratch_bytes > kMaxFoldedBytes) return false;
+  // Graph outputs stay in the arena, where callers expect them.
+  const SubgraphDef& graph = subgraph();
+  for (int32_t t : node.outputs)
+    if (std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end())
+      return false;
+
+  constexpr size_t kAlign = 64;
+  auto aligned = [&](size_t size) {
+    folded_storage_.emplace_back(new uint8_t[size + kAlign]());
+    uint8_t* p = folded_storage_.back().get();
+    return p + (kAlign - reinterpret_cast<uintptr_t>(p) % kAlign) % kAlign;
+  };
+  for (int32_t t : node.outputs) {
+    tensors_[t].storage = TensorStorage::kConstant;
+    tensors_[t].data = aligned(tensors_[t].bytes);
+    folded_tensors_.push_back(t);
+  }
+  node.scratch = node.scratch_bytes > 0 ? aligned(node.scratch_bytes) : nullptr;
+  folded_bytes_ += bytes + node.scratch_bytes;
+  context_.ClearEvalError();
+  node.kernel->eval(context_, node);
+  if (context_.eval_error() != nullptr)
+    Fail("node ", node.index, " (", node.op_name, "): ", context_.eval_error());
+  node.scratch_bytes = 0;  // used up: the arena plans none for it
+  return true;
 }
 
 void InterpreterImpl::CheckFitsBudget(const std::string& what, int index, size_t bytes) const {
@@ -617,6 +692,10 @@ std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) 
   context_.ClearEvalError();
   for (int index : execution_plan_) {
     const Node& node = nodes_[index];
+    if (folded_[index]) {  // computed in Prepare; its outputs are constants now
+      if (after_node != nullptr) (*after_node)(node.index);
+      continue;
+    }
     node.kernel->eval(context_, node);
     if (context_.eval_error() != nullptr)
       return StrCat("node ", node.index, " (", node.op_name, "): ", context_.eval_error());

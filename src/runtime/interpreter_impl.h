@@ -77,6 +77,12 @@ class InterpreterImpl {
  private:
   void CheckGraph() const;
   void AllocateTensorsOnce();
+  // Runs `node` now, in Prepare, when its outputs are small and follow from
+  // constants (or, for SHAPE and RANK, from dims alone): its outputs become
+  // constants for the nodes after it, so shape subgraphs (SHAPE ->
+  // STRIDED_SLICE -> PACK -> RESHAPE) resolve whenever the input dims are
+  // known. Returns whether it did.
+  bool TryFoldInPrepare(Node& node);
   // Fails naming `what` (tensor index, name, type, shape, bytes) when a
   // tensor of `bytes` bytes cannot fit in the memory budget.
   void CheckFitsBudget(const std::string& what, int index, size_t bytes) const;
@@ -115,6 +121,12 @@ class InterpreterImpl {
   std::shared_ptr<PackedWeightStore> packed_weights_;
   std::unique_ptr<uint8_t[]> arena_storage_;
   std::vector<std::unique_ptr<uint8_t[]>> variable_storage_;
+  // Nodes folded by the last Prepare, and the tensors they made constant
+  // (restored to the arena before the next Prepare).
+  std::vector<uint8_t> folded_;
+  std::vector<int32_t> folded_tensors_;
+  std::vector<std::unique_ptr<uint8_t[]>> folded_storage_;
+  size_t folded_bytes_ = 0;
   size_t arena_bytes_ = 0;
   size_t max_arena_bytes_ = 0;
   size_t memory_budget_ = 0;  // InterpreterOptions::max_memory_bytes, resolved
