@@ -31,6 +31,13 @@ struct Conv2DParams {
   DataType quantized_bias_type = DataType::kFloat32;  // FLOAT32 = unset
 };
 
+struct Conv3DParams {
+  Padding padding = Padding::kSame;
+  int32_t stride_d = 1, stride_w = 1, stride_h = 1;
+  Activation activation = Activation::kNone;
+  int32_t dilation_d = 1, dilation_w = 1, dilation_h = 1;
+};
+
 struct DepthwiseConv2DParams {
   Padding padding = Padding::kSame;
   int32_t stride_w = 1, stride_h = 1;
@@ -239,7 +246,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
                               SvdfParams, SequenceLstmParams,
-                              BatchMatMulParams,
+                              BatchMatMulParams, Conv3DParams,
                               GeluParams, L2NormParams, LocalResponseNormParams,
                               ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,
                               CumsumParams, ReverseSequenceParams, SparseToDenseParams,

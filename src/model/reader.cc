@@ -595,6 +595,20 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::Conv3DOptions: {
+        const auto* o = fb.builtin_options_as_Conv3DOptions();
+        Conv3DParams p;
+        p.padding = ToPadding(o->padding(), where);
+        p.stride_d = o->stride_d();
+        p.stride_w = o->stride_w();
+        p.stride_h = o->stride_h();
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.dilation_d = o->dilation_d_factor();
+        p.dilation_w = o->dilation_w_factor();
+        p.dilation_h = o->dilation_h_factor();
+        op.params = p;
+        break;
+      }
       case BO::BatchMatMulOptions: {
         const auto* o = fb.builtin_options_as_BatchMatMulOptions();
         op.params = BatchMatMulParams{o->adj_x(), o->adj_y(), o->asymmetric_quantize_inputs()};

@@ -339,6 +339,13 @@ class Writer {
                     tflite::CreateTransposeConvOptions(fbb, ToFb(p.padding), p.stride_w,
                                                        p.stride_h, ToFb(p.activation))
                         .Union()};
+          } else if constexpr (std::is_same_v<P, Conv3DParams>) {
+            require(expected == BO::Conv3DOptions, "Conv3DParams");
+            return {expected,
+                    tflite::CreateConv3DOptions(fbb, ToFb(p.padding), p.stride_d, p.stride_w,
+                                                p.stride_h, ToFb(p.activation), p.dilation_d,
+                                                p.dilation_w, p.dilation_h)
+                        .Union()};
           } else if constexpr (std::is_same_v<P, SvdfParams>) {
             require(expected == BO::SVDFOptions, "SvdfParams");
             return {expected, tflite::CreateSVDFOptions(fbb, p.rank, ToFb(p.activation),

@@ -203,6 +203,8 @@ ModelDef EveryParamsModel() {
   add(BuiltinOp::kLeakyRelu, LeakyReluParams{0.125f});
   add(BuiltinOp::kTransposeConv, TransposeConvParams{Padding::kValid, 2, 3, Activation::kRelu});
   add(BuiltinOp::kSvdf, SvdfParams{2, Activation::kRelu, true});
+  add(BuiltinOp::kConv3d, Conv3DParams{Padding::kValid, 2, 3, 4, Activation::kRelu6, 5, 6, 7});
+  add(BuiltinOp::kConv3dTranspose, Conv3DParams{Padding::kSame, 1, 2, 1, Activation::kNone, 1, 1, 1});
   add(BuiltinOp::kUnidirectionalSequenceLstm,
       SequenceLstmParams{Activation::kTanh, 1.5f, 2.5f, true, true, true});
   for (BuiltinOp op : {BuiltinOp::kPad, BuiltinOp::kPadv2, BuiltinOp::kTranspose,
