@@ -203,10 +203,9 @@ ModelDef EveryParamsModel() {
   add(BuiltinOp::kLeakyRelu, LeakyReluParams{0.125f});
   add(BuiltinOp::kTransposeConv, TransposeConvParams{Padding::kValid, 2, 3, Activation::kRelu});
   add(BuiltinOp::kSvdf, SvdfParams{2, Activation::kRelu, true});
-  add(BuiltinOp::kConv3d, Conv3DParams{Padding::kValid, 2, 3, 4, Activation::kRelu6, 5, 6, 7});
-  add(BuiltinOp::kConv3dTranspose, Conv3DParams{Padding::kSame, 1, 2, 1, Activation::kNone, 1, 1, 1});
   add(BuiltinOp::kUnidirectionalSequenceLstm,
       SequenceLstmParams{Activation::kTanh, 1.5f, 2.5f, true, true, true});
+  add(BuiltinOp::kConv3d, Conv3DParams{Padding::kValid, 2, 3, 4, Activation::kRelu6, 5, 6, 7});
   for (BuiltinOp op : {BuiltinOp::kPad, BuiltinOp::kPadv2, BuiltinOp::kTranspose,
                        BuiltinOp::kQuantize, BuiltinOp::kDequantize, BuiltinOp::kFloorDiv,
                        BuiltinOp::kGatherNd, BuiltinOp::kHardSwish}) {
@@ -323,6 +322,17 @@ TEST(ModelWriter, EveryParamsKindRoundTrips) {
     EXPECT_EQ(p.proj_clip, 2.5f);
     EXPECT_TRUE(p.time_major);
     EXPECT_TRUE(p.diagonal_recurrent_tensors);
+  }
+  {
+    const auto& p = ParamsOf<Conv3DParams>(m, i++);
+    EXPECT_EQ(p.padding, Padding::kValid);
+    EXPECT_EQ(p.stride_d, 2);
+    EXPECT_EQ(p.stride_w, 3);
+    EXPECT_EQ(p.stride_h, 4);
+    EXPECT_EQ(p.activation, Activation::kRelu6);
+    EXPECT_EQ(p.dilation_d, 5);
+    EXPECT_EQ(p.dilation_w, 6);
+    EXPECT_EQ(p.dilation_h, 7);
   }
   for (int k = 0; k < 8; ++k) EXPECT_NO_THROW(ParamsOf<EmptyParams>(m, i++));
   EXPECT_NO_THROW(ParamsOf<std::monostate>(m, i++));
