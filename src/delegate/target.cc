@@ -582,12 +582,18 @@ class Parser {
     return layer;
   }
 
-  CostNumber Cost(const json& j, const std::string& path) const {
+  // `positive`: a rate (throughput, bandwidth) that must be > 0; otherwise a
+  // time or count that must be >= 0. Either way finite.
+  CostNumber Cost(const json& j, const std::string& path, bool positive = false) const {
     RequireObject(j, path);
     CheckKeys(j, path, {"value", "placeholder", "source", "note"});
     CostNumber number;
     const auto value = Number(j, path, "value");
-    if (!value || *value < 0) Bad(Key(path, "value"), "missing or negative (a number >= 0 is required)");
+    if (!value) Bad(Key(path, "value"), "missing (a number is required)");
+    if (!std::isfinite(*value)) Bad(Key(path, "value"), StrCat("not a finite number: ", *value));
+    if (positive && *value <= 0)
+      Bad(Key(path, "value"), StrCat("a throughput must be > 0, got ", *value));
+    if (*value < 0) Bad(Key(path, "value"), StrCat("negative (a number >= 0 is required), got ", *value));
     number.value = *value;
     number.placeholder = Bool(j, path, "placeholder", false);
     number.note = String(j, path, "note", false);
@@ -615,7 +621,7 @@ class Parser {
         if (std::find(names.begin(), names.end(), dtype) == names.end()) {
           Bad(Key(op, dtype), "unknown dtype class (use a dtype name such as int8, uint8, int16, float32)");
         }
-        cost.ops_per_second.emplace_back(dtype, Cost(number, Key(op, dtype)));
+        cost.ops_per_second.emplace_back(dtype, Cost(number, Key(op, dtype), true));
       }
     }
     if (j.contains("partition_sync_us")) {
