@@ -69,8 +69,255 @@ def seed000(args):
         print(f"wrote {path}")
 
 
+CONFIGS = {  # Vela accelerator configuration -> delegato target, MACs per cycle
+    "ethos-u55-256": ("ethos-u55", 256),
+    "ethos-u65-256": ("ethos-u65", 256),
+    "ethos-u85-256": ("ethos-u85", 256),
+}
+# Models whose Vela per-layer cycles the throughputs are fitted to; every other
+# shared int8/uint8 model Vela compiles is held out and only checked.
+FIT_MODELS = ["mobilenet_v2_1.0_224_quant", "movenet_single_pose_lightning_ptq", "person_detect",
+              "keyword_scrambled", "deeplabv3_mnv2_dm05_pascal_quant", "keras_lstm_mnist_ptq", "hello_world_int8"]
+SKIP_MODELS = {"hello_world_float", "model_invoking_error"}  # float (no NPU work) / not a valid model
+CLASSES = ["conv_1x1", "conv_kxk", "depthwise", "fully_connected", "elementwise", "pooling_resize",
+           "data_movement", "other"]
+FEATURES = CLASSES + ["activation_bytes", "weight_bytes", "nodes"]
+
+
+def run_vela(model, config, out):
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["vela", f"--accelerator-config={config}", "--verbose-performance", "--output-dir", str(out),
+                    str(model)], capture_output=True, text=True, timeout=600, check=True)
+    summary = next(out.glob("*_summary_*.csv"))
+    row = next(csv.DictReader(summary.open()))
+    layers = list(csv.DictReader(next(out.glob("*_per-layer.csv")).open()))
+    return row, layers
+
+
+def norm_op(name):
+    return name.replace("_", "").lower()
+
+
+def node_seconds(plan, layers, clock):
+    """Vela's per-layer cycles summed onto the model's nodes: by output tensor
+    name (exact, else the longest node output the layer's name starts with);
+    layers Vela created when it rewrote an op (a RESIZE_BILINEAR becomes
+    convolutions, an LSTM fully connected layers) go to the nearest matched
+    layer of the same original operator, else to the nearest matched layer."""
+    names = {n["output"]: n["index"] for n in plan["nodes"]}
+    ops = {n["index"]: norm_op(n["op"]) for n in plan["nodes"]}
+    by_length = sorted((o for o in names if o), key=len, reverse=True)
+    owner = []
+    for row in layers:
+        node = names.get(row["Name"])
+        if node is None:
+            node = next((names[o] for o in by_length if row["Name"].startswith(o)), None)
+        owner.append(node)
+    matched = [i for i, node in enumerate(owner) if node is not None]
+    seconds = [0.0] * len(plan["nodes"])
+    unmatched = 0.0
+    for i, row in enumerate(layers):
+        cycles = float(row["Op Cycles"] or 0)
+        node = owner[i]
+        if node is None and matched:
+            op = norm_op(row["Original Operator"])
+            same = [j for j in matched if ops[owner[j]] == op]
+            pool = same or matched
+            node = owner[min(pool, key=lambda j: abs(j - i))]
+            unmatched += cycles / clock
+        if node is not None:
+            seconds[node] += cycles / clock
+    return seconds, unmatched
+
+
+def features(node):
+    c = node["cost"]
+    f = [0.0] * len(FEATURES)
+    f[CLASSES.index(c["op_class"])] = c["ops"]
+    f[-3], f[-2], f[-1] = c["activation_bytes"], c["weight_bytes"], 1.0
+    return f
+
+
+def nnls(rows, targets):
+    """Least squares with coefficients >= 0 (drop negative ones and refit)."""
+    import numpy as np
+    a, b = np.array(rows), np.array(targets)
+    # Columns scaled to unit norm so bytes and ops are comparable.
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1
+    active = [j for j in range(a.shape[1]) if np.any(a[:, j])]
+    while True:
+        coef = np.zeros(a.shape[1])
+        sol, *_ = np.linalg.lstsq(a[:, active] / scale[active], b, rcond=None)
+        coef[active] = sol / scale[active]
+        negative = [j for j in active if coef[j] < 0]
+        if not negative:
+            return coef
+        active = [j for j in active if j not in negative]
+
+
+def num(value, source):
+    return {"value": float(f"{value:.4g}"), "source": source}
+
+
+def cost_section(config, target, macs, clock, coef, fitted_classes):
+    cal = {"calibration": f"scripts/calibrate_cost.py vela ({config})",
+           "says": "least-squares fit (coefficients >= 0) to Vela's per-layer cycle estimates on " +
+                   ", ".join(FIT_MODELS)}
+    vela_src = {"observed": f"vela --accelerator-config={config} summary CSV (core_clock)",
+                "says": f"Vela's default system configuration for {config} clocks the NPU at {clock / 1e6:g} MHz; "
+                        f"{macs} MACs per cycle is the configuration's size"}
+    peak = 2 * macs * clock
+    section = {"ops_per_second": {"int8": num(peak, vela_src), "uint8": num(peak, vela_src),
+                                  "int16": dict(num(peak / 2, vela_src),
+                                                note="16-bit activations take about twice the cycles of int8")},
+               "op_class_efficiency": {}}
+    for i, name in enumerate(CLASSES):
+        if name not in fitted_classes:
+            continue
+        entry = num(1.0 / (coef[i] * peak), cal)
+        section["op_class_efficiency"][name] = entry
+    if coef[-3] > 0:
+        section["memory_bytes_per_second"] = num(1.0 / coef[-3], cal)
+    if coef[-2] > 0:
+        section["weight_bytes_per_second"] = num(1.0 / coef[-2], cal)
+    section["node_overhead_us"] = num(coef[-1] * 1e6, cal)
+    section["partition_sync_us"] = {"value": 0, "source": {
+        "observed": f"vela --accelerator-config={config} summary CSV (inference_time)",
+        "says": "Vela's inference_time counts NPU cycles only; the estimate keeps that scope"},
+        "note": "the Cortex-M driver call and cache maintenance per NPU partition are not modelled"}
+    section["first_inference_compile_ms"] = {"value": 0, "source": {
+        "url": "https://pypi.org/project/ethos-u-vela/",
+        "says": "Vela compiles a TFLite model ahead of time into an optimised model for the Ethos-U NPU"}}
+    return section
+
+
+def dump_cost(obj, indent):
+    """JSON with one cost number ({"value": ...}) per line, like the hand-written targets."""
+    if not isinstance(obj, dict) or "value" in obj:
+        return json.dumps(obj)
+    inner = indent + "  "
+    items = [f'{inner}{json.dumps(k)}: {dump_cost(v, inner)}' for k, v in obj.items()]
+    return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+
+
+def splice_cost(path, section):
+    """Replaces (or adds) the "cost" object of a target file, leaving the rest of the text alone."""
+    text = path.read_text()
+    body = dump_cost(section, "  ")
+    start = text.find('"cost": {')
+    if start < 0:
+        insert = text.find('"layers"')
+        if insert < 0:
+            insert = text.rstrip().rfind("}")
+            text = text[:insert].rstrip() + ',\n  "cost": ' + body + "\n}\n"
+        else:
+            text = text[:insert] + '"cost": ' + body + ",\n  " + text[insert:]
+    else:
+        depth, i = 0, text.index("{", start)
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+        text = text[:start] + '"cost": ' + body + text[j + 1:]
+    path.write_text(text)
+
+
 def vela(args):
-    raise SystemExit("vela calibration: not written yet")
+    if not shutil.which("vela"):
+        raise SystemExit("vela (ethos-u-vela) is not installed")
+    models = sorted(p for p in (pathlib.Path(args.shared) / "models").glob("*.tflite") if p.stem not in SKIP_MODELS)
+    version = subprocess.run(["vela", "--version"], capture_output=True, text=True).stdout.strip()
+    report = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        targets_dir = tmp / "targets"
+        shutil.copytree(REPO / "targets", targets_dir)
+        for config, (target, macs) in CONFIGS.items():
+            data = {}
+            for model in models:
+                try:
+                    summary, layers = run_vela(model, config, tmp / config / model.stem)
+                except (subprocess.SubprocessError, StopIteration):
+                    continue
+                plan = plan_json(args.delegato, model, target, targets_dir)
+                clock = float(summary["core_clock"])
+                seconds, unmatched = node_seconds(plan, layers, clock)
+                data[model.stem] = dict(plan=plan, seconds=seconds, unmatched=unmatched, clock=clock,
+                                        vela_s=float(summary["inference_time"]))
+            rows, targets, fitted_classes = [], [], set()
+            for name in FIT_MODELS:
+                d = data.get(name)
+                if not d:
+                    continue
+                # Each model weighs the same: rows scaled by 1 / its Vela time (relative error).
+                weight = 1.0 / d["vela_s"] if d["vela_s"] > 0 else 0.0
+                for node in d["plan"]["nodes"]:
+                    if node["placement"] != "delegate":
+                        continue
+                    rows.append([weight * f for f in features(node)])
+                    targets.append(weight * d["seconds"][node["index"]])
+                    fitted_classes.add(node["cost"]["op_class"])
+            # No class runs faster than the peak: fit only the time above ops / peak.
+            clock = next(iter(data.values()))["clock"]
+            peak = 2 * macs * clock
+            base = [sum(r[:len(CLASSES)]) / peak for r in rows]
+            coef = nnls(rows, [t - b for t, b in zip(targets, base)])
+            coef[:len(CLASSES)] += 1.0 / peak
+            section = cost_section(config, target, macs, clock, coef, fitted_classes)
+            splice_cost(targets_dir / f"{target}.json", section)
+            if args.write_targets:
+                splice_cost(REPO / "targets" / f"{target}.json", section)
+            results = []
+            for name, d in sorted(data.items()):
+                plan = plan_json(args.delegato, pathlib.Path(args.shared) / "models" / f"{name}.tflite", target,
+                                 targets_dir)
+                est = plan["estimate"]["accelerator_us"] / 1e6
+                if d["vela_s"] <= 0:
+                    continue
+                results.append(dict(model=name, fitted=name in FIT_MODELS, vela_ms=d["vela_s"] * 1e3,
+                                    delegato_ms=est * 1e3, error=(est - d["vela_s"]) / d["vela_s"],
+                                    unmatched_ms=d["unmatched"] * 1e3,
+                                    placeholders=plan["estimate"]["uses_placeholders"]))
+            report[config] = dict(target=target, section=section, results=results)
+            for r in results:
+                print(f"{config} {'fit ' if r['fitted'] else 'held'} {r['model']:36s} vela {r['vela_ms']:9.3f} ms  "
+                      f"delegato {r['delegato_ms']:9.3f} ms  {100 * r['error']:+6.1f}%  (by nearest layer {r['unmatched_ms']:.3f} ms)")
+    write_doc(args.out, report, version)
+
+
+def write_doc(out, report, version):
+    lines = []
+    for config, r in report.items():
+        held = [x for x in r["results"] if not x["fitted"]]
+        fit = [x for x in r["results"] if x["fitted"]]
+        mean = lambda xs: sum(abs(x["error"]) for x in xs) / len(xs) if xs else float("nan")
+        worst = lambda xs: max((abs(x["error"]) for x in xs), default=float("nan"))
+        lines += [f"### {config} (target `{r['target']}`)", "",
+                  f"Held-out models: mean |error| {100 * mean(held):.1f}%, worst {100 * worst(held):.1f}%. "
+                  f"Fitting models: mean |error| {100 * mean(fit):.1f}%, worst {100 * worst(fit):.1f}%.", "",
+                  "| model | set | Vela inference_time (ms) | delegato accelerator_us (ms) | error |",
+                  "|---|---|---:|---:|---:|"]
+        for x in held + fit:
+            lines.append(f"| {x['model']} | {'fit' if x['fitted'] else 'held out'} | {x['vela_ms']:.4f} | "
+                         f"{x['delegato_ms']:.4f} | {100 * x['error']:+.1f}% |")
+        eff = ", ".join(f"{k} {v['value']:.3g}" for k, v in r["section"]["op_class_efficiency"].items())
+        extra = []
+        for key in ("memory_bytes_per_second", "weight_bytes_per_second", "node_overhead_us"):
+            if key in r["section"]:
+                extra.append(f"{key} {r['section'][key]['value']:.4g}")
+        lines += ["", f"Fitted: op_class_efficiency {eff}; " + "; ".join(extra) + ".", ""]
+    doc = pathlib.Path(out)
+    text = doc.read_text() if doc.exists() else ""
+    begin, end = "<!-- vela-calibration:begin -->", "<!-- vela-calibration:end -->"
+    block = "\n".join([begin, f"Generated by `scripts/calibrate_cost.py vela` with {version}; do not edit by hand.",
+                       "", *lines, end])
+    if begin in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text + ("\n" if text else "") + block + "\n"
+    doc.write_text(text)
+    print(f"wrote {doc}")
 
 
 def main():

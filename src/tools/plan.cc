@@ -169,6 +169,14 @@ Recommendation Recommend(const PlanAlternatives& a, const std::optional<AfterFix
     return x.us < y.us - 1e-9;
   });
   Recommendation r{best.choice, ""};
+  const CostEstimate* chosen = best.choice == "greedy" ? &a.greedy
+                               : best.choice == "cost"   ? &a.cost
+                               : best.choice == "cpu_only" ? &a.cpu_only
+                                                           : &fix->best();
+  const std::string caveat = chosen->uses_placeholders && !a.greedy.uses_placeholders
+                                 ? " [this estimate rests on placeholder numbers the greedy one does not use: "
+                                   "measure before relying on it]"
+                                 : "";
   if (best.choice == "greedy") {
     r.text = "the greedy partitioning (what the delegate does by default): nothing to change";
   } else if (best.choice == "cost") {
@@ -184,6 +192,7 @@ Recommendation Recommend(const PlanAlternatives& a, const std::optional<AfterFix
              Ms(std::min({a.greedy.total_us(), a.cost.total_us(), a.cpu_only.total_us()})) +
              " for the best plan of the model as it is); check its accuracy report";
   }
+  r.text += caveat;
   return r;
 }
 
@@ -227,6 +236,15 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
                      {"placement", placement.delegated ? "delegate" : "cpu"},
                      {"partition", placement.partition},
                      {"reasons", reasons}});
+    if (summary) {
+      const NodeWork w = NodeWorkOf(model, static_cast<int>(i));
+      nodes.back()["cost"] = {{"op_class", w.op_class},
+                              {"ops", w.ops},
+                              {"activation_bytes", w.activation_bytes},
+                              {"weight_bytes", w.weight_bytes},
+                              {"accelerator_us", p.costs.accelerator_us[i]},
+                              {"cpu_us", p.costs.cpu_us[i]}};
+    }
   }
   json plan = json::array();
   for (const NodeSubset& subset : p.plan.subsets)
@@ -300,7 +318,7 @@ void PrintSummary(const Placement& p, const Summary& s) {
     if (!g.fix.empty()) std::cout << "           fix: " << g.fix << "\n";
   }
   auto line = [](const char* name, const CostEstimate& e) {
-    std::cout << "    " << std::setw(12) << name << std::right << std::setw(10) << Ms(e.total_us()) << std::left
+    std::cout << "    " << std::left << std::setw(12) << name << std::right << std::setw(10) << Ms(e.total_us()) << std::left
               << "  (accelerator " << Ms(e.accelerator_us) << ", CPU " << Ms(e.cpu_us) << ", hand-over "
               << Ms(e.sync_us) << ", " << e.partitions << " partition(s))"
               << (e.uses_placeholders ? " *" : "") << "\n";
