@@ -6,6 +6,11 @@ docs/cost_model.md with the fit and its errors.
         imx8mp-nnapi's driver_fallback.slowdown: the one number that makes the
         greedy split of tf2_mobilenet_v2_1.0_224_ptq cost 355.5 / 187.5 times the
         CPU-only estimate (seed 000's measured ratio on its int8 model).
+    scripts/calibrate_cost.py cpu-profile [--write-targets]
+        The relative op-class rates of targets/cpu.json's Cortex-A classes
+        (op_class_efficiency): delegato's own op profile (`bench
+        --enable_op_profiling`, 1 thread, optimized int8 kernels) on this host,
+        ops per second of each class over that of conv_1x1.
     scripts/calibrate_cost.py vela [--write-targets] [--out docs/cost_model.md]
         Ethos-U op-class throughputs fitted to Vela's per-layer cycle estimates
         on the fitting models; the estimate vs Vela's summary `inference_time`
@@ -320,9 +325,79 @@ def write_doc(out, report, version):
     print(f"wrote {doc}")
 
 
+PROFILE_MODELS = ["tf2_mobilenet_v2_1.0_224_ptq", "person_detect", "deeplabv3_mnv2_dm05_pascal_quant",
+                  "movenet_single_pose_lightning_ptq"]
+
+
+def cpu_profile(args):
+    ops, seconds = {}, {}
+    for name in PROFILE_MODELS:
+        model = pathlib.Path(args.shared) / "models" / f"{name}.tflite"
+        if not model.exists():
+            continue
+        plan = plan_json(args.delegato, model, "cpu")
+        with tempfile.TemporaryDirectory() as tmp:
+            prof = pathlib.Path(tmp) / "profile.csv"
+            subprocess.run([args.delegato, "bench", "--graph", str(model), "--enable_op_profiling=true",
+                            "--num_runs", "10", "--num_threads", "1", "--op_profiling_output_mode=csv",
+                            f"--op_profiling_output_file={prof}"], capture_output=True, text=True, check=True,
+                           timeout=600)
+            text = prof.read_text()
+        run_order = text.split("Run Order")[2].split("\n\n")[0]  # the second table: the runs, not the init
+        for line in run_order.splitlines()[2:]:
+            m = re.match(r"\s*\w+, [0-9.]+, ([0-9.e+-]+),.*\]:(\d+)$", line)
+            if not m:
+                continue
+            node = plan["nodes"][int(m.group(2))]
+            cls = node["cost"]["op_class"]
+            ops[cls] = ops.get(cls, 0.0) + node["cost"]["ops"]
+            seconds[cls] = seconds.get(cls, 0.0) + float(m.group(1)) / 1e3
+    rate = {c: ops[c] / seconds[c] for c in ops if seconds[c] > 0 and ops[c] > 0}
+    base = rate["conv_1x1"]
+    eff = {c: min(1.0, rate[c] / base) for c in CLASSES if c in rate}
+    for c in CLASSES:
+        if c in eff:
+            print(f"{c:16s} {rate[c] / 1e9:8.2f} Gops/s  efficiency {eff[c]:.3f}")
+    if args.write_targets:
+        path = REPO / "targets" / "cpu.json"
+        text = path.read_text()
+        source = {"calibration": "scripts/calibrate_cost.py cpu-profile",
+                  "says": "ops per second of this op class over that of conv_1x1 in delegato's own op profile "
+                          "(bench --enable_op_profiling, 1 thread, optimized int8 kernels, on the x86 machine "
+                          "the script ran on) over " + ", ".join(PROFILE_MODELS)}
+        table = {c: {"value": float(f"{v:.3g}"), "source": source,
+                     "note": "the profile's shape, assumed to carry over to this core class"} for c, v in eff.items()}
+        body = dump_cost(table, "        ")
+        # Every core class gets the same table (replacing the one it has, if any).
+        out, pos = [], 0
+        for m in re.finditer(r'"(cortex-a\d+)": \{', text):
+            start = m.end()
+            depth, j = 1, start
+            while depth:
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                j += 1
+            block = text[start:j - 1]
+            if '"op_class_efficiency"' in block:
+                k = block.index('"op_class_efficiency"')
+                d, i = 0, block.index("{", k)
+                for e in range(i, len(block)):
+                    d += {"{": 1, "}": -1}.get(block[e], 0)
+                    if d == 0:
+                        break
+                block = block[:k] + '"op_class_efficiency": ' + body + block[e + 1:]
+            else:
+                block = block.rstrip() + ',\n        "op_class_efficiency": ' + body + "\n      "
+            out.append(text[pos:start] + block)
+            pos = j - 1
+        out.append(text[pos:])
+        path.write_text("".join(out))
+        json.loads(path.read_text())
+        print(f"wrote {path}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["seed000", "vela"])
+    parser.add_argument("what", choices=["seed000", "cpu-profile", "vela"])
     parser.add_argument("--delegato", default=str(REPO / "build" / "delegato"))
     parser.add_argument("--shared", default=str(REPO.parent / "shared"))
     parser.add_argument("--out", default=str(REPO / "docs" / "cost_model.md"))
@@ -330,6 +405,8 @@ def main():
     args = parser.parse_args()
     if args.what == "seed000":
         seed000(args)
+    elif args.what == "cpu-profile":
+        cpu_profile(args)
     else:
         vela(args)
 
