@@ -175,7 +175,7 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
   if (cpu_class) {
     cpu_hz = Use(*acc.cpu_cores, "cpu.cores", cpu_common) * Use(*acc.cpu_clock_hz, "cpu.clock_hz", cpu_common);
     char label[96];
-    std::snprintf(label, sizeof(label), "%gx %s @ %.2g GHz", acc.cpu_cores->value, acc.cpu_class.c_str(),
+    std::snprintf(label, sizeof(label), "%gx %s @ %.3g GHz", acc.cpu_cores->value, acc.cpu_class.c_str(),
                   acc.cpu_clock_hz->value / 1e9);
     t.cpu_label = label;
   } else {
