@@ -384,15 +384,22 @@ std::vector<int> ChooseCpuNodes(const ModelDef& model, const CostTables& tables,
   for (int i = 0; i < n; ++i)
     if (greedy.nodes[i].delegated || RunsOnFallback(tables, greedy.nodes[i])) all.push_back(i);
   consider(with_base(all));
-  // Bounded improvement on the real partitioning: drop whole partitions.
-  for (int round = 0; round < 4; ++round) {
+  // Bounded improvement on the real partitioning: drop a whole partition, or
+  // its first or last node, while that lowers the estimate (at most 8 rounds).
+  for (int round = 0; round < 8; ++round) {
     const DelegationPlan current = plan_with(best);
     bool improved = false;
-    for (int k = 0; k < current.num_partitions(); ++k) {
-      std::vector<int> skip = best;
-      for (int node : current.subsets[current.partition_subsets[k]].nodes) skip.push_back(node);
-      improved |= consider(with_base(skip));
-      if (improved) break;
+    for (int k = 0; k < current.num_partitions() && !improved; ++k) {
+      const std::vector<int>& nodes = current.subsets[current.partition_subsets[k]].nodes;
+      std::vector<int> whole = best;
+      whole.insert(whole.end(), nodes.begin(), nodes.end());
+      improved = consider(with_base(whole));
+      for (int edge : {nodes.front(), nodes.back()}) {
+        if (improved || nodes.size() < 2) break;
+        std::vector<int> skip = best;
+        skip.push_back(edge);
+        improved = consider(with_base(skip));
+      }
     }
     if (!improved) break;
   }

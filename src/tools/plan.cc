@@ -334,6 +334,9 @@ void PrintSummary(const Placement& p, const Summary& s) {
     std::cout << "                (delegato fix --passes " << list << ": " << s.fix->nodes_delegated << " of "
               << s.fix->nodes_total << " nodes on the accelerator)\n";
   }
+  if (a.greedy.first_inference_compile_ms > 0)
+    std::cout << "    first inference with the delegate adds ~" << Ms(a.greedy.first_inference_compile_ms * 1000)
+              << " of compilation (not in the totals)\n";
   bool placeholders = a.greedy.uses_placeholders || a.cost.uses_placeholders || a.cpu_only.uses_placeholders;
   if (placeholders) {
     std::vector<std::string> all;
