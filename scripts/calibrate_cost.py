@@ -368,7 +368,8 @@ def cpu_profile(args):
         table = {c: {"value": float(f"{v:.3g}"), "source": source,
                      "note": "the profile's shape, assumed to carry over to this core class"} for c, v in eff.items()}
         body = dump_cost(table, "        ")
-        # Every core class gets the same table (replacing the one it has, if any).
+        # Every core class gets the same table (replacing the one it has, if any), and so does
+        # cpu.json's generic CPU (the "cost" object itself).
         out, pos = [], 0
         for m in re.finditer(r'"(cortex-a\d+)": \{', text):
             start = m.end()
@@ -390,7 +391,20 @@ def cpu_profile(args):
             out.append(text[pos:start] + block)
             pos = j - 1
         out.append(text[pos:])
-        path.write_text("".join(out))
+        text = "".join(out)
+        top = '\n    "op_class_efficiency": '
+        generic = dump_cost(table, "    ")
+        if top in text:
+            k = text.index(top) + len(top)
+            d = 0
+            for e in range(k, len(text)):
+                d += {"{": 1, "}": -1}.get(text[e], 0)
+                if d == 0:
+                    break
+            text = text[:k] + generic + text[e + 1:]
+        else:
+            text = text.replace('  "cost": {\n', '  "cost": {' + top + generic + ",\n", 1)
+        path.write_text(text)
         json.loads(path.read_text())
         print(f"wrote {path}")
 

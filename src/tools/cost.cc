@@ -143,6 +143,11 @@ NodeWork NodeWorkOf(const ModelDef& model, int node) {
     case BuiltinOp::kConv2d: w.ops = 2 * out * filter_dim(1) * filter_dim(2) * filter_dim(3); break;
     case BuiltinOp::kDepthwiseConv2d: w.ops = 2 * out * filter_dim(1) * filter_dim(2); break;
     case BuiltinOp::kFullyConnected: w.ops = 2 * out * filter_dim(1); break;
+    case BuiltinOp::kArgMax: case BuiltinOp::kArgMin: case BuiltinOp::kMean: case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+      // Reductions read every input element once.
+      w.ops = op.inputs.empty() || op.inputs[0] < 0 ? out : Elements(graph.tensors[op.inputs[0]]);
+      break;
     default: w.ops = out;
   }
   return w;

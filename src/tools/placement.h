@@ -54,7 +54,8 @@ std::string NodeRanges(const std::vector<int>& nodes);
 
 // "int8", "uint8", "float32", ... of the node's first activation.
 std::string NodeDtypeClass(const ModelDef& model, int node);
-// Operation count estimate: 2*MACs for CONV/DEPTHWISE/FC, output elements otherwise.
+// Operation count estimate: 2*MACs for CONV/DEPTHWISE/FC, output elements otherwise (the
+// cost model's NodeWorkOf counts reductions by their input).
 double NodeOps(const ModelDef& model, int node);
 
 }  // namespace delegato::tools
