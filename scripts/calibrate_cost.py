@@ -138,9 +138,39 @@ def node_seconds(plan, layers, clock):
 def features(node):
     c = node["cost"]
     f = [0.0] * len(FEATURES)
-    f[CLASSES.index(c["op_class"])] = c["ops"]
+    # int16 activations run at half the int8 peak: twice the operations at the int8 rate.
+    f[CLASSES.index(c["op_class"])] = c["ops"] * (2 if node["types"].split("->")[0] == "int16" else 1)
     f[-3], f[-2], f[-1] = c["activation_bytes"], c["weight_bytes"], 1.0
     return f
+
+
+def fit(data, names, peak):
+    """Coefficients (seconds per feature unit) fitted to the Vela per-layer times of `names`."""
+    rows, targets, classes = [], [], set()
+    for name in names:
+        d = data.get(name)
+        if not d or d["vela_s"] <= 0:
+            continue
+        # Each model weighs the same: rows scaled by 1 / its Vela time (relative error).
+        weight = 1.0 / d["vela_s"]
+        for node in d["plan"]["nodes"]:
+            if node["placement"] != "delegate":
+                continue
+            rows.append([weight * f for f in features(node)])
+            targets.append(weight * d["seconds"][node["index"]])
+            classes.add(node["cost"]["op_class"])
+    # No class runs faster than the peak: fit only the time above ops / peak.
+    base = [sum(r[:len(CLASSES)]) / peak for r in rows]
+    coef = nnls(rows, [t - b for t, b in zip(targets, base)])
+    coef[:len(CLASSES)] += 1.0 / peak
+    # A class no fitting model has runs at the peak (delegato counts a missing class as 1).
+    return coef, classes
+
+
+def predict(d, coef):
+    """The model's accelerator time (s) under `coef`: delegato's formula, summed over delegated nodes."""
+    return sum(sum(c * f for c, f in zip(coef, features(node)))
+               for node in d["plan"]["nodes"] if node["placement"] == "delegate")
 
 
 def nnls(rows, targets):
@@ -250,25 +280,15 @@ def vela(args):
                 seconds, unmatched = node_seconds(plan, layers, clock)
                 data[model.stem] = dict(plan=plan, seconds=seconds, unmatched=unmatched, clock=clock,
                                         vela_s=float(summary["inference_time"]))
-            rows, targets, fitted_classes = [], [], set()
-            for name in FIT_MODELS:
-                d = data.get(name)
-                if not d:
-                    continue
-                # Each model weighs the same: rows scaled by 1 / its Vela time (relative error).
-                weight = 1.0 / d["vela_s"] if d["vela_s"] > 0 else 0.0
-                for node in d["plan"]["nodes"]:
-                    if node["placement"] != "delegate":
-                        continue
-                    rows.append([weight * f for f in features(node)])
-                    targets.append(weight * d["seconds"][node["index"]])
-                    fitted_classes.add(node["cost"]["op_class"])
-            # No class runs faster than the peak: fit only the time above ops / peak.
             clock = next(iter(data.values()))["clock"]
             peak = 2 * macs * clock
-            base = [sum(r[:len(CLASSES)]) / peak for r in rows]
-            coef = nnls(rows, [t - b for t, b in zip(targets, base)])
-            coef[:len(CLASSES)] += 1.0 / peak
+            coef, fitted_classes = fit(data, FIT_MODELS, peak)
+            # Leave-one-model-out: every model predicted by a fit on all the others.
+            loo = {}
+            for name, d in data.items():
+                if d["vela_s"] > 0:
+                    others = [m for m in data if m != name]
+                    loo[name] = predict(d, fit(data, others, peak)[0]) / d["vela_s"] - 1
             section = cost_section(config, target, macs, clock, coef, fitted_classes)
             splice_cost(targets_dir / f"{target}.json", section)
             if args.write_targets:
@@ -280,14 +300,19 @@ def vela(args):
                 est = plan["estimate"]["accelerator_us"] / 1e6
                 if d["vela_s"] <= 0:
                     continue
-                results.append(dict(model=name, fitted=name in FIT_MODELS, vela_ms=d["vela_s"] * 1e3,
+                check = predict(d, coef)
+                if abs(check - est) > 1e-6 + 1e-3 * est:
+                    print(f"warning: {name}: the script's formula gives {check * 1e3:.4f} ms, delegato "
+                          f"{est * 1e3:.4f} ms", file=sys.stderr)
+                results.append(dict(model=name, fitted=name in FIT_MODELS, vela_ms=d["vela_s"] * 1e3, loo=loo[name],
                                     delegato_ms=est * 1e3, error=(est - d["vela_s"]) / d["vela_s"],
                                     unmatched_ms=d["unmatched"] * 1e3,
                                     placeholders=plan["estimate"]["uses_placeholders"]))
             report[config] = dict(target=target, section=section, results=results)
             for r in results:
                 print(f"{config} {'fit ' if r['fitted'] else 'held'} {r['model']:36s} vela {r['vela_ms']:9.3f} ms  "
-                      f"delegato {r['delegato_ms']:9.3f} ms  {100 * r['error']:+6.1f}%  (by nearest layer {r['unmatched_ms']:.3f} ms)")
+                      f"delegato {r['delegato_ms']:9.3f} ms  {100 * r['error']:+6.1f}%  leave-one-out {100 * r['loo']:+6.1f}%  "
+                      f"(by nearest layer {r['unmatched_ms']:.3f} ms)")
     write_doc(args.out, report, version)
 
 
@@ -301,11 +326,14 @@ def write_doc(out, report, version):
         lines += [f"### {config} (target `{r['target']}`)", "",
                   f"Held-out models: mean |error| {100 * mean(held):.1f}%, worst {100 * worst(held):.1f}%. "
                   f"Fitting models: mean |error| {100 * mean(fit):.1f}%, worst {100 * worst(fit):.1f}%.", "",
-                  "| model | set | Vela inference_time (ms) | delegato accelerator_us (ms) | error |",
-                  "|---|---|---:|---:|---:|"]
+                  f"Leave-one-model-out (each model predicted by a fit on all the others): mean |error| "
+                  f"{100 * sum(abs(x['loo']) for x in r['results']) / len(r['results']):.1f}%, within 20% on "
+                  f"{sum(abs(x['loo']) <= 0.2 for x in r['results'])} of {len(r['results'])} models.", "",
+                  "| model | set | Vela inference_time (ms) | delegato accelerator_us (ms) | error | leave-one-out error |",
+                  "|---|---|---:|---:|---:|---:|"]
         for x in held + fit:
             lines.append(f"| {x['model']} | {'fit' if x['fitted'] else 'held out'} | {x['vela_ms']:.4f} | "
-                         f"{x['delegato_ms']:.4f} | {100 * x['error']:+.1f}% |")
+                         f"{x['delegato_ms']:.4f} | {100 * x['error']:+.1f}% | {100 * x['loo']:+.1f}% |")
         eff = ", ".join(f"{k} {v['value']:.3g}" for k, v in r["section"]["op_class_efficiency"].items())
         extra = []
         for key in ("memory_bytes_per_second", "weight_bytes_per_second", "node_overhead_us"):
