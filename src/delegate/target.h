@@ -50,7 +50,8 @@
 //              refused with `reason` when `require` does not hold. `when` and
 //              `require` are a predicate or a list of predicates (all must hold).
 //   source:    {"url": "https://..." or "path": "repo/file" or "observed": "what a real
-//               compiler did on a named model", "says": "..."}
+//               compiler did on a named model" or "calibration": "the script that fitted
+//               the number", "says": "..."}
 //   reason:    a ReasonCode name from delegato/delegate.h (unsupported_input_type...)
 //
 //   predicate: {"all": [...]} | {"any": [...]} | {"not": {...}}

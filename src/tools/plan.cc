@@ -718,6 +718,17 @@ int Plan(const Args& args) {
     if (partitioning == "cost") {
       placement.plan = summary->alternatives.cost_plan;
       placement.estimate = summary->alternatives.cost;
+      // Nodes the cost model (not the user) keeps away from the delegate say so.
+      for (int node : summary->alternatives.cost_skip) {
+        if (std::find(options.skip_nodes.begin(), options.skip_nodes.end(), node) != options.skip_nodes.end())
+          continue;
+        for (Reason& r : placement.plan.nodes[node].reasons) {
+          if (r.code != ReasonCode::kUserExcluded) continue;
+          r.message = "kept away from the delegate by the cost-aware partitioning (estimated cheaper than "
+                      "running it there with its hand-overs)";
+          r.fix = "--partitioning greedy delegates it (what the delegate does by default)";
+        }
+      }
     }
     summary->groups = FallbackGroups(placement);
   }

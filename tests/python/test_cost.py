@@ -36,6 +36,10 @@ def test_alternatives_and_greedy_default(delegato_bin, shared_models):
     assert cost["partitioning"] == "cost"
     assert abs(cost["estimate"]["total_us"] - alts["cost"]["total_us"]) < 1e-6
     assert cost["delegate_kernels"] == alts["cost"]["partitions"]
+    kept = [n["index"] for n in cost["nodes"]
+            if any("cost-aware partitioning" in r["message"] for r in n["reasons"])]
+    assert kept and kept == default["cost_never_delegate"]
+    assert all(default["nodes"][i]["placement"] == "delegate" for i in kept)
 
 
 def test_seed000_greedy_slower_than_cpu_and_fix_faster(delegato_bin, shared_models):
