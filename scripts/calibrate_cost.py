@@ -227,27 +227,29 @@ def cost_section(config, target, macs, clock, coef, fitted_classes):
     return section
 
 
-def dump_cost(obj, indent):
+def dump_cost(obj, indent, unit="  "):
     """JSON with one cost number ({"value": ...}) per line, like the hand-written targets."""
     if not isinstance(obj, dict) or "value" in obj:
         return json.dumps(obj)
-    inner = indent + "  "
-    items = [f'{inner}{json.dumps(k)}: {dump_cost(v, inner)}' for k, v in obj.items()]
+    inner = indent + unit
+    items = [f'{inner}{json.dumps(k)}: {dump_cost(v, inner, unit)}' for k, v in obj.items()]
     return "{\n" + ",\n".join(items) + "\n" + indent + "}"
 
 
 def splice_cost(path, section):
-    """Replaces (or adds) the "cost" object of a target file, leaving the rest of the text alone."""
+    """Replaces (or adds) the "cost" object of a target file, leaving the rest of the text alone
+    and keeping the file's indentation."""
     text = path.read_text()
-    body = dump_cost(section, "  ")
+    unit = re.search(r'\n([ \t]*)"id"', text).group(1) or "  "
+    body = dump_cost(section, unit, unit)
     start = text.find('"cost": {')
     if start < 0:
         insert = text.find('"layers"')
         if insert < 0:
             insert = text.rstrip().rfind("}")
-            text = text[:insert].rstrip() + ',\n  "cost": ' + body + "\n}\n"
+            text = text[:insert].rstrip() + ",\n" + unit + '"cost": ' + body + "\n}\n"
         else:
-            text = text[:insert] + '"cost": ' + body + ",\n  " + text[insert:]
+            text = text[:insert] + '"cost": ' + body + ",\n" + unit + text[insert:]
     else:
         depth, i = 0, text.index("{", start)
         for j in range(i, len(text)):
@@ -255,6 +257,7 @@ def splice_cost(path, section):
             if depth == 0:
                 break
         text = text[:start] + '"cost": ' + body + text[j + 1:]
+    json.loads(text)
     path.write_text(text)
 
 
