@@ -302,9 +302,10 @@ std::vector<bool> ChainPartition(const ModelDef& model, const CostTables& tables
   const SubgraphDef& graph = model.subgraphs[0];
   const int n = static_cast<int>(may_delegate.size());
   const double inf = std::numeric_limits<double>::infinity();
-  auto bytes_of = [&](const std::vector<int32_t>& tensors) {
+  auto bytes_of = [&](const std::vector<int32_t>& tensors) {  // each distinct tensor once, as EstimatePlan
+    std::set<int32_t> distinct(tensors.begin(), tensors.end());
     double b = 0;
-    for (int32_t t : tensors)
+    for (int32_t t : distinct)
       if (t >= 0) b += tables.tensor_bytes[t];
     return b;
   };

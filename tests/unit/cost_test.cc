@@ -192,6 +192,44 @@ TEST(CostPartitioning, ChainProgramKeepsOnePartition) {
   EXPECT_EQ(ChainPartition(model, t, {true, false, false}), (std::vector<bool>{true, false, false}));
 }
 
+// Exact on chains: input -> CONV -> ADD -> CONV -> ADD -> CONV -> output, all
+// supported. For several hand-over prices, the chain program's choice priced
+// by EstimatePlan equals the cheapest of all 32 placements (brute force).
+TEST(CostPartitioning, ChainProgramIsExactOnAChain) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(b.Add(b.Conv(b.Add(b.Conv(in))))));
+  const Target cpu = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e8) + "}}");
+  const std::vector<NodeSupport> support(5, NodeSupport{true, {}});
+  const GraphInfo graph = BuildGraphInfo(model);
+  auto plan_with = [&](const std::vector<int>& skip) {
+    DelegateOptions options;
+    options.skip_nodes = skip;
+    return PlanDelegation(graph, support, options);
+  };
+  for (double sync : {0.0, 3.0, 12.0, 40.0}) {
+    SCOPED_TRACE(sync);
+    // The accelerator is fast on convolutions and slow on ADD (elementwise at 1%).
+    const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) +
+                                  R"(}, "op_class_efficiency": {"elementwise": )" + Num(0.01) +
+                                  R"(}, "partition_sync_us": )" + Num(sync) + R"(, "copy_bytes_per_second": )" +
+                                  Num(1e8) + "}");
+    const CostTables t = BuildCostTables(model, acc, &cpu);
+    double best = 1e300;
+    for (int mask = 0; mask < 32; ++mask) {
+      std::vector<int> skip;
+      for (int i = 0; i < 5; ++i)
+        if (!(mask & (1 << i))) skip.push_back(i);
+      best = std::min(best, EstimatePlan(model, t, plan_with(skip)).total_us());
+    }
+    const std::vector<bool> chosen = ChainPartition(model, t, std::vector<bool>(5, true));
+    std::vector<int> skip;
+    for (int i = 0; i < 5; ++i)
+      if (!chosen[i]) skip.push_back(i);
+    EXPECT_NEAR(EstimatePlan(model, t, plan_with(skip)).total_us(), best, 1e-9);
+  }
+}
+
 // On the shared models and shipped targets: the cost-aware estimate is never
 // above greedy's or CPU-only's, and greedy is the plan PlaceModel returns.
 TEST(CostPartitioning, NeverWorseThanGreedyOrCpuOnShippedTargets) {
