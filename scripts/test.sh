@@ -28,6 +28,9 @@ echo "== Python tests (CLI, writer, conformance and single-op cases vs LiteRT, t
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_OP_CASES="$PWD/build/op_cases" \
   python3 -m pytest -q tests/python tests/conformance tests/python_api || failed=1
 
+echo "== the seeds' stories: plan -> fix -> plan -> diff on seeds 000, 003, 004 (scripts/story.sh, a few seconds)"
+scripts/story.sh --delegato build/delegato || failed=1
+
 echo "== TFLite delegate ABI: delegato's plugin inside LiteRT, plugins hosted by delegato (~30 s)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_PLUGIN="$PWD/build/libdelegato_delegate.so" \
   python3 -m pytest -q tests/abi || failed=1

@@ -90,8 +90,9 @@ class Plan:
 
     Attributes: ``nodes`` (dicts with index, op, placement, reason, fix, ...),
     ``partitions`` (the execution plan: delegate / cpu node runs), ``estimate``
-    (the cost model's figures, labelled as estimates), ``summary``, and the
-    whole JSON document as ``data``.
+    (the cost model's figures, labelled as estimates), ``alternatives`` (the
+    greedy / cost-aware / CPU-only estimates), ``recommendation``, ``summary``,
+    and the whole JSON document as ``data``.
     """
 
     def __init__(self, data, html):
@@ -101,6 +102,8 @@ class Plan:
         self.target = data["target"]
         self.summary = data["summary"]
         self.estimate = data["estimate"]
+        self.alternatives = data.get("alternatives", {})
+        self.recommendation = data.get("recommendation", {})
         self.partitions = data["execution_plan"]
         self.nodes = []
         for node in data["nodes"]:

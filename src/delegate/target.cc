@@ -265,16 +265,21 @@ class Parser {
     const std::string sp = Key(path, "source");
     const json& s = j.at("source");
     RequireObject(s, sp);
-    CheckKeys(s, sp, {"url", "path", "observed", "says"});
+    CheckKeys(s, sp, {"url", "path", "observed", "calibration", "says"});
     TargetSource source;
     source.url = String(s, sp, "url", false);
     if (source.url.empty()) source.url = String(s, sp, "path", false);
+    if (source.url.empty()) {
+      const std::string calibration = String(s, sp, "calibration", false);
+      if (!calibration.empty()) source.url = StrCat("calibration: ", calibration);
+    }
     if (source.url.empty()) {
       const std::string observed = String(s, sp, "observed", false);
       if (!observed.empty()) source.url = StrCat("observed: ", observed);
     }
     if (source.url.empty()) {
-      Bad(sp, "needs \"url\" (public URL), \"path\" (repo path) or \"observed\" (a real compiler's output)");
+      Bad(sp, "needs \"url\" (public URL), \"path\" (repo path), \"observed\" (a real compiler's output) or "
+              "\"calibration\" (the script that fitted the number)");
     }
     source.says = String(s, sp, "says");
     return source;
@@ -582,12 +587,18 @@ class Parser {
     return layer;
   }
 
-  CostNumber Cost(const json& j, const std::string& path) const {
+  // `positive`: a rate (throughput, bandwidth) that must be > 0; otherwise a
+  // time or count that must be >= 0. Either way finite.
+  CostNumber Cost(const json& j, const std::string& path, bool positive = false) const {
     RequireObject(j, path);
     CheckKeys(j, path, {"value", "placeholder", "source", "note"});
     CostNumber number;
     const auto value = Number(j, path, "value");
-    if (!value || *value < 0) Bad(Key(path, "value"), "missing or negative (a number >= 0 is required)");
+    if (!value) Bad(Key(path, "value"), "missing (a number is required)");
+    if (!std::isfinite(*value)) Bad(Key(path, "value"), StrCat("not a finite number: ", *value));
+    if (positive && *value <= 0)
+      Bad(Key(path, "value"), StrCat("a throughput must be > 0, got ", *value));
+    if (*value < 0) Bad(Key(path, "value"), StrCat("negative (a number >= 0 is required), got ", *value));
     number.value = *value;
     number.placeholder = Bool(j, path, "placeholder", false);
     number.note = String(j, path, "note", false);
@@ -601,29 +612,90 @@ class Parser {
     return number;
   }
 
+  // {"name": cost number} with names from `names` (what `what` calls them).
+  CostTable Table(const json& j, const std::string& path, const std::vector<std::string>& names,
+                  const char* what, bool positive) const {
+    RequireObject(j, path);
+    CostTable table;
+    for (const auto& [name, number] : j.items()) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        Bad(Key(path, name), StrCat("unknown ", what, " (one of: ", known, ")"));
+      }
+      table.emplace_back(name, Cost(number, Key(path, name), positive));
+    }
+    return table;
+  }
+
+  std::optional<CostNumber> OptionalCost(const json& j, const std::string& path, const char* key,
+                                         bool positive) const {
+    if (!j.contains(key)) return std::nullopt;
+    return Cost(j.at(key), Key(path, key), positive);
+  }
+
   CostModel CostModelOf(const json& j, const std::string& path) const {
     RequireObject(j, path);
-    CheckKeys(j, path, {"ops_per_second", "partition_sync_us", "first_inference_compile_ms", "note"});
+    CheckKeys(j, path, {"ops_per_second", "op_class_efficiency", "memory_bytes_per_second", "weight_bytes_per_second", "node_overhead_us",
+                        "partition_sync_us", "copy_bytes_per_second", "first_inference_compile_ms", "cpu",
+                        "cpu_classes", "driver_fallback", "note"});
     CostModel cost;
     cost.present = true;
     if (j.contains("ops_per_second")) {
       const std::string op = Key(path, "ops_per_second");
-      const json& ops = j.at("ops_per_second");
-      RequireObject(ops, op);
-      for (const auto& [dtype, number] : ops.items()) {
+      RequireObject(j.at("ops_per_second"), op);
+      for (const auto& [dtype, number] : j.at("ops_per_second").items()) {
         const auto& names = DtypeNames();
         if (std::find(names.begin(), names.end(), dtype) == names.end()) {
           Bad(Key(op, dtype), "unknown dtype class (use a dtype name such as int8, uint8, int16, float32)");
         }
-        cost.ops_per_second.emplace_back(dtype, Cost(number, Key(op, dtype)));
+      }
+      cost.ops_per_second = Table(j.at("ops_per_second"), op, DtypeNames(), "dtype class", true);
+    }
+    if (j.contains("op_class_efficiency"))
+      cost.op_class_efficiency = Table(j.at("op_class_efficiency"), Key(path, "op_class_efficiency"),
+                                       CostOpClassNames(), "op class", true);
+    cost.memory_bytes_per_second = OptionalCost(j, path, "memory_bytes_per_second", true);
+    cost.weight_bytes_per_second = OptionalCost(j, path, "weight_bytes_per_second", true);
+    cost.node_overhead_us = OptionalCost(j, path, "node_overhead_us", false);
+    cost.partition_sync_us = OptionalCost(j, path, "partition_sync_us", false);
+    cost.copy_bytes_per_second = OptionalCost(j, path, "copy_bytes_per_second", true);
+    cost.first_inference_compile_ms = OptionalCost(j, path, "first_inference_compile_ms", false);
+    if (j.contains("cpu")) {
+      const std::string cp = Key(path, "cpu");
+      const json& c = j.at("cpu");
+      RequireObject(c, cp);
+      CheckKeys(c, cp, {"class", "cores", "clock_hz", "note"});
+      cost.cpu_class = String(c, cp, "class");
+      if (!c.contains("cores") || !c.contains("clock_hz")) Bad(cp, "needs \"cores\" and \"clock_hz\"");
+      cost.cpu_cores = Cost(c.at("cores"), Key(cp, "cores"), true);
+      cost.cpu_clock_hz = Cost(c.at("clock_hz"), Key(cp, "clock_hz"), true);
+    }
+    if (j.contains("cpu_classes")) {
+      const std::string cp = Key(path, "cpu_classes");
+      RequireObject(j.at("cpu_classes"), cp);
+      for (const auto& [name, c] : j.at("cpu_classes").items()) {
+        const std::string np = Key(cp, name);
+        RequireObject(c, np);
+        CheckKeys(c, np, {"ops_per_cycle_per_core", "op_class_efficiency", "note"});
+        CpuClassCost cls;
+        if (!c.contains("ops_per_cycle_per_core")) Bad(np, "needs \"ops_per_cycle_per_core\"");
+        cls.ops_per_cycle_per_core = Table(c.at("ops_per_cycle_per_core"), Key(np, "ops_per_cycle_per_core"),
+                                           DtypeNames(), "dtype class", true);
+        if (c.contains("op_class_efficiency"))
+          cls.op_class_efficiency = Table(c.at("op_class_efficiency"), Key(np, "op_class_efficiency"),
+                                          CostOpClassNames(), "op class", true);
+        cost.cpu_classes.emplace_back(name, std::move(cls));
       }
     }
-    if (j.contains("partition_sync_us")) {
-      cost.partition_sync_us = Cost(j.at("partition_sync_us"), Key(path, "partition_sync_us"));
-    }
-    if (j.contains("first_inference_compile_ms")) {
-      cost.first_inference_compile_ms =
-          Cost(j.at("first_inference_compile_ms"), Key(path, "first_inference_compile_ms"));
+    if (j.contains("driver_fallback")) {
+      const std::string fp = Key(path, "driver_fallback");
+      const json& f = j.at("driver_fallback");
+      RequireObject(f, fp);
+      CheckKeys(f, fp, {"layer", "slowdown", "note"});
+      cost.fallback_layer = String(f, fp, "layer");
+      if (!f.contains("slowdown")) Bad(fp, "needs \"slowdown\"");
+      cost.fallback_slowdown = Cost(f.at("slowdown"), Key(fp, "slowdown"), true);
     }
     return cost;
   }
@@ -1306,6 +1378,13 @@ const std::vector<std::string>& KnownParamNames() {
 
 Target ParseTarget(const std::string& json_text, const std::string& label, const std::string& base_dir) {
   return ParseTargetImpl(json_text, label, base_dir, 0);
+}
+
+const std::vector<std::string>& CostOpClassNames() {
+  static const std::vector<std::string> names = {"conv_1x1",       "conv_kxk",       "depthwise",
+                                                 "fully_connected", "elementwise",    "pooling_resize",
+                                                 "data_movement",   "other"};
+  return names;
 }
 
 Target LoadTargetFile(const std::string& path) {

@@ -50,7 +50,8 @@
 //              refused with `reason` when `require` does not hold. `when` and
 //              `require` are a predicate or a list of predicates (all must hold).
 //   source:    {"url": "https://..." or "path": "repo/file" or "observed": "what a real
-//               compiler did on a named model", "says": "..."}
+//               compiler did on a named model" or "calibration": "the script that fitted
+//               the number", "says": "..."}
 //   reason:    a ReasonCode name from delegato/delegate.h (unsupported_input_type...)
 //
 //   predicate: {"all": [...]} | {"any": [...]} | {"not": {...}}
@@ -91,7 +92,7 @@
 namespace delegato {
 
 struct TargetSource {
-  std::string url;   // public URL or repo path
+  std::string url;   // public URL or repo path ("calibration: <script>" for fitted numbers)
   std::string says;  // what that source states, in our words
 };
 
@@ -161,12 +162,59 @@ struct CostNumber {
   std::string note;
 };
 
+using CostTable = std::vector<std::pair<std::string, CostNumber>>;
+
+// A CPU core class (Cortex-A53, ...): its arithmetic rate per core and cycle
+// per dtype class, and the share of it each op class reaches.
+struct CpuClassCost {
+  CostTable ops_per_cycle_per_core;  // dtype class -> operations per cycle per core
+  CostTable op_class_efficiency;     // op class -> fraction of that rate
+};
+
+// What a plan costs on the target (see docs/cost_model.md). Every number is
+// sourced, calibrated ("source": {"calibration": "scripts/..."}) or marked a
+// placeholder. All keys are optional; missing ones contribute nothing.
+//
+//   "cost": {
+//     "ops_per_second":      {"int8": N, ...}   peak per dtype class (> 0)
+//     "op_class_efficiency": {"conv_1x1": N, ...} fraction of the peak per op
+//                            class (CostOpClassNames()); absent = 1
+//     "memory_bytes_per_second": N   a node's activations (inputs, outputs)
+//                            add their bytes over this bandwidth
+//     "weight_bytes_per_second": N   its constant inputs add theirs over this one
+//     "node_overhead_us":    N       fixed time per accelerator node
+//     "partition_sync_us":   N       fixed time per delegated partition
+//     "copy_bytes_per_second": N     tensors crossing a partition boundary
+//     "first_inference_compile_ms": N
+//     "cpu": {"class": "cortex-a53", "cores": N, "clock_hz": N}   the board's CPU
+//     "cpu_classes": {"cortex-a53": {"ops_per_cycle_per_core": {...},
+//                                    "op_class_efficiency": {...}}}   (cpu.json)
+//     "driver_fallback": {"layer": "driver", "slowdown": N}   nodes refused by
+//                            that layer still run inside the delegate's
+//                            execution, on the runtime's CPU fallback, N times
+//                            slower than on the board's CPU
+//   }
+//   N is a cost number: {"value", "source" | "placeholder": true, "note"?}.
 struct CostModel {
   bool present = false;
-  std::vector<std::pair<std::string, CostNumber>> ops_per_second;  // dtype class -> ops/s
+  CostTable ops_per_second;  // dtype class -> ops/s
+  CostTable op_class_efficiency;
+  std::optional<CostNumber> memory_bytes_per_second;
+  std::optional<CostNumber> weight_bytes_per_second;
+  std::optional<CostNumber> node_overhead_us;
   std::optional<CostNumber> partition_sync_us;
+  std::optional<CostNumber> copy_bytes_per_second;
   std::optional<CostNumber> first_inference_compile_ms;
+  std::string cpu_class;  // empty: the board's CPU is not described
+  std::optional<CostNumber> cpu_cores, cpu_clock_hz;
+  std::vector<std::pair<std::string, CpuClassCost>> cpu_classes;
+  std::string fallback_layer;
+  std::optional<CostNumber> fallback_slowdown;
 };
+
+// The op classes the cost model distinguishes: conv_1x1, conv_kxk, depthwise,
+// fully_connected, elementwise, pooling_resize, data_movement, other.
+const std::vector<std::string>& CostOpClassNames();
 
 struct TargetPartitioning {
   int max_delegated_partitions = 0;  // <= 0 = unlimited

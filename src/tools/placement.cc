@@ -1,5 +1,6 @@
 #include "tools/placement.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
@@ -31,12 +32,6 @@ double Elements(const TensorDef& t) {
   return n;
 }
 
-// Throughput of a dtype class, falling back to any number the model has.
-const CostNumber* Throughput(const CostModel& cost, const std::string& dtype) {
-  for (const auto& [name, number] : cost.ops_per_second)
-    if (name == dtype) return &number;
-  return cost.ops_per_second.empty() ? nullptr : &cost.ops_per_second.front().second;
-}
 
 }  // namespace
 
@@ -89,8 +84,7 @@ Placement PlaceModel(const ModelDef& model, const std::string& target_id_or_path
   p.support = EvaluateTarget(p.target, model, options.accelerator_name);
   p.plan = PlanDelegation(BuildGraphInfo(model), p.support, p.options);
 
-  // Cost: accelerator nodes at the target's throughput, CPU nodes at the cpu
-  // target's, one hand-over per delegated partition.
+  // Cost: see tools/cost.h and docs/cost_model.md.
   Target cpu;
   bool have_cpu = false;
   try {
@@ -99,24 +93,86 @@ Placement PlaceModel(const ModelDef& model, const std::string& target_id_or_path
   } catch (const Error&) {
   }
   const int n = static_cast<int>(model.subgraphs[0].operators.size());
-  for (int i = 0; i < n; ++i) {
-    p.node_ops.push_back(NodeOps(model, i));
-    const bool delegated = p.plan.nodes[i].delegated;
-    const CostModel* cost = delegated ? &p.target.cost : (have_cpu ? &cpu.cost : nullptr);
-    const CostNumber* speed = cost ? Throughput(*cost, NodeDtypeClass(model, i)) : nullptr;
-    if (speed == nullptr || speed->value <= 0) continue;
-    (delegated ? p.estimate.accelerator_us : p.estimate.cpu_us) += p.node_ops[i] / speed->value * 1e6;
-    p.estimate.uses_placeholders |= speed->placeholder;
-  }
-  if (p.target.cost.partition_sync_us) {
-    p.estimate.sync_us = p.plan.num_partitions() * p.target.cost.partition_sync_us->value;
-    p.estimate.uses_placeholders |= p.target.cost.partition_sync_us->placeholder && p.plan.num_partitions() > 0;
-  }
-  if (p.target.cost.first_inference_compile_ms && p.plan.num_partitions() > 0) {
-    p.estimate.first_inference_compile_ms = p.target.cost.first_inference_compile_ms->value;
-    p.estimate.uses_placeholders |= p.target.cost.first_inference_compile_ms->placeholder;
-  }
+  for (int i = 0; i < n; ++i) p.node_ops.push_back(NodeOps(model, i));
+  p.costs = BuildCostTables(model, p.target, have_cpu ? &cpu : nullptr);
+  p.estimate = EstimatePlan(model, p.costs, p.plan);
   return p;
+}
+
+std::string NodeRanges(const std::vector<int>& nodes) {
+  std::string out;
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(nodes[i]);
+    if (j > i) out += "-" + std::to_string(nodes[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<int> DelegatedNodes(const DelegationPlan& plan) {
+  std::vector<int> out;
+  for (size_t i = 0; i < plan.nodes.size(); ++i)
+    if (plan.nodes[i].delegated) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+}  // namespace
+
+PlanAlternatives CompareAlternatives(const ModelDef& model, const Placement& greedy) {
+  PlanAlternatives a;
+  const GraphInfo graph = BuildGraphInfo(model);
+  auto plan_with = [&](const std::vector<int>& skip) {
+    DelegateOptions options = greedy.options;
+    options.skip_nodes.insert(options.skip_nodes.end(), skip.begin(), skip.end());
+    return PlanDelegation(graph, greedy.support, options);
+  };
+  a.greedy = greedy.estimate;
+  a.cpu_only = EstimateCpuOnly(greedy.costs);
+  a.cost_skip = ChooseCpuNodes(model, greedy.costs, greedy.plan, plan_with);
+  a.cost_plan = plan_with(a.cost_skip);
+  a.cost = EstimatePlan(model, greedy.costs, a.cost_plan);
+  std::vector<int> all_skip = greedy.options.skip_nodes;
+  all_skip.insert(all_skip.end(), a.cost_skip.begin(), a.cost_skip.end());
+  std::sort(all_skip.begin(), all_skip.end());
+  all_skip.erase(std::unique(all_skip.begin(), all_skip.end()), all_skip.end());
+  a.cost_skip = all_skip;
+  if (a.cost_skip == greedy.options.skip_nodes) {
+    a.knobs.push_back("none: the greedy partitioning is already the cheapest the cost model finds");
+    return a;
+  }
+  const std::string list = NodeRanges(a.cost_skip);
+  a.knobs.push_back("delegato plan/diff: --skip_nodes=" + list);
+  a.knobs.push_back("delegato's TFLite delegate plugin: never_delegate=" + list);
+  // The partition options TFLite's delegates take, where one alone gives the same nodes.
+  const std::vector<int> want = DelegatedNodes(a.cost_plan);
+  bool skips_fallback = false;  // partition options cannot keep those away from the delegate
+  for (int node : a.cost_skip) skips_fallback |= RunsOnFallback(greedy.costs, greedy.plan.nodes[node]);
+  if (greedy.options.skip_nodes.empty() && !skips_fallback) {
+    const int partitions = greedy.plan.num_candidate_partitions;
+    for (int k = 1; k <= partitions; ++k) {
+      DelegateOptions options = greedy.options;
+      options.max_delegated_partitions = k;
+      if (DelegatedNodes(PlanDelegation(graph, greedy.support, options)) == want) {
+        a.knobs.push_back("benchmark_model / delegate options: max_delegated_partitions=" + std::to_string(k));
+        break;
+      }
+    }
+    const int n = static_cast<int>(greedy.plan.nodes.size());
+    for (int m = 2; m <= n + 1; ++m) {
+      DelegateOptions options = greedy.options;
+      options.min_nodes_per_partition = m;
+      if (DelegatedNodes(PlanDelegation(graph, greedy.support, options)) == want) {
+        a.knobs.push_back("benchmark_model / delegate options: min_nodes_per_partition=" + std::to_string(m));
+        break;
+      }
+    }
+    if (want.empty()) a.knobs.push_back("or simply run without the delegate (CPU only)");
+  }
+  return a;
 }
 
 }  // namespace delegato::tools

@@ -4,11 +4,14 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "passes/passes.h"
 #include "tools/commands.h"
 #include "tools/external_delegate_flags.h"
 #include "tools/flags.h"
@@ -63,7 +66,158 @@ nlohmann::json KnownDifferencesJson(const Target& target) {
   return list;
 }
 
-nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, const Placement& p) {
+
+// What `delegato fix` would change, priced: the passes addressing the CPU
+// nodes applied to a copy of the model, then the greedy and cost-aware plans
+// of the result.
+struct AfterFix {
+  std::vector<std::string> passes;
+  CostEstimate greedy, cost;
+  int nodes_delegated = 0, nodes_total = 0, partitions = 0;
+  const CostEstimate& best() const { return cost.total_us() < greedy.total_us() ? cost : greedy; }
+};
+
+std::optional<AfterFix> PriceFix(const ModelDef& model, const Placement& p, const std::string& target,
+                                 const PlacementOptions& options) {
+  std::vector<const passes::Pass*> chosen;
+  for (const auto& pass : passes::AllPasses()) {
+    if (pass->name() == "uint8-to-int8") {
+      bool has_int8_to_uint8 = false;
+      for (const auto* c : chosen) has_int8_to_uint8 |= c->name() == "int8-to-uint8";
+      if (has_int8_to_uint8) continue;
+    }
+    bool addresses = false;
+    for (size_t i = 0; i < p.plan.nodes.size() && !addresses; ++i) {
+      if (p.plan.nodes[i].delegated) continue;
+      for (const Reason& r : p.plan.nodes[i].reasons)
+        if (pass->Addresses(model, static_cast<int>(i), r)) addresses = true;
+    }
+    if (addresses) chosen.push_back(pass.get());
+  }
+  if (chosen.empty()) return std::nullopt;
+  try {
+    ModelDef fixed = model;
+    passes::PassContext ctx;
+    ctx.target = &p.target;
+    ctx.accelerator_name = options.accelerator_name;
+    AfterFix out;
+    for (const auto* pass : chosen) {
+      if (pass->Run(fixed, ctx).changed()) out.passes.push_back(pass->name());
+    }
+    if (out.passes.empty()) return std::nullopt;
+    const Placement after = PlaceModel(fixed, target, options);
+    const PlanAlternatives alternatives = CompareAlternatives(fixed, after);
+    out.greedy = alternatives.greedy;
+    out.cost = alternatives.cost;
+    out.nodes_delegated = after.plan.num_delegated_nodes;
+    out.nodes_total = static_cast<int>(after.plan.nodes.size());
+    out.partitions = after.plan.num_partitions();
+    return out;
+  } catch (const Error&) {
+    return std::nullopt;  // a pass refused the model: no estimate after fix
+  }
+}
+
+// CPU nodes grouped by (reason code, layer, fix), largest group first.
+struct FallbackGroup {
+  std::string code, layer, fix, example;
+  std::vector<int> nodes;
+};
+
+std::vector<FallbackGroup> FallbackGroups(const Placement& p) {
+  std::vector<FallbackGroup> groups;
+  for (size_t i = 0; i < p.plan.nodes.size(); ++i) {
+    const NodePlacement& node = p.plan.nodes[i];
+    if (node.delegated || node.reasons.empty()) continue;
+    const Reason& r = node.reasons.front();
+    const std::string code(ReasonCodeName(r.code));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const FallbackGroup& g) {
+      return g.code == code && g.layer == r.layer && g.fix == r.fix;
+    });
+    if (it == groups.end()) {
+      groups.push_back({code, r.layer, r.fix, r.message, {}});
+      it = groups.end() - 1;
+    }
+    it->nodes.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const FallbackGroup& a, const FallbackGroup& b) { return a.nodes.size() > b.nodes.size(); });
+  return groups;
+}
+
+struct Recommendation {
+  std::string choice;  // "greedy", "cost", "cpu_only", "fix"
+  std::string text;
+};
+
+std::string Ms(double us) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << us / 1000 << " ms";
+  return out.str();
+}
+
+Recommendation Recommend(const PlanAlternatives& a, const std::optional<AfterFix>& fix) {
+  struct Option {
+    std::string choice;
+    double us;
+  };
+  std::vector<Option> options = {{"greedy", a.greedy.total_us()},
+                                 {"cost", a.cost.total_us()},
+                                 {"cpu_only", a.cpu_only.total_us()}};
+  if (fix) options.push_back({"fix", fix->best().total_us()});
+  const Option best = *std::min_element(options.begin(), options.end(), [](const Option& x, const Option& y) {
+    return x.us < y.us - 1e-9;
+  });
+  Recommendation r{best.choice, ""};
+  const CostEstimate* chosen = best.choice == "greedy" ? &a.greedy
+                               : best.choice == "cost"   ? &a.cost
+                               : best.choice == "cpu_only" ? &a.cpu_only
+                                                           : &fix->best();
+  const std::string caveat = chosen->uses_placeholders && !a.greedy.uses_placeholders
+                                 ? " [this estimate rests on placeholder numbers the greedy one does not use: "
+                                   "measure before relying on it]"
+                                 : "";
+  if (best.choice == "greedy") {
+    r.text = "the greedy partitioning (what the delegate does by default): nothing to change";
+  } else if (best.choice == "cost") {
+    r.text = "the cost-aware partitioning (" + Ms(a.cost.total_us()) + " vs " + Ms(a.greedy.total_us()) +
+             " greedy): keep the nodes listed under 'realised by' off the delegate";
+  } else if (best.choice == "cpu_only") {
+    r.text = "the CPU alone (" + Ms(a.cpu_only.total_us()) + " vs " + Ms(a.greedy.total_us()) +
+             " greedy): the hand-overs and fallbacks cost more than the accelerator saves";
+  } else {
+    std::string list;
+    for (const auto& name : fix->passes) list += (list.empty() ? "" : ",") + name;
+    r.text = "`delegato fix --passes " + list + "` (" + Ms(fix->best().total_us()) + " after the fix vs " +
+             Ms(std::min({a.greedy.total_us(), a.cost.total_us(), a.cpu_only.total_us()})) +
+             " for the best plan of the model as it is); check its accuracy report";
+  }
+  r.text += caveat;
+  return r;
+}
+
+nlohmann::json EstimateJson(const CostEstimate& e) {
+  return {{"total_us", e.total_us()},
+          {"accelerator_us", e.accelerator_us},
+          {"cpu_us", e.cpu_us},
+          {"sync_us", e.sync_us},
+          {"partitions", e.partitions},
+          {"first_inference_compile_ms", e.first_inference_compile_ms},
+          {"uses_placeholders", e.uses_placeholders},
+          {"placeholders", e.placeholders}};
+}
+
+// Everything the summary says, computed once for text, JSON and HTML.
+struct Summary {
+  PlanAlternatives alternatives;
+  std::optional<AfterFix> fix;
+  std::vector<FallbackGroup> groups;
+  Recommendation recommendation;
+  std::string mode;  // greedy | cost: which plan the node table shows
+};
+
+nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, const Placement& p,
+                        const Summary* summary) {
   using nlohmann::json;
   const SubgraphDef& graph = model.subgraphs[0];
   json nodes = json::array();
@@ -82,12 +236,21 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
                      {"placement", placement.delegated ? "delegate" : "cpu"},
                      {"partition", placement.partition},
                      {"reasons", reasons}});
+    if (summary) {
+      const NodeWork w = NodeWorkOf(model, static_cast<int>(i));
+      nodes.back()["cost"] = {{"op_class", w.op_class},
+                              {"ops", w.ops},
+                              {"activation_bytes", w.activation_bytes},
+                              {"weight_bytes", w.weight_bytes},
+                              {"accelerator_us", p.costs.accelerator_us[i]},
+                              {"cpu_us", p.costs.cpu_us[i]}};
+    }
   }
   json plan = json::array();
   for (const NodeSubset& subset : p.plan.subsets)
     plan.push_back({{"kind", subset.delegated ? "delegate" : "cpu"}, {"nodes", subset.nodes}});
   const CostEstimate& e = p.estimate;
-  return {{"model", model_label},
+  json out = {{"model", model_label},
           {"target", p.target.id},
           {"target_description", p.target.description},
           {"target_version", p.target.version},
@@ -109,7 +272,85 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
             {"cpu_us", e.cpu_us},
             {"sync_us", e.sync_us},
             {"total_us", e.total_us()},
+            {"partitions", e.partitions},
+            {"placeholders", e.placeholders},
             {"first_inference_compile_ms", e.first_inference_compile_ms}}}};
+  if (summary) {
+    const PlanAlternatives& a = summary->alternatives;
+    out["partitioning"] = summary->mode;
+    out["cpu_model"] = p.costs.cpu_label;
+    out["alternatives"] = {{"greedy", EstimateJson(a.greedy)},
+                           {"cost", EstimateJson(a.cost)},
+                           {"cpu_only", EstimateJson(a.cpu_only)}};
+    out["cost_never_delegate"] = a.cost_skip;
+    out["cost_knobs"] = a.knobs;
+    if (summary->fix) {
+      out["after_fix"] = {{"passes", summary->fix->passes},
+                          {"nodes_delegated", summary->fix->nodes_delegated},
+                          {"partitions", summary->fix->partitions},
+                          {"greedy", EstimateJson(summary->fix->greedy)},
+                          {"cost", EstimateJson(summary->fix->cost)}};
+    }
+    json groups = json::array();
+    for (const auto& g : summary->groups)
+      groups.push_back({{"code", g.code}, {"layer", g.layer}, {"count", g.nodes.size()}, {"fix", g.fix},
+                        {"nodes", g.nodes}, {"example", g.example}});
+    out["cpu_groups"] = groups;
+    out["recommendation"] = {{"choice", summary->recommendation.choice}, {"text", summary->recommendation.text}};
+  }
+  return out;
+}
+
+void PrintSummary(const Placement& p, const Summary& s) {
+  const int n = static_cast<int>(p.plan.nodes.size());
+  const PlanAlternatives& a = s.alternatives;
+  std::cout << "Summary (latencies are cost-model estimates, not measurements):\n"
+            << "  accelerator: " << p.plan.num_delegated_nodes << " of " << n << " nodes in "
+            << p.plan.num_partitions() << " partition(s)"
+            << (s.mode == "cost" ? " (cost-aware partitioning)" : " (greedy partitioning, as the delegate does)")
+            << "\n";
+  int cpu_nodes = 0;
+  for (const auto& g : s.groups) cpu_nodes += static_cast<int>(g.nodes.size());
+  if (cpu_nodes > 0) std::cout << "  CPU: " << cpu_nodes << " node(s)\n";
+  for (const auto& g : s.groups) {
+    std::cout << "    " << std::setw(4) << std::right << g.nodes.size() << std::left << " x " << g.code << " ["
+              << g.layer << "], nodes " << Shorten(NodeRanges(g.nodes), 40) << "\n";
+    if (!g.fix.empty()) std::cout << "           fix: " << g.fix << "\n";
+  }
+  auto line = [](const char* name, const CostEstimate& e) {
+    std::cout << "    " << std::left << std::setw(12) << name << std::right << std::setw(10) << Ms(e.total_us()) << std::left
+              << "  (accelerator " << Ms(e.accelerator_us) << ", CPU " << Ms(e.cpu_us) << ", hand-over "
+              << Ms(e.sync_us) << ", " << e.partitions << " partition(s))"
+              << (e.uses_placeholders ? " *" : "") << "\n";
+  };
+  std::cout << "  estimated latency (CPU: " << p.costs.cpu_label << "):\n";
+  line("greedy", a.greedy);
+  line("cost-aware", a.cost);
+  line("CPU only", a.cpu_only);
+  if (s.fix) {
+    std::string list;
+    for (const auto& name : s.fix->passes) list += (list.empty() ? "" : ",") + name;
+    line("after fix", s.fix->best());
+    std::cout << "                (delegato fix --passes " << list << ": " << s.fix->nodes_delegated << " of "
+              << s.fix->nodes_total << " nodes on the accelerator)\n";
+  }
+  if (a.greedy.first_inference_compile_ms > 0)
+    std::cout << "    first inference with the delegate adds ~" << Ms(a.greedy.first_inference_compile_ms * 1000)
+              << " of compilation (not in the totals)\n";
+  bool placeholders = a.greedy.uses_placeholders || a.cost.uses_placeholders || a.cpu_only.uses_placeholders;
+  if (placeholders) {
+    std::vector<std::string> all;
+    for (const auto* e : {&a.greedy, &a.cost, &a.cpu_only})
+      for (const auto& name : e->placeholders)
+        if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+    std::string list;
+    for (size_t i = 0; i < all.size() && i < 6; ++i) list += (i ? ", " : "") + all[i];
+    if (all.size() > 6) list += ", ... (" + std::to_string(all.size()) + ")";
+    std::cout << "    * rests on placeholder numbers of the target: " << list << "\n";
+  }
+  std::cout << "  cost-aware plan realised by:\n";
+  for (const auto& k : a.knobs) std::cout << "    " << k << "\n";
+  std::cout << "  choose: " << s.recommendation.text << "\n\n";
 }
 
 void PrintKnownDifferences(const Target& target) {
@@ -118,10 +359,11 @@ void PrintKnownDifferences(const Target& target) {
   for (const auto& d : target.known_differences) std::cout << "  - " << d.oracle << ": " << d.says << "\n";
 }
 
-void PrintText(const ModelDef& model, const std::string& model_label, const Placement& p) {
+void PrintText(const ModelDef& model, const std::string& model_label, const Placement& p, const Summary* summary) {
   const SubgraphDef& graph = model.subgraphs[0];
   std::cout << "model:  " << model_label << "\n"
             << "target: " << p.target.id << " (" << p.target.description << ")\n\n";
+  if (summary) PrintSummary(p, *summary);
   std::cout << std::left << std::setw(5) << "node" << " " << std::setw(20) << "op" << " "
             << std::setw(32) << "output" << " " << std::setw(13) << "types" << " "
             << std::setw(9) << "placement" << " reason\n";
@@ -224,7 +466,7 @@ std::string HtmlEscape(const std::string& s) {
 
 // One self-contained page: an SVG of the graph laid out by depth, nodes
 // coloured by placement, reasons in each node's hover title, then the table.
-void WriteHtml(const ModelDef& model, const std::string& label, const Placement& p,
+void WriteHtml(const ModelDef& model, const std::string& label, const Placement& p, const Summary* summary,
                const std::string& path) {
   std::ofstream out(path);
   DLG_CHECK(out, path, ": cannot write");
@@ -255,6 +497,42 @@ void WriteHtml(const ModelDef& model, const std::string& label, const Placement&
   out << "<h1>" << HtmlEscape(label) << " on " << HtmlEscape(p.target.id) << "</h1>\n<p id=\"summary\">"
       << HtmlEscape(SummaryLine(p.target.id, p.plan.num_delegated_nodes, n, p.plan.num_candidate_partitions))
       << "</p>\n<p>Green: delegated to the accelerator. Orange: runs on the CPU (hover for the reason).</p>\n";
+  if (summary) {
+    // The summary and where the time goes, per alternative: stacked bars.
+    const PlanAlternatives& a = summary->alternatives;
+    std::vector<std::pair<std::string, const CostEstimate*>> bars = {
+        {"greedy", &a.greedy}, {"cost-aware", &a.cost}, {"CPU only", &a.cpu_only}};
+    if (summary->fix) bars.emplace_back("after fix", &summary->fix->best());
+    double longest = 1;
+    for (const auto& [name, e] : bars) longest = std::max(longest, e->total_us());
+    out << "<div id=\"cost-summary\"><h2>Summary</h2><p>Accelerator: " << p.plan.num_delegated_nodes << " of " << n
+        << " nodes in " << p.plan.num_partitions() << " partition(s) (" << HtmlEscape(summary->mode)
+        << " partitioning). Latencies are cost-model estimates (CPU: " << HtmlEscape(p.costs.cpu_label)
+        << "), not measurements.</p>\n<ul id=\"cpu-groups\">\n";
+    for (const auto& g : summary->groups)
+      out << "<li>" << g.nodes.size() << " x " << HtmlEscape(g.code) << " [" << HtmlEscape(g.layer) << "]"
+          << (g.fix.empty() ? "" : "<br><i>fix: " + HtmlEscape(g.fix) + "</i>") << "</li>\n";
+    out << "</ul>\n<svg id=\"time-bars\" width=\"760\" height=\"" << 30 * bars.size() + 30
+        << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+    int row = 0;
+    for (const auto& [name, e] : bars) {
+      const int y = 10 + 30 * row++;
+      double x = 110;
+      out << "<text x=\"0\" y=\"" << y + 15 << "\">" << HtmlEscape(name) << "</text>";
+      const std::pair<const char*, double> parts[] = {
+          {"#8fd694", e->accelerator_us}, {"#f4a261", e->cpu_us}, {"#e76f51", e->sync_us}};
+      for (const auto& [colour, us] : parts) {
+        const double w = 500 * us / longest;
+        out << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"20\" fill=\"" << colour
+            << "\"><title>" << Ms(us) << "</title></rect>";
+        x += w;
+      }
+      out << "<text x=\"" << x + 6 << "\" y=\"" << y + 15 << "\">" << Ms(e->total_us())
+          << (e->uses_placeholders ? " *" : "") << "</text>\n";
+    }
+    out << "</svg>\n<p>Green: accelerator, orange: CPU, red: hand-overs. * rests on placeholder numbers.</p>\n"
+        << "<p id=\"choose\"><b>Choose:</b> " << HtmlEscape(summary->recommendation.text) << "</p></div>\n";
+  }
   // The nodes users look for first: what falls back, why, and the fix.
   out << "<h2>Falls back to the CPU</h2>\n<ul id=\"fallbacks\">\n";
   for (int i = 0; i < n; ++i) {
@@ -354,6 +632,7 @@ int Plan(const Args& args) {
       .Declare("skip_nodes", "comma-separated node indices never delegated")
       .Declare("first_node", "only nodes from this index on may be delegated")
       .Declare("last_node", "only nodes up to this index may be delegated")
+      .Declare("partitioning", "greedy (default: what the delegate does) or cost (the cost model's choice of nodes to keep on the CPU)")
       .Declare("fail_on", "exit 3 on 'fallback' (any CPU node) or 'partitions:N' (more than N delegate kernels)")
       .Declare("help", "show this help", true);
   DeclareExternalDelegateFlags(flags);
@@ -384,6 +663,9 @@ int Plan(const Args& args) {
     throw UsageError("plan needs --target (ids: delegato plan --list_targets) or --external_delegate_path, not both");
   const std::string format = flags.GetString("format", "text");
   if (format != "text" && format != "json") throw UsageError("--format must be text or json");
+  const std::string partitioning = flags.GetString("partitioning", "greedy");
+  if (partitioning != "greedy" && partitioning != "cost") throw UsageError("--partitioning must be greedy or cost");
+  if (plugin && partitioning != "greedy") throw UsageError("--partitioning=cost needs --target");
   const std::string fail_on = flags.GetString("fail_on");
   int max_kernels = -1;
   if (!fail_on.empty() && fail_on != "fallback") {
@@ -426,10 +708,35 @@ int Plan(const Args& args) {
     placement = PlaceModel(*model, flags.GetString("target"), options);
   }
 
-  if (format == "json") std::cout << PlanJson(*model, path, placement).dump(2) << "\n";
-  else PrintText(*model, path, placement);
+  std::optional<Summary> summary;
+  if (!plugin) {
+    summary.emplace();
+    summary->mode = partitioning;
+    summary->alternatives = CompareAlternatives(*model, placement);
+    summary->fix = PriceFix(*model, placement, flags.GetString("target"), options);
+    summary->recommendation = Recommend(summary->alternatives, summary->fix);
+    if (partitioning == "cost") {
+      placement.plan = summary->alternatives.cost_plan;
+      placement.estimate = summary->alternatives.cost;
+      // Nodes the cost model (not the user) keeps away from the delegate say so.
+      for (int node : summary->alternatives.cost_skip) {
+        if (std::find(options.skip_nodes.begin(), options.skip_nodes.end(), node) != options.skip_nodes.end())
+          continue;
+        for (Reason& r : placement.plan.nodes[node].reasons) {
+          if (r.code != ReasonCode::kUserExcluded) continue;
+          r.message = "kept away from the delegate by the cost-aware partitioning (estimated cheaper than "
+                      "running it there with its hand-overs)";
+          r.fix = "--partitioning greedy delegates it (what the delegate does by default)";
+        }
+      }
+    }
+    summary->groups = FallbackGroups(placement);
+  }
+  const Summary* s = summary ? &*summary : nullptr;
+  if (format == "json") std::cout << PlanJson(*model, path, placement, s).dump(2) << "\n";
+  else PrintText(*model, path, placement, s);
   if (flags.Has("dot")) WriteDot(*model, placement, flags.GetString("dot"));
-  if (flags.Has("html")) WriteHtml(*model, path, placement, flags.GetString("html"));
+  if (flags.Has("html")) WriteHtml(*model, path, placement, s, flags.GetString("html"));
 
   if (fail_on == "fallback" && placement.plan.num_delegated_nodes < num_nodes) {
     std::cerr << "delegato plan: " << num_nodes - placement.plan.num_delegated_nodes

@@ -42,6 +42,9 @@ def test_plan_object(mobilenet):
     assert sorted(plan.delegated_nodes + plan.cpu_nodes) == list(range(31))
     assert sorted(i for p in plan.partitions for i in p["nodes"]) == list(range(31))
     assert plan.estimate["kind"].startswith("cost model estimate")
+    assert set(plan.alternatives) == {"greedy", "cost", "cpu_only"}
+    assert plan.alternatives["cost"]["total_us"] <= plan.alternatives["greedy"]["total_us"] + 1e-6
+    assert plan.recommendation["choice"] in ("greedy", "cost", "cpu_only", "fix")
     assert json.loads(plan.to_json()) == plan.data
     assert plan.to_html().startswith("<!DOCTYPE html>") and plan._repr_html_() == plan.to_html()
     assert "nnapi-1.2" in repr(plan)

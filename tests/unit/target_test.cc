@@ -222,6 +222,33 @@ TEST(TargetErrors, BadReasonAndMissingFixAndUnknownExtends) {
   EXPECT_NE(error.find("placeholder"), std::string::npos) << error;
 }
 
+// Cost numbers that would make every estimate meaningless are refused at load,
+// naming the file and the JSON field.
+TEST(TargetErrors, NonsenseCostNumbersAreRejected) {
+  struct Case {
+    std::string cost, path, problem;
+  };
+  const std::string p = R"("placeholder": true)";
+  const std::vector<Case> cases = {
+      {R"({"ops_per_second": {"int8": {"value": 0, )" + p + "}}}", "cost.ops_per_second.int8.value", "> 0"},
+      {R"({"ops_per_second": {"int8": {"value": -5, )" + p + "}}}", "cost.ops_per_second.int8.value", "> 0"},
+      {R"({"ops_per_second": {"int8": {"value": 1e999, )" + p + "}}}", "bad.json", "overflow"},  // JSON has no infinity
+      {R"({"partition_sync_us": {"value": -1, )" + p + "}}", "cost.partition_sync_us.value", "negative"},
+      {R"({"first_inference_compile_ms": {"value": -3, )" + p + "}}", "cost.first_inference_compile_ms.value",
+       "negative"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.cost);
+    TempDir dir;
+    const std::string file =
+        dir.Write("bad.json", R"({"id": "bad", "description": "d", "cost": )" + c.cost + R"(, "layers": []})");
+    const std::string error = ErrorOf([&] { LoadTargetFile(file); });
+    EXPECT_NE(error.find("bad.json"), std::string::npos) << error;
+    EXPECT_NE(error.find(c.path), std::string::npos) << error;
+    EXPECT_NE(error.find(c.problem), std::string::npos) << error;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The engine on hand-built graphs
 

@@ -1,0 +1,415 @@
+#include "tools/cost.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace delegato::tools {
+namespace {
+
+double Elements(const TensorDef& t) {
+  double n = 1;
+  for (int32_t d : t.shape) n *= std::max(d, 0);
+  return n;
+}
+
+double ElementBytes(DataType type) {
+  switch (type) {
+    case DataType::kInt8:
+    case DataType::kUInt8:
+    case DataType::kBool: return 1;
+    case DataType::kInt16:
+    case DataType::kFloat16: return 2;
+    case DataType::kInt64:
+    case DataType::kFloat64: return 8;
+    default: return 4;
+  }
+}
+
+bool IsConstant(const ModelDef& model, const TensorDef& t) {
+  return t.buffer != 0 && t.buffer < model.buffers.size() && !model.buffers[t.buffer].data.empty();
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void Add(std::vector<std::string>& list, const std::string& what) {
+  if (std::find(list.begin(), list.end(), what) == list.end()) list.push_back(what);
+}
+
+void AddAll(std::vector<std::string>& list, const std::vector<std::string>& more) {
+  for (const auto& m : more) Add(list, m);
+}
+
+// The number for `key` in `table`, else the `fallback` key's, else the first.
+const CostNumber* Lookup(const CostTable& table, const std::string& key, const std::string& fallback = "") {
+  for (const auto& [name, number] : table)
+    if (name == key) return &number;
+  if (!fallback.empty())
+    for (const auto& [name, number] : table)
+      if (name == fallback) return &number;
+  return table.empty() ? nullptr : &table.front().second;
+}
+
+// A number used by an estimate: its value, and its name when it is a placeholder.
+double Use(const CostNumber& n, const std::string& name, std::vector<std::string>& placeholders) {
+  if (n.placeholder) Add(placeholders, name);
+  return n.value;
+}
+
+// Efficiency of an op class: the table's entry, 1 when the class is not listed.
+double Efficiency(const CostTable& table, const std::string& op_class, const std::string& prefix,
+                  std::vector<std::string>& placeholders) {
+  for (const auto& [name, number] : table)
+    if (name == op_class) return Use(number, prefix + "op_class_efficiency." + name, placeholders);
+  return 1;
+}
+
+}  // namespace
+
+std::string NodeOpClass(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const OperatorDef& op = graph.operators[node];
+  switch (model.operator_codes[op.opcode_index].builtin) {
+    case BuiltinOp::kConv2d: {
+      if (op.inputs.size() < 2 || op.inputs[1] < 0) return "conv_kxk";
+      const auto& shape = graph.tensors[op.inputs[1]].shape;  // [out, kh, kw, in]
+      return shape.size() == 4 && shape[1] == 1 && shape[2] == 1 ? "conv_1x1" : "conv_kxk";
+    }
+    case BuiltinOp::kTransposeConv:
+    case BuiltinOp::kConv3d: return "conv_kxk";
+    case BuiltinOp::kDepthwiseConv2d: return "depthwise";
+    case BuiltinOp::kFullyConnected:
+    case BuiltinOp::kBatchMatmul: return "fully_connected";
+    case BuiltinOp::kAdd: case BuiltinOp::kSub: case BuiltinOp::kMul: case BuiltinOp::kDiv:
+    case BuiltinOp::kMaximum: case BuiltinOp::kMinimum: case BuiltinOp::kRelu: case BuiltinOp::kRelu6:
+    case BuiltinOp::kReluN1To1: case BuiltinOp::kLogistic: case BuiltinOp::kTanh: case BuiltinOp::kHardSwish:
+    case BuiltinOp::kLeakyRelu: case BuiltinOp::kPrelu: case BuiltinOp::kQuantize: case BuiltinOp::kDequantize:
+    case BuiltinOp::kSoftmax: case BuiltinOp::kSquaredDifference: case BuiltinOp::kAbs: case BuiltinOp::kExp:
+    case BuiltinOp::kRsqrt: case BuiltinOp::kSqrt: case BuiltinOp::kLog: case BuiltinOp::kCast:
+      return "elementwise";
+    case BuiltinOp::kAveragePool2d: case BuiltinOp::kMaxPool2d: case BuiltinOp::kL2Pool2d: case BuiltinOp::kMean:
+    case BuiltinOp::kResizeBilinear: case BuiltinOp::kResizeNearestNeighbor: case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax: case BuiltinOp::kArgMax: case BuiltinOp::kArgMin:
+      return "pooling_resize";
+    case BuiltinOp::kReshape: case BuiltinOp::kSqueeze: case BuiltinOp::kExpandDims:
+    case BuiltinOp::kConcatenation: case BuiltinOp::kPad: case BuiltinOp::kPadv2: case BuiltinOp::kTranspose:
+    case BuiltinOp::kStridedSlice: case BuiltinOp::kSlice: case BuiltinOp::kSplit: case BuiltinOp::kSplitV:
+    case BuiltinOp::kGather: case BuiltinOp::kPack: case BuiltinOp::kUnpack: case BuiltinOp::kSpaceToDepth:
+    case BuiltinOp::kDepthToSpace: case BuiltinOp::kTile:
+      return "data_movement";
+    default: return "other";
+  }
+}
+
+NodeWork NodeWorkOf(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const OperatorDef& op = graph.operators[node];
+  NodeWork w;
+  w.op_class = NodeOpClass(model, node);
+  for (int32_t t : op.inputs) {
+    if (t < 0) continue;
+    const TensorDef& def = graph.tensors[t];
+    const double bytes = Elements(def) * ElementBytes(def.type);
+    if (IsConstant(model, def)) {
+      w.weight_bytes += bytes;
+    } else {
+      w.activation_bytes += bytes;
+      if (w.dtype.empty()) w.dtype = Lower(DataTypeName(def.type));
+    }
+  }
+  for (int32_t t : op.outputs) {
+    if (t < 0) continue;
+    const TensorDef& def = graph.tensors[t];
+    w.activation_bytes += Elements(def) * ElementBytes(def.type);
+    if (w.dtype.empty()) w.dtype = Lower(DataTypeName(def.type));
+  }
+  if (w.dtype.empty()) w.dtype = "float32";
+  if (op.outputs.empty() || op.outputs[0] < 0) return w;
+  const double out = Elements(graph.tensors[op.outputs[0]]);
+  auto filter_dim = [&](int i) {
+    if (op.inputs.size() < 2 || op.inputs[1] < 0) return 1.0;
+    const auto& shape = graph.tensors[op.inputs[1]].shape;
+    return i < static_cast<int>(shape.size()) ? static_cast<double>(shape[i]) : 1.0;
+  };
+  switch (model.operator_codes[op.opcode_index].builtin) {
+    case BuiltinOp::kConv2d: w.ops = 2 * out * filter_dim(1) * filter_dim(2) * filter_dim(3); break;
+    case BuiltinOp::kDepthwiseConv2d: w.ops = 2 * out * filter_dim(1) * filter_dim(2); break;
+    case BuiltinOp::kFullyConnected: w.ops = 2 * out * filter_dim(1); break;
+    case BuiltinOp::kArgMax: case BuiltinOp::kArgMin: case BuiltinOp::kMean: case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+      // Reductions read every input element once.
+      w.ops = op.inputs.empty() || op.inputs[0] < 0 ? out : Elements(graph.tensors[op.inputs[0]]);
+      break;
+    default: w.ops = out;
+  }
+  return w;
+}
+
+CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target) {
+  CostTables t;
+  const SubgraphDef& graph = model.subgraphs[0];
+  const int n = static_cast<int>(graph.operators.size());
+  const CostModel& acc = target.cost;
+  t.accelerator_us.assign(n, 0);
+  t.cpu_us.assign(n, 0);
+  t.accelerator_placeholders.resize(n);
+  t.cpu_placeholders.resize(n);
+  for (const TensorDef& def : graph.tensors)
+    t.tensor_bytes.push_back(IsConstant(model, def) ? 0 : Elements(def) * ElementBytes(def.type));
+
+  // The board's CPU: a named core class at a clock and core count, else the
+  // generic rates of cpu.json.
+  const CpuClassCost* cpu_class = nullptr;
+  if (!acc.cpu_class.empty()) {
+    for (const Target* source : {&target, cpu_target}) {
+      if (source == nullptr || cpu_class) continue;
+      for (const auto& [name, cls] : source->cost.cpu_classes)
+        if (name == acc.cpu_class) cpu_class = &cls;
+    }
+  }
+  std::vector<std::string> cpu_common;
+  double cpu_hz = 0;  // cores x clock
+  if (cpu_class) {
+    cpu_hz = Use(*acc.cpu_cores, "cpu.cores", cpu_common) * Use(*acc.cpu_clock_hz, "cpu.clock_hz", cpu_common);
+    char label[96];
+    std::snprintf(label, sizeof(label), "%gx %s @ %.3g GHz", acc.cpu_cores->value, acc.cpu_class.c_str(),
+                  acc.cpu_clock_hz->value / 1e9);
+    t.cpu_label = label;
+  } else {
+    t.cpu_label = cpu_target ? "generic CPU rates of cpu.json" : "no CPU rates";
+  }
+
+  for (int i = 0; i < n; ++i) {
+    const NodeWork w = NodeWorkOf(model, i);
+    // Accelerator: compute at the class's share of the dtype peak, plus traffic.
+    if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {
+      auto& ph = t.accelerator_placeholders[i];
+      double us = w.ops / (Use(*peak, "ops_per_second." + w.dtype, ph) *
+                           Efficiency(acc.op_class_efficiency, w.op_class, "", ph)) * 1e6;
+      if (acc.memory_bytes_per_second)
+        us += w.activation_bytes / Use(*acc.memory_bytes_per_second, "memory_bytes_per_second", ph) * 1e6;
+      if (acc.weight_bytes_per_second)
+        us += w.weight_bytes / Use(*acc.weight_bytes_per_second, "weight_bytes_per_second", ph) * 1e6;
+      if (acc.node_overhead_us) us += Use(*acc.node_overhead_us, "node_overhead_us", ph);
+      t.accelerator_us[i] = us;
+    }
+    // CPU.
+    auto& ph = t.cpu_placeholders[i];
+    if (cpu_class) {
+      if (const CostNumber* rate = Lookup(cpu_class->ops_per_cycle_per_core, w.dtype, "float32")) {
+        const std::string prefix = "cpu_classes." + acc.cpu_class + ".";
+        const double ops_per_s = Use(*rate, prefix + "ops_per_cycle_per_core." + w.dtype, ph) * cpu_hz *
+                                 Efficiency(cpu_class->op_class_efficiency, w.op_class, prefix, ph);
+        t.cpu_us[i] = w.ops / ops_per_s * 1e6;
+        AddAll(ph, cpu_common);
+      }
+    } else if (cpu_target) {
+      if (const CostNumber* rate = Lookup(cpu_target->cost.ops_per_second, w.dtype)) {
+        const double ops_per_s = Use(*rate, "cpu.json ops_per_second." + w.dtype, ph) *
+                                 Efficiency(cpu_target->cost.op_class_efficiency, w.op_class, "cpu.json ", ph);
+        t.cpu_us[i] = w.ops / ops_per_s * 1e6;
+      }
+    }
+  }
+  if (acc.partition_sync_us) t.sync_us = Use(*acc.partition_sync_us, "partition_sync_us", t.sync_placeholders);
+  if (acc.copy_bytes_per_second)
+    t.copy_bytes_per_us = Use(*acc.copy_bytes_per_second, "copy_bytes_per_second", t.copy_placeholders) / 1e6;
+  if (acc.fallback_slowdown) {
+    t.fallback_layer = acc.fallback_layer;
+    t.fallback_slowdown = Use(*acc.fallback_slowdown, "driver_fallback.slowdown", t.fallback_placeholders);
+  }
+  if (acc.first_inference_compile_ms)
+    t.compile_ms = Use(*acc.first_inference_compile_ms, "first_inference_compile_ms", t.compile_placeholders);
+  return t;
+}
+
+bool RunsOnFallback(const CostTables& tables, const NodePlacement& node) {
+  if (node.delegated || tables.fallback_layer.empty() || node.reasons.empty()) return false;
+  for (const Reason& r : node.reasons)
+    if (r.layer != tables.fallback_layer) return false;
+  return true;
+}
+
+namespace {
+
+// Bytes of the non-constant tensors a delegated subset reads from or writes
+// to the rest of the graph (its hand-over traffic).
+double CrossingBytes(const CostTables& tables, const NodeSubset& subset) {
+  double bytes = 0;
+  for (const auto* list : {&subset.input_tensors, &subset.output_tensors})
+    for (int tensor : *list)
+      if (tensor >= 0 && tensor < static_cast<int>(tables.tensor_bytes.size())) bytes += tables.tensor_bytes[tensor];
+  return bytes;
+}
+
+}  // namespace
+
+CostEstimate EstimatePlan(const ModelDef& model, const CostTables& tables, const DelegationPlan& plan) {
+  (void)model;
+  CostEstimate e;
+  const int n = static_cast<int>(tables.cpu_us.size());
+  for (int i = 0; i < n && i < static_cast<int>(plan.nodes.size()); ++i) {
+    const NodePlacement& node = plan.nodes[i];
+    if (node.delegated) {
+      e.accelerator_us += tables.accelerator_us[i];
+      AddAll(e.placeholders, tables.accelerator_placeholders[i]);
+    } else if (RunsOnFallback(tables, node)) {
+      e.cpu_us += tables.cpu_us[i] * tables.fallback_slowdown;
+      AddAll(e.placeholders, tables.cpu_placeholders[i]);
+      AddAll(e.placeholders, tables.fallback_placeholders);
+    } else {
+      e.cpu_us += tables.cpu_us[i];
+      AddAll(e.placeholders, tables.cpu_placeholders[i]);
+    }
+  }
+  e.partitions = plan.num_partitions();
+  for (int k = 0; k < plan.num_partitions(); ++k) {
+    e.sync_us += tables.sync_us;
+    AddAll(e.placeholders, tables.sync_placeholders);
+    if (tables.copy_bytes_per_us > 0) {
+      e.sync_us += CrossingBytes(tables, plan.subsets[plan.partition_subsets[k]]) / tables.copy_bytes_per_us;
+      AddAll(e.placeholders, tables.copy_placeholders);
+    }
+  }
+  if (e.partitions > 0) {
+    e.first_inference_compile_ms = tables.compile_ms;
+    AddAll(e.placeholders, tables.compile_placeholders);
+  }
+  e.uses_placeholders = !e.placeholders.empty();
+  return e;
+}
+
+CostEstimate EstimateCpuOnly(const CostTables& tables) {
+  CostEstimate e;
+  for (size_t i = 0; i < tables.cpu_us.size(); ++i) {
+    e.cpu_us += tables.cpu_us[i];
+    AddAll(e.placeholders, tables.cpu_placeholders[i]);
+  }
+  e.uses_placeholders = !e.placeholders.empty();
+  return e;
+}
+
+std::vector<bool> ChainPartition(const ModelDef& model, const CostTables& tables,
+                                 const std::vector<bool>& may_delegate) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const int n = static_cast<int>(may_delegate.size());
+  const double inf = std::numeric_limits<double>::infinity();
+  auto bytes_of = [&](const std::vector<int32_t>& tensors) {  // each distinct tensor once, as EstimatePlan
+    std::set<int32_t> distinct(tensors.begin(), tensors.end());
+    double b = 0;
+    for (int32_t t : distinct)
+      if (t >= 0) b += tables.tensor_bytes[t];
+    return b;
+  };
+  auto copy_us = [&](double bytes) { return tables.copy_bytes_per_us > 0 ? bytes / tables.copy_bytes_per_us : 0.0; };
+  // cost[i][s]: nodes 0..i placed, node i on s (0 = CPU, 1 = accelerator).
+  std::vector<std::array<double, 2>> cost(n, {inf, inf});
+  std::vector<std::array<int, 2>> from(n, {0, 0});
+  for (int i = 0; i < n; ++i) {
+    const double enter = tables.sync_us + copy_us(bytes_of(graph.operators[i].inputs));
+    const double leave = i > 0 ? copy_us(bytes_of(graph.operators[i - 1].outputs)) : 0.0;
+    for (int s = 0; s < 2; ++s) {
+      if (s == 1 && !may_delegate[i]) continue;
+      const double own = s ? tables.accelerator_us[i] : tables.cpu_us[i];
+      if (i == 0) {
+        cost[i][s] = own + (s ? enter : 0.0);
+        continue;
+      }
+      for (int prev = 0; prev < 2; ++prev) {
+        if (cost[i - 1][prev] == inf) continue;
+        double hand = 0;
+        if (prev == 0 && s == 1) hand = enter;
+        if (prev == 1 && s == 0) hand = leave;
+        const double c = cost[i - 1][prev] + hand + own;
+        if (c < cost[i][s]) {
+          cost[i][s] = c;
+          from[i][s] = prev;
+        }
+      }
+    }
+  }
+  std::vector<bool> on_accelerator(n, false);
+  if (n == 0) return on_accelerator;
+  const double exit = copy_us(bytes_of(graph.operators[n - 1].outputs));
+  int s = cost[n - 1][1] + exit < cost[n - 1][0] ? 1 : 0;
+  for (int i = n - 1; i >= 0; --i) {
+    on_accelerator[i] = s == 1;
+    s = from[i][s];
+  }
+  return on_accelerator;
+}
+
+std::vector<int> ChooseCpuNodes(const ModelDef& model, const CostTables& tables, const DelegationPlan& greedy,
+                                const std::function<DelegationPlan(const std::vector<int>&)>& plan_with) {
+  const int n = static_cast<int>(greedy.nodes.size());
+  // Nodes refused only by the fallback layer run slower inside the delegate
+  // than on the CPU: keeping them away from the delegate never costs more.
+  std::vector<int> base;
+  if (tables.fallback_slowdown > 1)
+    for (int i = 0; i < n; ++i)
+      if (RunsOnFallback(tables, greedy.nodes[i])) base.push_back(i);
+  auto price = [&](const std::vector<int>& skip) {
+    return EstimatePlan(model, tables, plan_with(skip)).total_us();
+  };
+  auto with_base = [&](std::vector<int> skip) {
+    skip.insert(skip.end(), base.begin(), base.end());
+    std::sort(skip.begin(), skip.end());
+    skip.erase(std::unique(skip.begin(), skip.end()), skip.end());
+    return skip;
+  };
+  std::vector<int> best;  // greedy: skip nothing
+  double best_cost = price(best);
+  auto consider = [&](const std::vector<int>& skip) {
+    const double c = price(skip);
+    if (c < best_cost - 1e-9) {
+      best_cost = c;
+      best = skip;
+      return true;
+    }
+    return false;
+  };
+  consider(with_base({}));
+  // The chain program over the execution order.
+  std::vector<bool> may(n, false);
+  for (int i = 0; i < n; ++i) may[i] = greedy.nodes[i].delegated;
+  const std::vector<bool> chosen = ChainPartition(model, tables, may);
+  std::vector<int> dp_skip;
+  for (int i = 0; i < n; ++i)
+    if (may[i] && !chosen[i]) dp_skip.push_back(i);
+  consider(with_base(dp_skip));
+  // CPU only.
+  std::vector<int> all;
+  for (int i = 0; i < n; ++i)
+    if (greedy.nodes[i].delegated || RunsOnFallback(tables, greedy.nodes[i])) all.push_back(i);
+  consider(with_base(all));
+  // Bounded improvement on the real partitioning: drop a whole partition, or
+  // its first or last node, while that lowers the estimate (at most 8 rounds).
+  for (int round = 0; round < 8; ++round) {
+    const DelegationPlan current = plan_with(best);
+    bool improved = false;
+    for (int k = 0; k < current.num_partitions() && !improved; ++k) {
+      const std::vector<int>& nodes = current.subsets[current.partition_subsets[k]].nodes;
+      std::vector<int> whole = best;
+      whole.insert(whole.end(), nodes.begin(), nodes.end());
+      improved = consider(with_base(whole));
+      for (int edge : {nodes.front(), nodes.back()}) {
+        if (improved || nodes.size() < 2) break;
+        std::vector<int> skip = best;
+        skip.push_back(edge);
+        improved = consider(with_base(skip));
+      }
+    }
+    if (!improved) break;
+  }
+  return best;
+}
+
+}  // namespace delegato::tools

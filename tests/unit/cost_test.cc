@@ -1,0 +1,257 @@
+// The cost model's arithmetic on tiny graphs drawn below, and cost-aware
+// partitioning: never worse than greedy or CPU-only by its own estimate,
+// strictly better where a hand-over costs more than the accelerator saves.
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "delegate/graph_view.h"
+#include "delegate/partitioner.h"
+#include "delegate/target.h"
+#include "model/model.h"
+#include "test_util.h"
+#include "tools/cost.h"
+#include "tools/placement.h"
+
+namespace delegato::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Tensors: int8 activations [1,8,8,4] (256 elements, 256 bytes), 1x1 filters
+// [4,1,1,4] (16 bytes of weights).
+struct Builder {
+  ModelDef model;
+  SubgraphDef graph;
+  Builder() { model.buffers.resize(1); }
+  int Tensor(std::vector<int32_t> shape, bool constant = false) {
+    TensorDef t;
+    t.name = "t" + std::to_string(graph.tensors.size());
+    t.type = DataType::kInt8;
+    t.shape = std::move(shape);
+    if (constant) {
+      size_t n = 1;
+      for (int32_t d : t.shape) n *= d;
+      model.buffers.emplace_back();
+      model.buffers.back().data.assign(n, 1);
+      t.buffer = static_cast<uint32_t>(model.buffers.size() - 1);
+    }
+    graph.tensors.push_back(t);
+    return static_cast<int>(graph.tensors.size() - 1);
+  }
+  int Code(BuiltinOp op) {
+    for (size_t i = 0; i < model.operator_codes.size(); ++i)
+      if (model.operator_codes[i].builtin == op) return static_cast<int>(i);
+    model.operator_codes.push_back({op, "", 1});
+    return static_cast<int>(model.operator_codes.size() - 1);
+  }
+  // x -> CONV_2D 1x1 -> new activation
+  int Conv(int x) {
+    const int w = Tensor({4, 1, 1, 4}, true);
+    const int y = Tensor({1, 8, 8, 4});
+    OperatorDef op;
+    op.opcode_index = Code(BuiltinOp::kConv2d);
+    op.inputs = {x, w, -1};
+    op.outputs = {y};
+    graph.operators.push_back(op);
+    return y;
+  }
+  // x -> ADD(x, x) -> new activation
+  int Add(int x) {
+    const int y = Tensor({1, 8, 8, 4});
+    OperatorDef op;
+    op.opcode_index = Code(BuiltinOp::kAdd);
+    op.inputs = {x, x};
+    op.outputs = {y};
+    graph.operators.push_back(op);
+    return y;
+  }
+  ModelDef Finish(int input, int output) {
+    graph.inputs = {input};
+    graph.outputs = {output};
+    model.subgraphs = {graph};
+    return model;
+  }
+};
+
+Target TargetFrom(const std::string& cost) {
+  return ParseTarget(R"({"id": "t", "description": "d", "cost": )" + cost +
+                         R"(, "layers": [{"name": "delegate", "description": "d", "ops_not_listed": "accept"}]})",
+                     "test", ".");
+}
+
+const char* kPlaceholder = R"("placeholder": true)";
+
+std::string Num(double v) { return R"({"value": )" + std::to_string(v) + ", " + kPlaceholder + "}"; }
+
+// input -> CONV_2D 1x1 (4->4) -> ADD (x + x) -> output
+//   CONV_2D: ops = 2 * 256 outputs * 4 input channels = 2048
+//   ADD:     ops = 256 outputs
+TEST(CostModel, ArithmeticOnATinyChain) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(b.Conv(in)));
+  const NodeWork conv = NodeWorkOf(model, 0), add = NodeWorkOf(model, 1);
+  EXPECT_EQ(conv.op_class, "conv_1x1");
+  EXPECT_DOUBLE_EQ(conv.ops, 2048);
+  EXPECT_DOUBLE_EQ(conv.weight_bytes, 16);
+  EXPECT_DOUBLE_EQ(conv.activation_bytes, 512);  // 256 in + 256 out
+  EXPECT_EQ(add.op_class, "elementwise");
+  EXPECT_DOUBLE_EQ(add.ops, 256);
+  EXPECT_DOUBLE_EQ(add.activation_bytes, 768);  // the same input twice + output
+
+  // Accelerator: 1e9 int8 ops/s, elementwise at half of it; CPU: 1e8 ops/s.
+  const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) +
+                                R"(}, "op_class_efficiency": {"elementwise": )" + Num(0.5) + "}}");
+  const Target cpu = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e8) + "}}");
+  const CostTables t = BuildCostTables(model, acc, &cpu);
+  EXPECT_NEAR(t.accelerator_us[0], 2.048, 1e-9);  // 2048 / 1e9 s
+  EXPECT_NEAR(t.accelerator_us[1], 0.512, 1e-9);  // 256 / 5e8 s
+  EXPECT_NEAR(t.cpu_us[0], 20.48, 1e-9);
+  EXPECT_NEAR(t.cpu_us[1], 2.56, 1e-9);
+  EXPECT_FALSE(t.accelerator_placeholders[0].empty());  // every number used is a placeholder here
+}
+
+// Memory traffic, per-node overhead, and a board CPU from a core class:
+//   CONV_2D: 2048 ops / 1e9 = 2.048 us, + 512 B / 1e8 B/s = 5.12 us, + 16 B / 1.6e7 B/s = 1 us, + 0.5 us
+//   CPU: 2 cores x 1 GHz x 4 int8 ops/cycle = 8e9 ops/s, conv_1x1 efficiency 0.5 -> 2048 / 4e9 = 0.512 us
+TEST(CostModel, TrafficOverheadAndCpuClass) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(in));
+  const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) +
+                                R"(}, "memory_bytes_per_second": )" + Num(1e8) +
+                                R"(, "weight_bytes_per_second": )" + Num(1.6e7) +
+                                R"(, "node_overhead_us": )" + Num(0.5) +
+                                R"(, "cpu": {"class": "small", "cores": )" + Num(2) + R"(, "clock_hz": )" + Num(1e9) +
+                                R"(}, "cpu_classes": {"small": {"ops_per_cycle_per_core": {"int8": )" + Num(4) +
+                                R"(}, "op_class_efficiency": {"conv_1x1": )" + Num(0.5) + "}}}}");
+  const CostTables t = BuildCostTables(model, acc, nullptr);
+  EXPECT_NEAR(t.accelerator_us[0], 2.048 + 5.12 + 1 + 0.5, 1e-9);
+  EXPECT_NEAR(t.cpu_us[0], 0.512, 1e-9);
+  EXPECT_EQ(t.cpu_label, "2x small @ 1 GHz");
+}
+
+// input -> CONV_2D -> ADD -> CONV_2D -> output, the ADD refused by the target:
+// greedy delegates both convolutions as two partitions. Each hand-over costs
+// 100 us + the crossing bytes (256 in + 256 out) at 1e8 B/s = 5.12 us, and a
+// convolution saves only 20.48 - 2.048 us: the cost-aware plan runs everything
+// on the CPU.
+TEST(CostPartitioning, LeavesNodesOnTheCpuWhenHandOversCostMore) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(b.Add(b.Conv(in))));
+  const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) + R"(}, "partition_sync_us": )" +
+                                Num(100) + R"(, "copy_bytes_per_second": )" + Num(1e8) + "}");
+  const Target cpu = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e8) + "}}");
+  const CostTables t = BuildCostTables(model, acc, &cpu);
+  std::vector<NodeSupport> support(3);
+  support[0].supported = support[2].supported = true;
+  support[1].reasons.push_back({ReasonCode::kUnsupportedOp, "delegate", "refused", ""});
+  const GraphInfo graph = BuildGraphInfo(model);
+  auto plan_with = [&](const std::vector<int>& skip) {
+    DelegateOptions options;
+    options.skip_nodes = skip;
+    return PlanDelegation(graph, support, options);
+  };
+  const DelegationPlan greedy = plan_with({});
+  ASSERT_EQ(greedy.num_partitions(), 2);
+  const CostEstimate g = EstimatePlan(model, t, greedy);
+  EXPECT_NEAR(g.sync_us, 2 * (100 + 5.12), 1e-9);
+  EXPECT_NEAR(g.accelerator_us, 2 * 2.048, 1e-9);
+  EXPECT_NEAR(g.cpu_us, 2.56, 1e-9);
+  const std::vector<int> skip = ChooseCpuNodes(model, t, greedy, plan_with);
+  EXPECT_EQ(skip, (std::vector<int>{0, 2}));
+  const CostEstimate c = EstimatePlan(model, t, plan_with(skip));
+  EXPECT_LT(c.total_us(), g.total_us());
+  EXPECT_NEAR(c.total_us(), EstimateCpuOnly(t).total_us(), 1e-9);
+
+  // With free hand-overs the accelerator wins and greedy is kept.
+  const Target cheap = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) + "}}");
+  const CostTables t2 = BuildCostTables(model, cheap, &cpu);
+  EXPECT_TRUE(ChooseCpuNodes(model, t2, greedy, plan_with).empty());
+}
+
+// The chain program alone: exact on a chain. CONV (fast on the accelerator)
+// -> ADD -> CONV, all supported, one hand-over of 100 us: everything on the
+// accelerator in one partition beats any split.
+TEST(CostPartitioning, ChainProgramKeepsOnePartition) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(b.Add(b.Conv(in))));
+  const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) + R"(}, "partition_sync_us": )" +
+                                Num(10) + "}");
+  const Target cpu = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e8) + "}}");
+  const CostTables t = BuildCostTables(model, acc, &cpu);
+  // 3 nodes on the accelerator: 2.048 + 0.256 + 2.048 + 10 = 14.35 us; all on the CPU: 43.52 us.
+  EXPECT_EQ(ChainPartition(model, t, {true, true, true}), (std::vector<bool>{true, true, true}));
+  // Only the first may go: 2.048 + 10 + CPU 2.56 + 20.48 = 35.09 us < 43.52 us.
+  EXPECT_EQ(ChainPartition(model, t, {true, false, false}), (std::vector<bool>{true, false, false}));
+}
+
+// Exact on chains: input -> CONV -> ADD -> CONV -> ADD -> CONV -> output, all
+// supported. For several hand-over prices, the chain program's choice priced
+// by EstimatePlan equals the cheapest of all 32 placements (brute force).
+TEST(CostPartitioning, ChainProgramIsExactOnAChain) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(b.Add(b.Conv(b.Add(b.Conv(in))))));
+  const Target cpu = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e8) + "}}");
+  const std::vector<NodeSupport> support(5, NodeSupport{true, {}});
+  const GraphInfo graph = BuildGraphInfo(model);
+  auto plan_with = [&](const std::vector<int>& skip) {
+    DelegateOptions options;
+    options.skip_nodes = skip;
+    return PlanDelegation(graph, support, options);
+  };
+  for (double sync : {0.0, 3.0, 12.0, 40.0}) {
+    SCOPED_TRACE(sync);
+    // The accelerator is fast on convolutions and slow on ADD (elementwise at 1%).
+    const Target acc = TargetFrom(R"({"ops_per_second": {"int8": )" + Num(1e9) +
+                                  R"(}, "op_class_efficiency": {"elementwise": )" + Num(0.01) +
+                                  R"(}, "partition_sync_us": )" + Num(sync) + R"(, "copy_bytes_per_second": )" +
+                                  Num(1e8) + "}");
+    const CostTables t = BuildCostTables(model, acc, &cpu);
+    double best = 1e300;
+    for (int mask = 0; mask < 32; ++mask) {
+      std::vector<int> skip;
+      for (int i = 0; i < 5; ++i)
+        if (!(mask & (1 << i))) skip.push_back(i);
+      best = std::min(best, EstimatePlan(model, t, plan_with(skip)).total_us());
+    }
+    const std::vector<bool> chosen = ChainPartition(model, t, std::vector<bool>(5, true));
+    std::vector<int> skip;
+    for (int i = 0; i < 5; ++i)
+      if (!chosen[i]) skip.push_back(i);
+    EXPECT_NEAR(EstimatePlan(model, t, plan_with(skip)).total_us(), best, 1e-9);
+  }
+}
+
+// On the shared models and shipped targets: the cost-aware estimate is never
+// above greedy's or CPU-only's, and greedy is the plan PlaceModel returns.
+TEST(CostPartitioning, NeverWorseThanGreedyOrCpuOnShippedTargets) {
+  const fs::path models = testing::SharedDir() / "models";
+  if (!fs::exists(models)) GTEST_SKIP() << "shared models not found";
+  int checked = 0;
+  for (const char* name : {"tf2_mobilenet_v2_1.0_224_ptq.tflite", "mobilenet_v1_0.25_128_quant.tflite",
+                           "deeplabv3_mnv2_dm05_pascal_quant.tflite", "person_detect.tflite"}) {
+    if (!fs::exists(models / name)) continue;
+    const auto model = ReadModelFile((models / name).string());
+    for (const char* target : {"imx8mp-nnapi", "nnapi-1.2", "edgetpu", "ethos-u55", "vs680-nnapi"}) {
+      SCOPED_TRACE(std::string(name) + " on " + target);
+      const Placement p = PlaceModel(*model, target, {});
+      const PlanAlternatives a = CompareAlternatives(*model, p);
+      EXPECT_LE(a.cost.total_us(), a.greedy.total_us() + 1e-6);
+      EXPECT_LE(a.cost.total_us(), a.cpu_only.total_us() + 1e-6);
+      EXPECT_EQ(a.greedy.partitions, p.plan.num_partitions());
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+}  // namespace
+}  // namespace delegato::tools
