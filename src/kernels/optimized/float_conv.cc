@@ -161,20 +161,13 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
   per_task_bytes_ = direct_ ? 0 : RoundUp(static_cast<size_t>(block_rows_) * row_bytes, 64);
 }
 
-const float* FloatConv::RowPointer(const float* input, int64_t m) const {
-  const int64_t ox = m % g_.output_width;
-  const int64_t rest = m / g_.output_width;
-  const int64_t oy = rest % g_.output_height;
-  const int64_t b = rest / g_.output_height;
-  const int64_t iy = oy * g_.stride_height, ix = ox * g_.stride_width;
-  return input + ((b * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
+const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
+  const int64_t iy = px.y * g_.stride_height, ix = px.x * g_.stride_width;
+  return input + ((px.batch * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
 }
 
-void FloatConv::GatherRow(const float* input, int64_t m, float* dst) const {
-  const int64_t ox = m % g_.output_width;
-  const int64_t rest = m / g_.output_width;
-  const int64_t oy = rest % g_.output_height;
-  const int64_t b = rest / g_.output_height;
+void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
+  const int64_t ox = px.x, oy = px.y, b = px.batch;
   const size_t depth = g_.input_depth;
   const float* image = input + b * g_.input_height * g_.input_width * depth;
   const int64_t ix0 = ox * g_.stride_width - g_.pad_width;
@@ -220,15 +213,27 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
   if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
   if (isa_ == Isa::kAvx2) gemm = avx2::Gemm;
 #endif
+  // The output pixel of row m0, advanced row by row (no division per row).
+  Pixel px;
+  px.x = static_cast<int32_t>(m_begin % g_.output_width);
+  px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
+  px.batch = m_begin / g_.output_width / g_.output_height;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int count = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
     for (int i = 0; i < count; ++i) {
       if (direct_) {
-        rows[i] = RowPointer(input, m0 + i);
+        rows[i] = RowPointer(input, px);
       } else {
         float* dst = panel + static_cast<size_t>(i) * k_;
-        GatherRow(input, m0 + i, dst);
+        GatherRow(input, px, dst);
         rows[i] = dst;
+      }
+      if (++px.x == g_.output_width) {
+        px.x = 0;
+        if (++px.y == g_.output_height) {
+          px.y = 0;
+          ++px.batch;
+        }
       }
     }
     for (int pn = p_begin; pn < p_end; ++pn) {

@@ -60,8 +60,12 @@ class FloatConv {
   bool gathers_rows() const { return !direct_; }
 
  private:
-  const float* RowPointer(const float* input, int64_t m) const;
-  void GatherRow(const float* input, int64_t m, float* dst) const;
+  struct Pixel {
+    int32_t x = 0, y = 0;
+    int64_t batch = 0;
+  };
+  const float* RowPointer(const float* input, const Pixel& px) const;
+  void GatherRow(const float* input, const Pixel& px, float* dst) const;
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
