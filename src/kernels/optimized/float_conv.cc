@@ -117,6 +117,7 @@ int Lanes(Isa isa) {
 // weight panel passes over them.
 constexpr size_t kBlockBytes = 96 * 1024;
 constexpr int kMaxBlockRows = 256;
+constexpr size_t kSmallWeightsBytes = 24 * 1024;
 // Below this many multiply-adds a layer runs on the calling thread.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
 
@@ -146,6 +147,28 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
   }
   direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
             g_.pad_width == 0;
+  // Rows whose window is inside the image are read in place, a segment per
+  // filter row (adjacent pixels) or per tap (dilated columns).
+  const int64_t image_row = int64_t{g_.dilation_height} * g_.input_width * g_.input_depth;
+  if (direct_) {
+    segs_ = 1;
+    run_ = k_;
+    seg_offsets_ = {0};
+  } else if (g_.dilation_width == 1 && g_.filter_height <= kMaxSegs) {
+    segs_ = g_.filter_height;
+    run_ = g_.filter_width * g_.input_depth;
+    for (int ky = 0; ky < g_.filter_height; ++ky) seg_offsets_.push_back(ky * image_row);
+  } else if (g_.filter_height * g_.filter_width <= kMaxSegs) {
+    segs_ = g_.filter_height * g_.filter_width;
+    run_ = g_.input_depth;
+    for (int ky = 0; ky < g_.filter_height; ++ky)
+      for (int kx = 0; kx < g_.filter_width; ++kx)
+        seg_offsets_.push_back(ky * image_row +
+                               int64_t{kx} * g_.dilation_width * g_.input_depth);
+  } else {
+    segs_ = 1;  // every row gathered
+    run_ = k_;
+  }
   const size_t row_bytes = static_cast<size_t>(k_) * sizeof(float);
   int rows = static_cast<int>(std::min<size_t>(kMaxBlockRows, kBlockBytes / row_bytes));
   rows = std::max(mr_, rows / mr_ * mr_);
@@ -164,6 +187,17 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
 const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
   const int64_t iy = px.y * g_.stride_height, ix = px.x * g_.stride_width;
   return input + ((px.batch * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
+}
+
+const float* FloatConv::WindowInside(const float* input, const Pixel& px) const {
+  if (seg_offsets_.empty()) return nullptr;
+  const int64_t iy0 = int64_t{px.y} * g_.stride_height - g_.pad_height;
+  const int64_t ix0 = int64_t{px.x} * g_.stride_width - g_.pad_width;
+  if (iy0 < 0 || ix0 < 0 ||
+      iy0 + int64_t{g_.filter_height - 1} * g_.dilation_height >= g_.input_height ||
+      ix0 + int64_t{g_.filter_width - 1} * g_.dilation_width >= g_.input_width)
+    return nullptr;
+  return input + ((px.batch * g_.input_height + iy0) * g_.input_width + ix0) * g_.input_depth;
 }
 
 void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
@@ -205,9 +239,13 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
     p_end = panels_ * (task + 1) / num_tasks_;
   }
   float* panel = reinterpret_cast<float*>(scratch + per_task_bytes_ * task);
+  // Per row of the block: where its values start and whether they were
+  // gathered (then contiguous) or are read in place (segments at seg_offsets_).
   const float* rows[kMaxBlockRows];
-  using GemmFn = void (*)(int, int, const float* const*, const float*, const float*, float, float,
-                          float*, size_t, int);
+  bool gathered[kMaxBlockRows];
+  const float* segments[kMaxSegs * 8];
+  using GemmFn = void (*)(int, int, int, const float* const*, const float*, const float*, float,
+                          float, float*, size_t, int);
   GemmFn gemm = scalar::Gemm;
 #if DELEGATO_X86
   if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
@@ -223,10 +261,15 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
     for (int i = 0; i < count; ++i) {
       if (direct_) {
         rows[i] = RowPointer(input, px);
+        gathered[i] = false;
+      } else if (const float* origin = WindowInside(input, px); origin != nullptr) {
+        rows[i] = origin;
+        gathered[i] = false;
       } else {
         float* dst = panel + static_cast<size_t>(i) * k_;
         GatherRow(input, px, dst);
         rows[i] = dst;
+        gathered[i] = true;
       }
       if (++px.x == g_.output_width) {
         px.x = 0;
@@ -236,13 +279,26 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
         }
       }
     }
-    for (int pn = p_begin; pn < p_end; ++pn) {
-      const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
-      const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
-      const int ncols = std::min(nr_, n_ - pn * nr_);
-      for (int r0 = 0; r0 < count; r0 += mr_) {
+    // Small weights (they stay in L1): each group of rows through every
+    // panel, so output rows are written whole; otherwise each panel over
+    // every row group of the block.
+    const bool rows_outer = static_cast<size_t>(p_end - p_begin) * k_ * nr_ * sizeof(float) <=
+                            kSmallWeightsBytes;
+    const int outer_count = rows_outer ? (count + mr_ - 1) / mr_ : p_end - p_begin;
+    const int inner_count = rows_outer ? p_end - p_begin : (count + mr_ - 1) / mr_;
+    for (int outer = 0; outer < outer_count; ++outer) {
+      for (int inner = 0; inner < inner_count; ++inner) {
+        const int pn = p_begin + (rows_outer ? inner : outer);
+        const int r0 = (rows_outer ? outer : inner) * mr_;
+        const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
+        const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
+        const int ncols = std::min(nr_, n_ - pn * nr_);
         const int r = std::min(mr_, count - r0);
-        gemm(r, k_, rows + r0, w, b, act_min_, act_max_,
+        for (int s = 0; s < segs_; ++s)
+          for (int j = 0; j < r; ++j)
+            segments[s * r + j] = gathered[r0 + j] ? rows[r0 + j] + static_cast<size_t>(s) * run_
+                                                   : rows[r0 + j] + seg_offsets_[s];
+        gemm(r, segs_, run_, segments, w, b, act_min_, act_max_,
              output + (m0 + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
       }
     }

@@ -66,6 +66,10 @@ class FloatConv {
   };
   const float* RowPointer(const float* input, const Pixel& px) const;
   void GatherRow(const float* input, const Pixel& px, float* dst) const;
+  // The first input value of px's window when the whole window is inside the
+  // image and rows are read in place; otherwise null (the row is gathered).
+  const float* WindowInside(const float* input, const Pixel& px) const;
+  static constexpr int kMaxSegs = 16;
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
@@ -75,6 +79,10 @@ class FloatConv {
   int nr_ = 16, mr_ = 4;
   int panels_ = 0;
   bool direct_ = false;  // 1x1 without padding: A rows are input pixels
+  // k split into segs_ runs of run_ values; a row read in place has run s at
+  // its window origin + seg_offsets_[s] (empty: every row is gathered).
+  int segs_ = 1, run_ = 0;
+  std::vector<int64_t> seg_offsets_;
   int block_rows_ = 0;
   AlignedBuffer<float> weights_;  // [panel][k][nr]
   AlignedBuffer<float> bias_;     // [panel * nr]
