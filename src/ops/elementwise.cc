@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/fixed_point.h"
+#include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
@@ -478,6 +479,9 @@ struct ActivationData {
   reference::QuantizedReluParams relu;
   uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
+  // float32 LOGISTIC through the vector exp, when allowed (see float_activations.h).
+  bool fast_logistic = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 // TFLite's CheckedLog2: log2(x) in float, rounded; true when x is within
@@ -530,6 +534,10 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   auto data = std::make_shared<ActivationData>();
   data->kind = kind;
   data->type = in.type;
+  if (in.type == DataType::kFloat32 && kind == ActivationKind::kLogistic && ctx.optimized()) {
+    data->isa = optimized::SelectedIsa();
+    data->fast_logistic = optimized::HasFloatLogistic(data->isa);
+  }
   const bool relu = kind == ActivationKind::kRelu || kind == ActivationKind::kRelu6;
   const bool type_ok = in.type == DataType::kFloat32 || in.type == DataType::kUInt8 ||
                        in.type == DataType::kInt8 || in.type == DataType::kInt16;
@@ -587,7 +595,12 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
       switch (d.kind) {
         case ActivationKind::kRelu: reference::ReluFloat(x, y, begin, end); break;
         case ActivationKind::kRelu6: reference::Relu6Float(x, y, begin, end); break;
-        case ActivationKind::kLogistic: reference::LogisticFloat(x, y, begin, end); break;
+        case ActivationKind::kLogistic:
+          if (d.fast_logistic)
+            optimized::FloatLogistic(d.isa, x, y, begin, end);
+          else
+            reference::LogisticFloat(x, y, begin, end);
+          break;
         case ActivationKind::kTanh: reference::TanhFloat(x, y, begin, end); break;
       }
     });

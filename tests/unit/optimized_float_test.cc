@@ -20,8 +20,10 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/reference/activations.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "test_util.h"
@@ -348,6 +350,47 @@ INSTANTIATE_TEST_SUITE_P(
       return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
              std::to_string(info.index);
     });
+
+// ------------------------------------------------------------- LOGISTIC
+
+class FloatLogisticTest : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(FloatLogisticTest, WithinUlpsOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatLogistic(isa)) GTEST_SKIP() << "no vector LOGISTIC on this ISA";
+  std::vector<float> in = {0.0f, -0.0f, 1e-30f, -1e-30f, 16.619047164916992188f,
+                           std::nextafter(16.619047164916992188f, 100.0f), -9.0f,
+                           std::nextafter(-9.0f, -100.0f), -86.9f, -87.5f, -100.0f, -103.5f,
+                           88.5f, 1000.0f, std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), std::nanf("")};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> wide(-110.0f, 30.0f), narrow(-10.0f, 10.0f);
+  for (int i = 0; i < 4000; ++i) in.push_back(i % 2 ? wide(rng) : narrow(rng));
+  // Lengths around the vector width, at every start.
+  for (int64_t begin : {int64_t{0}, int64_t{3}}) {
+    for (int64_t end : {static_cast<int64_t>(in.size()), begin + 1, begin + 7, begin + 17}) {
+      std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+      reference::LogisticFloat(in.data(), ref.data(), begin, end);
+      optimized::FloatLogistic(isa, in.data(), fast.data(), begin, end);
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (std::isnan(ref[i])) {
+          EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+          continue;
+        }
+        EXPECT_LE(std::fabs(fast[i] - ref[i]), 1e-6f * std::fabs(ref[i]) + 2e-38f)
+            << optimized::IsaName(isa) << " x = " << in[i] << ": " << fast[i] << " vs "
+            << ref[i];
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(optimized::IsaName(info.param));
+                         });
 
 // ------------------------------------------------------------ interpreter
 
