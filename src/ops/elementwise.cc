@@ -8,11 +8,13 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "kernels/fixed_point.h"
 #include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
@@ -183,6 +185,9 @@ struct BinaryData {
   int32_t divisor_zero = 0;
   // The optimized kernel (8-bit quantized ADD, SUB, MUL), when allowed.
   std::unique_ptr<optimized::QuantBinary> fast;
+  // float32 ADD/SUB/MUL/DIV in vectors (bit-exact), when allowed.
+  bool fast_float = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 const char* BinaryOpName(BinaryOp op) {
@@ -364,6 +369,10 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
     data->int32_range = PlainActivationRange<int32_t>(act);
     data->int64_range = PlainActivationRange<int64_t>(act);
     data->int16_range = PlainActivationRange<int16_t>(act);
+    if (in1.type == DataType::kFloat32 && op != BinaryOp::kFloorDiv && ctx.optimized()) {
+      data->isa = optimized::SelectedIsa();
+      data->fast_float = optimized::HasFloatBinary(data->isa);
+    }
     if (op == BinaryOp::kFloorDiv || (op == BinaryOp::kDiv && in1.type == DataType::kInt32)) {
       data->check_divisor = true;
       data->divisor_zero = 0;
@@ -385,6 +394,14 @@ void EvalPlainBinary(const KernelContext& ctx, const BinaryData& d, const Tensor
   const T* pa = a.data_as<T>();
   const T* pb = b.data_as<T>();
   T* po = out.data_as<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    if (d.fast_float) {
+      ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
+        optimized::FloatBinary(d.isa, d.op, d.plan, pa, pb, po, range.min, range.max, begin, end);
+      });
+      return;
+    }
+  }
   ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
     reference::BinaryArithmetic<T>(d.op, d.plan, pa, pb, po, range, begin, end);
   });

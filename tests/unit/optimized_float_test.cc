@@ -9,8 +9,10 @@
 // interior step), strided, dilated, padded, with and without bias, with
 // fused clamps. Then through the interpreter (optimized vs reference kernel
 // sets, each ISA forced, 1 and 2 threads).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -21,11 +23,13 @@
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
+#include "kernels/reference/elementwise.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -391,6 +395,71 @@ INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(optimized::IsaName(info.param));
                          });
+
+// ------------------------------------------------ ADD / SUB / MUL / DIV
+
+struct BinaryCase {
+  std::vector<int32_t> a, b;  // shapes; the output is their broadcast
+};
+
+class FloatBinaryTest : public ::testing::TestWithParam<std::tuple<Isa, BinaryCase>> {};
+
+TEST_P(FloatBinaryTest, BitExactWithReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatBinary(isa)) GTEST_SKIP() << "no vector float binary on this ISA";
+  const size_t rank = std::max(c.a.size(), c.b.size());
+  std::vector<int32_t> out_dims(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int32_t da = i < rank - c.a.size() ? 1 : c.a[i - (rank - c.a.size())];
+    const int32_t db = i < rank - c.b.size() ? 1 : c.b[i - (rank - c.b.size())];
+    out_dims[i] = std::max(da, db);
+  }
+  const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(c.a, c.b, out_dims);
+  auto count = [](const std::vector<int32_t>& d) {
+    size_t n = 1;
+    for (int32_t x : d) n *= x;
+    return n;
+  };
+  std::mt19937 rng(static_cast<uint32_t>(count(c.a) * 7 + count(c.b)));
+  std::vector<float> a = Random(rng, count(c.a)), b = Random(rng, count(c.b));
+  // Special values: signed zeros, infinities, NaN, values at the clamp.
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::nanf(""), 6.0f, 1e-40f};
+  for (size_t i = 0; i < a.size(); i += 5) a[i] = specials[(i / 5) % 7];
+  for (size_t i = 1; i < b.size(); i += 7) b[i] = specials[(i / 7 + 3) % 7];
+  using reference::BinaryOp;
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+    for (bool relu6 : {false, true}) {
+      const float lo = relu6 ? 0.0f : kLowest, hi = relu6 ? 6.0f : kMax;
+      std::vector<float> ref(plan.num_elements, 1.0f), fast(plan.num_elements, 1.0f);
+      reference::BinaryArithmetic<float>(op, plan, a.data(), b.data(), ref.data(), {lo, hi}, 0,
+                                         plan.num_elements);
+      // In two ranges split inside a run.
+      const int64_t split = plan.num_elements / 3;
+      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, split,
+                             plan.num_elements);
+      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, 0, split);
+      ASSERT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+          << optimized::IsaName(isa) << " op " << static_cast<int>(op) << " relu6 " << relu6;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FloatBinaryTest,
+    ::testing::Combine(
+        ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+        ::testing::Values(BinaryCase{{1, 7, 9, 33}, {1, 7, 9, 33}},  // same shape
+                          BinaryCase{{1, 5, 6, 17}, {17}},           // per channel
+                          BinaryCase{{2, 4, 4, 40}, {2, 1, 1, 40}},  // squeeze-excite
+                          BinaryCase{{1}, {3, 5, 19}},               // scalar first
+                          BinaryCase{{4, 1, 23}, {1, 6, 1}},         // both broadcast
+                          BinaryCase{{1000}, {1}}, BinaryCase{{15}, {15}})),
+    [](const ::testing::TestParamInfo<FloatBinaryTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
 
 // ------------------------------------------------------------ interpreter
 
