@@ -671,6 +671,9 @@ struct SoftmaxData {
   bool use_table = false;
   optimized::QuantSoftmax8 table;
   reference::SoftmaxInt16Params int16;  // INT16 input and output
+  // float32 with the vector exp (see float_activations.h), when allowed.
+  bool fast_float = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 // ------------------------------------------------------------ quantize / dequantize / cast
@@ -883,6 +886,10 @@ void PrepareSoftmax(KernelContext& ctx, Node& node) {
   data->in_type = in.type;
   data->out_type = out.type;
   data->beta = ParamsOrDefault<SoftmaxParams>(node).beta;
+  if (in.type == DataType::kFloat32 && ctx.optimized()) {
+    data->isa = optimized::SelectedIsa();
+    data->fast_float = optimized::HasFloatLogistic(data->isa);
+  }
   data->depth = in.dims.back();
   data->rows = data->depth == 0 ? 0 : in.NumElements() / data->depth;
   if (in.type == DataType::kFloat32) {
@@ -943,8 +950,12 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
       reference::SoftmaxInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), d.depth,
                               begin, end);
     } else if (d.in_type == DataType::kFloat32) {
-      reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth, begin,
-                              end);
+      if (d.fast_float)
+        optimized::FloatSoftmax(d.isa, d.beta, in.data_as<float>(), out.data_as<float>(),
+                                d.depth, begin, end);
+      else
+        reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth,
+                                begin, end);
     } else if (d.in_type == DataType::kUInt8) {
       if (d.out_type == DataType::kUInt8)
         reference::SoftmaxQuantized(d.params, in.data_as<uint8_t>(), out.data_as<uint8_t>(),

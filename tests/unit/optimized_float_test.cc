@@ -30,6 +30,7 @@
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/elementwise.h"
+#include "kernels/reference/softmax.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -394,6 +395,49 @@ INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
                          ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(optimized::IsaName(info.param));
+                         });
+
+// --------------------------------------------------------------- SOFTMAX
+
+class FloatSoftmaxTest : public ::testing::TestWithParam<std::tuple<Isa, int>> {};
+
+TEST_P(FloatSoftmaxTest, WithinRoundingOfReference) {
+  const auto [isa, depth] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatLogistic(isa)) GTEST_SKIP() << "no vector exp on this ISA";
+  const int rows = 5;
+  std::mt19937 rng(depth);
+  std::uniform_real_distribution<float> dist(-30.0f, 30.0f);
+  std::vector<float> in(static_cast<size_t>(rows) * depth);
+  for (float& x : in) x = dist(rng);
+  if (depth > 3) {
+    in[1] = -std::numeric_limits<float>::infinity();  // row 0: exp gives (about) 0
+    in[depth + 2] = std::nanf("");                    // row 1: NaN everywhere, as the reference
+  }
+  for (float beta : {1.0f, 0.3f}) {
+    std::vector<float> ref(in.size()), fast(in.size());
+    reference::SoftmaxFloat(beta, in.data(), ref.data(), depth, 0, rows);
+    optimized::FloatSoftmax(isa, beta, in.data(), fast.data(), depth, 2, rows);
+    optimized::FloatSoftmax(isa, beta, in.data(), fast.data(), depth, 0, 2);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << i;
+        continue;
+      }
+      EXPECT_LE(std::fabs(fast[i] - ref[i]), 1e-5f * ref[i] + 1e-37f)
+          << optimized::IsaName(isa) << " depth " << depth << " beta " << beta << " element "
+          << i << ": " << fast[i] << " vs " << ref[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Depths, FloatSoftmaxTest,
+                         ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2,
+                                                              Isa::kAvx512Vnni),
+                                            ::testing::Values(1, 7, 8, 9, 16, 17, 33, 1001)),
+                         [](const ::testing::TestParamInfo<FloatSoftmaxTest::ParamType>& info) {
+                           return std::string(optimized::IsaName(std::get<0>(info.param))) +
+                                  "_" + std::to_string(std::get<1>(info.param));
                          });
 
 // ------------------------------------------------ ADD / SUB / MUL / DIV

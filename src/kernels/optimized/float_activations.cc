@@ -1,6 +1,9 @@
 #include "kernels/optimized/float_activations.h"
 
+#include <limits>
+
 #include "kernels/reference/activations.h"
+#include "kernels/reference/softmax.h"
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -13,7 +16,9 @@ namespace {
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f;  // 8 significant bits: n * kLn2Hi is exact
 constexpr float kLn2Lo = -2.12194440e-4f;
-constexpr float kExpMin = -87.0f, kExpMax = 88.0f;
+// Below -104 exp rounds to 0, above 89 to infinity (float's range ends at
+// 88.72); the scaling by 2^n keeps every result in between, denormals too.
+constexpr float kExpMin = -104.0f, kExpMax = 89.0f;
 constexpr float kUpper = 16.619047164916992188f;  // TFLite's cut-offs
 constexpr float kLower = -9.0f;
 // 1/k! for k = 6..2.
@@ -62,6 +67,42 @@ DLG_TARGET_AVX512 void Logistic512Range(const float* in, float* out, int64_t beg
   }
 }
 
+DLG_TARGET_AVX512 void Softmax512(float beta, const float* in, float* out, int64_t depth,
+                                  int64_t row_begin, int64_t row_end) {
+  const __m512 vbeta = _mm512_set1_ps(beta);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const float* x = in + row * depth;
+    float* y = out + row * depth;
+    const int64_t full = depth / 16 * 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1);
+    const __m512 lowest = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+    // max(x, m) keeps m for a NaN x, as the reference's (m < x) ? x : m.
+    __m512 m = lowest;
+    for (int64_t c = 0; c < full; c += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + c), m);
+    if (tail) m = _mm512_max_ps(_mm512_mask_loadu_ps(lowest, tail, x + full), m);
+    const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t c = 0; c < full; c += 16) {
+      const __m512 e =
+          Exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + c), vmax), vbeta));
+      _mm512_storeu_ps(y + c, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    if (tail) {
+      const __m512 e = Exp512(
+          _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vmax), vbeta));
+      _mm512_mask_storeu_ps(y + full, tail, e);
+      sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, e));
+    }
+    const __m512 vsum = _mm512_set1_ps(_mm512_reduce_add_ps(sum));
+    for (int64_t c = 0; c < full; c += 16)
+      _mm512_storeu_ps(y + c, _mm512_div_ps(_mm512_loadu_ps(y + c), vsum));
+    if (tail)
+      _mm512_mask_storeu_ps(y + full, tail,
+                            _mm512_div_ps(_mm512_maskz_loadu_ps(tail, y + full), vsum));
+  }
+}
+
 DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
   t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)),
@@ -75,10 +116,15 @@ DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  // 2^n with n in [-126, 127] (t is clamped): the exponent field n + 127.
-  const __m256i bits = _mm256_slli_epi32(
-      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  // 2^n, n in [-150, 128], as 2^n1 * 2^n2 with n1 = n >> 1 and n2 = n - n1
+  // (both normal): p * 2^n1 is exact, the second product rounds once.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
 DLG_TARGET_AVX2 inline __m256 Logistic256(__m256 x) {
@@ -89,6 +135,48 @@ DLG_TARGET_AVX2 inline __m256 Logistic256(__m256 x) {
   __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
   y = _mm256_blendv_ps(y, e, low);
   return _mm256_blendv_ps(y, _mm256_set1_ps(1.0f), high);
+}
+
+DLG_TARGET_AVX2 void Softmax256(float beta, const float* in, float* out, int64_t depth,
+                                int64_t row_begin, int64_t row_end) {
+  const __m256 vbeta = _mm256_set1_ps(beta);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const float* x = in + row * depth;
+    float* y = out + row * depth;
+    const int64_t full = depth / 8 * 8;
+    __m256 m = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+    for (int64_t c = 0; c < full; c += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + c), m);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m);
+    float max = lanes[0];
+    for (int i = 1; i < 8; ++i) max = (max < lanes[i]) ? lanes[i] : max;
+    for (int64_t c = full; c < depth; ++c) max = (max < x[c]) ? x[c] : max;
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t c = 0; c < full; c += 8) {
+      const __m256 e =
+          Exp256(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + c), vmax), vbeta));
+      _mm256_storeu_ps(y + c, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    _mm256_store_ps(lanes, sum);
+    float total = 0.0f;
+    for (int i = 0; i < 8; ++i) total += lanes[i];
+    if (full < depth) {
+      // The last values through the same exp, one vector padded with x = max.
+      alignas(32) float rest[8];
+      for (int i = 0; i < 8; ++i) rest[i] = full + i < depth ? x[full + i] : max;
+      _mm256_store_ps(rest, Exp256(_mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(rest), vmax), vbeta)));
+      for (int64_t c = full; c < depth; ++c) {
+        y[c] = rest[c - full];
+        total += y[c];
+      }
+    }
+    const __m256 vsum = _mm256_set1_ps(total);
+    for (int64_t c = 0; c < full; c += 8)
+      _mm256_storeu_ps(y + c, _mm256_div_ps(_mm256_loadu_ps(y + c), vsum));
+    for (int64_t c = full; c < depth; ++c) y[c] = y[c] / total;
+  }
 }
 
 DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin, int64_t end) {
@@ -115,6 +203,15 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
   if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
 #endif
   reference::LogisticFloat(in, out, begin, end);
+}
+
+void FloatSoftmax(Isa isa, float beta, const float* in, float* out, int64_t depth,
+                  int64_t row_begin, int64_t row_end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Softmax512(beta, in, out, depth, row_begin, row_end);
+  if (isa == Isa::kAvx2) return Softmax256(beta, in, out, depth, row_begin, row_end);
+#endif
+  reference::SoftmaxFloat(beta, in, out, depth, row_begin, row_end);
 }
 
 }  // namespace delegato::optimized
