@@ -26,10 +26,12 @@
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/optimized/reduce_mean.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/elementwise.h"
+#include "kernels/reference/reduce.h"
 #include "kernels/reference/softmax.h"
 #include "test_util.h"
 
@@ -501,6 +503,48 @@ INSTANTIATE_TEST_SUITE_P(
                           BinaryCase{{4, 1, 23}, {1, 6, 1}},         // both broadcast
                           BinaryCase{{1000}, {1}}, BinaryCase{{15}, {15}})),
     [](const ::testing::TestParamInfo<FloatBinaryTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// ------------------------------------------------------------------ MEAN
+
+struct MeanCase {
+  std::vector<int32_t> dims;
+  std::vector<int> axes;
+};
+
+class FloatMeanTest : public ::testing::TestWithParam<std::tuple<Isa, MeanCase>> {};
+
+TEST_P(FloatMeanTest, BitExactWithReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  bool reduced[reference::kMaxReduceRank] = {};
+  for (int a : c.axes) reduced[a] = true;
+  const reference::ReduceShape shape =
+      reference::MakeReduceShape(static_cast<int>(c.dims.size()), c.dims.data(), reduced);
+  optimized::MeanSum8 plan;
+  ASSERT_TRUE(plan.Plan(shape));
+  plan.isa = isa;
+  std::mt19937 rng(static_cast<uint32_t>(shape.input_count));
+  std::vector<float> in = Random(rng, shape.input_count);
+  for (size_t i = 0; i < in.size(); i += 97) in[i] = i % 2 ? -0.0f : 1e30f;
+  std::vector<float> ref(shape.output_count), fast(shape.output_count);
+  reference::MeanFloat(shape, in.data(), ref.data());
+  optimized::MeanFloatContiguous(plan, static_cast<float>(shape.reduced_count), in.data(),
+                                 fast.data());
+  EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+      << optimized::IsaName(isa);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FloatMeanTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::Values(MeanCase{{1, 7, 7, 1280}, {1, 2}},
+                                         MeanCase{{2, 5, 3, 17}, {1, 2}},
+                                         MeanCase{{3, 4, 65}, {1}}, MeanCase{{9, 33}, {0}},
+                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}})),
+    [](const ::testing::TestParamInfo<FloatMeanTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);
     });
