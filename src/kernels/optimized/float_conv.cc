@@ -284,16 +284,21 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
     // every row group of the block.
     const bool rows_outer = static_cast<size_t>(p_end - p_begin) * k_ * nr_ * sizeof(float) <=
                             kSmallWeightsBytes;
-    const int outer_count = rows_outer ? (count + mr_ - 1) / mr_ : p_end - p_begin;
-    const int inner_count = rows_outer ? p_end - p_begin : (count + mr_ - 1) / mr_;
+    // Row groups of nearly equal size (49 rows: 7 x 7, not 6 x 8 + 1: a lone
+    // row runs at the multiply-add latency, not its throughput).
+    const int groups = (count + mr_ - 1) / mr_;
+    const int group_base = count / groups, group_extra = count % groups;
+    const int outer_count = rows_outer ? groups : p_end - p_begin;
+    const int inner_count = rows_outer ? p_end - p_begin : groups;
     for (int outer = 0; outer < outer_count; ++outer) {
       for (int inner = 0; inner < inner_count; ++inner) {
         const int pn = p_begin + (rows_outer ? inner : outer);
-        const int r0 = (rows_outer ? outer : inner) * mr_;
+        const int group = rows_outer ? outer : inner;
+        const int r0 = group * group_base + std::min(group, group_extra);
         const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
         const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
         const int ncols = std::min(nr_, n_ - pn * nr_);
-        const int r = std::min(mr_, count - r0);
+        const int r = group_base + (group < group_extra ? 1 : 0);
         for (int s = 0; s < segs_; ++s)
           for (int j = 0; j < r; ++j)
             segments[s * r + j] = gathered[r0 + j] ? rows[r0 + j] + static_cast<size_t>(s) * run_
