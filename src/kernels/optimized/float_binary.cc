@@ -6,6 +6,11 @@
 #include <immintrin.h>
 #endif
 
+// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
+// all-ones mask, which it then reports as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace delegato::optimized {
 
 namespace {
