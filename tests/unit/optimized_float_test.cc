@@ -606,7 +606,9 @@ TEST(OptimizedFloatTest, InterpreterOptimizedCloseToReference) {
       for (size_t i = 0; i < ref.size(); ++i)
         EXPECT_NEAR(fast[i], ref[i], 1e-4f * scale)
             << optimized::IsaName(isa) << " threads " << threads << " output " << i;
-      if (isa == Isa::kScalar) EXPECT_EQ(fast, ref) << "scalar runs the reference kernels";
+      if (isa == Isa::kScalar) {
+        EXPECT_EQ(fast, ref) << "scalar runs the reference kernels";
+      }
     }
   }
 }
