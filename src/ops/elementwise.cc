@@ -496,7 +496,8 @@ struct ActivationData {
   reference::QuantizedReluParams relu;
   uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
-  // float32 LOGISTIC through the vector exp, when allowed (see float_activations.h).
+  // float32 LOGISTIC and TANH through the vector exp, when allowed (see
+  // float_activations.h).
   bool fast_logistic = false;
   optimized::Isa isa = optimized::Isa::kScalar;
 };
@@ -551,7 +552,8 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   auto data = std::make_shared<ActivationData>();
   data->kind = kind;
   data->type = in.type;
-  if (in.type == DataType::kFloat32 && kind == ActivationKind::kLogistic && ctx.optimized()) {
+  if (in.type == DataType::kFloat32 &&
+      (kind == ActivationKind::kLogistic || kind == ActivationKind::kTanh) && ctx.optimized()) {
     data->isa = optimized::SelectedIsa();
     data->fast_logistic = optimized::HasFloatLogistic(data->isa);
   }
@@ -618,7 +620,12 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
           else
             reference::LogisticFloat(x, y, begin, end);
           break;
-        case ActivationKind::kTanh: reference::TanhFloat(x, y, begin, end); break;
+        case ActivationKind::kTanh:
+          if (d.fast_logistic)
+            optimized::FloatTanh(d.isa, x, y, begin, end);
+          else
+            reference::TanhFloat(x, y, begin, end);
+          break;
       }
     });
     return;

@@ -31,6 +31,7 @@
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/elementwise.h"
+#include "kernels/reference/math.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/softmax.h"
 #include "test_util.h"
@@ -392,6 +393,59 @@ TEST_P(FloatLogisticTest, WithinUlpsOfReference) {
     }
   }
 }
+
+class FloatActivationTest : public ::testing::TestWithParam<Isa> {};
+
+std::vector<float> ActivationInputs() {
+  std::vector<float> in = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-6f, 0.0624f, 0.0625f, -0.0625f,
+                           -3.0f, 3.0f, 6.0f, -9.5f, 9.5f, 100.0f, -100.0f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), std::nanf("")};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> wide(-20.0f, 20.0f), narrow(-0.2f, 0.2f);
+  for (int i = 0; i < 4000; ++i) in.push_back(i % 2 ? wide(rng) : narrow(rng));
+  return in;
+}
+
+TEST_P(FloatActivationTest, HardSwishBitExact) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const std::vector<float> in = ActivationInputs();
+  for (int64_t begin : {int64_t{0}, int64_t{5}}) {
+    std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+    reference::HardSwishFloat(in.data(), ref.data(), begin, static_cast<int64_t>(in.size()));
+    optimized::FloatHardSwish(isa, in.data(), fast.data(), begin,
+                              static_cast<int64_t>(in.size()));
+    EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+        << optimized::IsaName(isa);
+  }
+}
+
+TEST_P(FloatActivationTest, TanhWithinUlpsOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const std::vector<float> in = ActivationInputs();
+  for (int64_t end : {static_cast<int64_t>(in.size()), int64_t{3}, int64_t{13}}) {
+    std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+    reference::TanhFloat(in.data(), ref.data(), 0, end);
+    optimized::FloatTanh(isa, in.data(), fast.data(), 0, end);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+        continue;
+      }
+      EXPECT_LE(std::fabs(fast[i] - ref[i]), 3e-6f * std::fabs(ref[i]) + 1e-38f)
+          << optimized::IsaName(isa) << " x = " << in[i] << ": " << fast[i] << " vs " << ref[i];
+      EXPECT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << "x = " << in[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatActivationTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(optimized::IsaName(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
                          ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),

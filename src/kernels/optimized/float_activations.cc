@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kernels/reference/activations.h"
+#include "kernels/reference/math.h"
 #include "kernels/reference/softmax.h"
 
 #if DELEGATO_X86
@@ -108,6 +109,53 @@ DLG_TARGET_AVX512 void Softmax512(float beta, const float* in, float* out, int64
   }
 }
 
+// x * min(6, max(0, x + 3)) / 6 with the reference's operations: std::max(0,
+// v) is (0 < v) ? v : 0 = max(v, 0) (NaN -> 0), std::min(6, r) is
+// (r < 6) ? r : 6 = min(r, 6); then a product and a division, as written.
+DLG_TARGET_AVX512 void HardSwish512Range(const float* in, float* out, int64_t begin,
+                                         int64_t end) {
+  const __m512 zero = _mm512_setzero_ps(), three = _mm512_set1_ps(3.0f),
+               six = _mm512_set1_ps(6.0f);
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    const __m512 x = _mm512_loadu_ps(in + i);
+    const __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x, three), zero), six);
+    _mm512_storeu_ps(out + i, _mm512_div_ps(_mm512_mul_ps(x, r), six));
+  }
+  for (; i < end; ++i) out[i] = reference::HardSwishValue(in[i]);
+}
+
+// tanh: |x| < 0.0625: x (1 + x^2 (-1/3 + x^2 (2/15 - 17/315 x^2))), the Taylor
+// series (next term below 1e-12 relative); otherwise sign(x) (1 - e) / (1 + e)
+// with e = exp(-2|x|) (1 - e >= 0.117: relative error about 1e-6).
+constexpr float kTanhSmall = 0.0625f;
+constexpr float kT3 = -1.0f / 3, kT5 = 2.0f / 15, kT7 = -17.0f / 315;
+
+DLG_TARGET_AVX512 inline __m512 Tanh512(__m512 x) {
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
+  const __m512 ax = _mm512_andnot_ps(sign_mask, x);
+  const __m512 e = Exp512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 big = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
+  big = _mm512_or_ps(big, _mm512_and_ps(x, sign_mask));
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_fmadd_ps(x2, _mm512_set1_ps(kT7), _mm512_set1_ps(kT5));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(kT3));
+  // x (1 + x^2 p): a product last, so tanh(-0) = -0.
+  const __m512 small = _mm512_mul_ps(x, _mm512_fmadd_ps(x2, p, one));
+  const __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kTanhSmall), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(is_small, big, small);
+}
+
+DLG_TARGET_AVX512 void Tanh512Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Tanh512(_mm512_loadu_ps(in + i)));
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, Tanh512(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
 DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
   t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)),
@@ -184,6 +232,46 @@ DLG_TARGET_AVX2 void Softmax256(float beta, const float* in, float* out, int64_t
   }
 }
 
+DLG_TARGET_AVX2 void HardSwish256Range(const float* in, float* out, int64_t begin,
+                                       int64_t end) {
+  const __m256 zero = _mm256_setzero_ps(), three = _mm256_set1_ps(3.0f),
+               six = _mm256_set1_ps(6.0f);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m256 x = _mm256_loadu_ps(in + i);
+    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(x, three), zero), six);
+    _mm256_storeu_ps(out + i, _mm256_div_ps(_mm256_mul_ps(x, r), six));
+  }
+  for (; i < end; ++i) out[i] = reference::HardSwishValue(in[i]);
+}
+
+DLG_TARGET_AVX2 inline __m256 Tanh256(__m256 x) {
+  const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+  const __m256 ax = _mm256_andnot_ps(sign_mask, x);
+  const __m256 e = Exp256(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  __m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+  big = _mm256_or_ps(big, _mm256_and_ps(x, sign_mask));
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_fmadd_ps(x2, _mm256_set1_ps(kT7), _mm256_set1_ps(kT5));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(kT3));
+  // x (1 + x^2 p): a product last, so tanh(-0) = -0.
+  const __m256 small = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, p, one));
+  const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);
+  return _mm256_blendv_ps(big, small, is_small);
+}
+
+DLG_TARGET_AVX2 void Tanh256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Tanh256(_mm256_loadu_ps(in + i)));
+  if (i < end) {
+    alignas(32) float rest[8] = {};
+    for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
+    _mm256_store_ps(rest, Tanh256(_mm256_load_ps(rest)));
+    for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
+  }
+}
+
 DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Logistic256(_mm256_loadu_ps(in + i)));
@@ -208,6 +296,22 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
   if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
 #endif
   reference::LogisticFloat(in, out, begin, end);
+}
+
+void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return HardSwish512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return HardSwish256Range(in, out, begin, end);
+#endif
+  reference::HardSwishFloat(in, out, begin, end);
+}
+
+void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Tanh512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return Tanh256Range(in, out, begin, end);
+#endif
+  reference::TanhFloat(in, out, begin, end);
 }
 
 void FloatSoftmax(Isa isa, float beta, const float* in, float* out, int64_t depth,

@@ -1,4 +1,5 @@
-// float32 LOGISTIC and SOFTMAX with a vector exp (AVX-512, AVX2 + FMA).
+// float32 LOGISTIC, TANH and SOFTMAX with a vector exp, and HARD_SWISH
+// (AVX-512, AVX2 + FMA).
 //
 // TFLite's float logistic (reference::LogisticValue): 1 above 16.619..., exp(x)
 // below -9, otherwise 1 / (1 + exp(-x)). The same cut-offs per lane, with
@@ -21,6 +22,13 @@ namespace delegato::optimized {
 bool HasFloatLogistic(Isa isa);
 // out[i] = logistic(in[i]) for i in [begin, end); needs HasFloatLogistic(isa).
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+
+// HARD_SWISH: the reference's operations lane by lane (bit-exact).
+void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+// TANH: a Taylor polynomial below |x| = 1/16, else sign(x) (1 - e) / (1 + e)
+// with e = exp(-2|x|) from the vector exp; within about 2e-6 relative of
+// std::tanh. NaN stays NaN.
+void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 
 // SOFTMAX over rows [row_begin, row_end) of `depth` values, as
 // reference::SoftmaxFloat: the row maximum (exact, NaN inputs skipped as
