@@ -39,7 +39,13 @@ DEFAULT_MODELS = [
     "person_detect",
     "deeplabv3_mnv2_dm05_pascal_quant",
     "movenet_single_pose_lightning_ptq",
+    # float32 rows: FLOAT_PREFIX + a quantized model's name runs its float32
+    # twin (bench/float_model: weights dequantized, every tensor float32),
+    # generated once into --float-cache.
+    "float32:mobilenet_v1_0.25_128_quant",
+    "float32:mobilenet_v2_1.0_224_quant",
 ]
+FLOAT_PREFIX = "float32:"
 MAC_MODEL = "mobilenet_v2_1.0_224_quant"
 
 
@@ -189,8 +195,23 @@ def serve_litert(args):
     print(json.dumps({"peak_rss_mb": status_mb("VmHWM:")}), flush=True)
 
 
+def model_path(model_name, args):
+    """The .tflite file of a row: a shared model, or the float32 twin of one
+    (made by bench/float_model into args.float_cache on first use)."""
+    if not model_name.startswith(FLOAT_PREFIX):
+        return pathlib.Path(args.models_dir) / f"{model_name}.tflite"
+    source = model_name[len(FLOAT_PREFIX):]
+    cache = pathlib.Path(args.float_cache).expanduser()
+    cache.mkdir(parents=True, exist_ok=True)
+    twin = cache / f"{source}.float32.tflite"
+    if not twin.exists():
+        subprocess.run([args.float_model, str(pathlib.Path(args.models_dir) / f"{source}.tflite"),
+                        str(twin)], check=True)
+    return twin
+
+
 def compare(model_name, threads, args, tmp_dir):
-    model = pathlib.Path(args.models_dir) / f"{model_name}.tflite"
+    model = model_path(model_name, args)
     litert_path, note = loadable_model_path(model, tmp_dir)
     inputs = random_inputs(litert_path, args.seed, tmp_dir)
     delegato_argv = [args.time_model, str(model), "--num_threads", str(threads)]
@@ -367,7 +388,9 @@ def write_report(rows, kernels, peak, macs, args, path):
         lines += ["", "## Before / after (delegato, 1 thread)", "",
                   "The same binary with `--kernels reference` (the bit-exact reference kernels, "
                   f"median of {args.reference_runs} runs, not interleaved) and with the default "
-                  "optimized kernels (median from the table above). Outputs are identical.", "",
+                  "optimized kernels (median from the table above). Outputs are identical "
+                  "(float32 rows: equal up to rounding, the vector kernels sum in another "
+                  "order).", "",
                   "| model | reference kernels ms | optimized kernels ms | speed-up |",
                   "|---|---:|---:|---:|"]
         for r in befores:
@@ -454,7 +477,12 @@ def main():
     parser.add_argument("--models-dir",
                         default=os.environ.get("DELEGATO_SHARED_DIR",
                                                str(REPO.parent / "shared")) + "/models")
-    parser.add_argument("--models", nargs="*", default=DEFAULT_MODELS)
+    parser.add_argument("--models", nargs="*", default=DEFAULT_MODELS,
+                        help="rows to run (default: all); float32:NAME is NAME's float32 twin")
+    parser.add_argument("--float-model", default=str(REPO / "build" / "float_model"),
+                        help="bench/float_model binary (makes the float32 twins)")
+    parser.add_argument("--float-cache", default="~/.cache/delegato/float_models",
+                        help="where the float32 twins are kept (outside the repository)")
     parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--batch-seconds", type=float, default=0.4)

@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/quant_depthwise.h"
@@ -57,6 +58,12 @@ std::unique_ptr<optimized::QuantConv> MakeQuantConv(KernelContext& ctx, const No
     }
   }
   return fast;
+}
+
+// The float32 fast kernels run with a vector ISA; DELEGATO_ISA=scalar (or a
+// CPU without AVX2) keeps the reference kernels.
+bool UseFloatFast(const KernelContext& ctx) {
+  return ctx.optimized() && optimized::SelectedIsa() != optimized::Isa::kScalar;
 }
 
 // ------------------------------------------------------------------ helpers
@@ -342,6 +349,8 @@ struct ConvData {
   // The optimized kernel, when InterpreterOptions::kernels allows it and it
   // covers the node (quantized, ungrouped, constant filter and bias).
   std::unique_ptr<optimized::QuantConv> fast;
+  // float32 with constant filter and bias, when allowed.
+  std::unique_ptr<optimized::FloatConv> fast_float;
   // Hybrid: float input and output, constant int8 weights.
   bool hybrid = false;
   reference::HybridConvParams hybrid_params;
@@ -502,6 +511,17 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     d->fast = MakeQuantConv(ctx, node, p);
     node.scratch_bytes = d->fast->scratch_bytes();
+  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) && optimized::FloatConv::Covers(g)) {
+    optimized::FloatConvParams p;
+    p.geometry = g;
+    p.act_min = d->q.act.float_min;
+    p.act_max = d->q.act.float_max;
+    p.filter = filter.data_as<float>();
+    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+    d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
+                                                           ctx.pool().num_threads());
+    node.scratch_bytes = d->fast_float->scratch_bytes();
   } else if (filter.is_constant()) {
     PackConv(*d, filter);
   } else {
@@ -543,6 +563,18 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     const optimized::QuantConv& fast = *d.fast;
     const void* in = input.data;
     void* out = output.data;
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fast.RunTask(static_cast<int>(task), in, out, scratch);
+    });
+    return;
+  }
+
+  if (d.fast_float != nullptr) {
+    const optimized::FloatConv& fast = *d.fast_float;
+    const float* in = input.data_as<float>();
+    float* out = output.data_as<float>();
     uint8_t* scratch = node.scratch;
     ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task)
@@ -627,6 +659,8 @@ struct DepthwiseData {
   // The optimized kernel, when allowed and covering the node (quantized,
   // depth multiplier 1, constant filter and bias).
   std::unique_ptr<optimized::QuantDepthwise> fast;
+  // float32, depth multiplier 1, constant filter and bias, when allowed.
+  std::unique_ptr<optimized::FloatDepthwise> fast_float;
   // Hybrid: float input and output, int8 weights with one scale per channel.
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
@@ -765,6 +799,15 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.filter = filter.data;
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     d->fast = std::make_unique<optimized::QuantDepthwise>(p, optimized::SelectedIsa());
+  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) && optimized::FloatDepthwise::Covers(g)) {
+    optimized::FloatDepthwiseParams p;
+    p.geometry = g;
+    p.act_min = d->q.act.float_min;
+    p.act_max = d->q.act.float_max;
+    p.filter = filter.data_as<float>();
+    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+    d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
   } else if (type != DataType::kFloat32) {
     if (filter.is_constant()) {
       d->packed_quant.resize(g.filter_elements());
@@ -809,6 +852,21 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const void* in = input.data;
     void* out = output.data;
     // Small layers run on the calling thread: the hand-off costs more.
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+    if (fast.macs() < kMinParallelMacs) {
+      fast.RunRows(0, fast.rows(), in, out);
+      return;
+    }
+    ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
+      fast.RunRows(begin, end, in, out);
+    });
+    return;
+  }
+
+  if (d.fast_float != nullptr) {
+    const optimized::FloatDepthwise& fast = *d.fast_float;
+    const float* in = input.data_as<float>();
+    float* out = output.data_as<float>();
     constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
     if (fast.macs() < kMinParallelMacs) {
       fast.RunRows(0, fast.rows(), in, out);
@@ -884,6 +942,8 @@ struct FullyConnectedData {
   // when allowed: quantized, constant weights and bias, symmetric int8 or
   // uint8 weights.
   std::unique_ptr<optimized::QuantConv> fast;
+  // float32 with constant weights and bias, when allowed (the float GEMM).
+  std::unique_ptr<optimized::FloatConv> fast_float;
   // int16x8 with quantized_bias_type INT32: 32-bit sums, even without a bias.
   bool int32_accumulate = false;
   // Hybrid: float input and output, constant int8 weights.
@@ -1077,6 +1137,28 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
       return;
     }
   }
+  if (type == DataType::kFloat32 && UseFloatFast(ctx) && weights.is_constant() &&
+      (bias == nullptr || bias->is_constant()) && g.accum_depth > 0 && g.batches > 0 &&
+      g.output_depth > 0) {
+    optimized::FloatConvParams p;
+    reference::ConvGeometry& cg = p.geometry;
+    cg.batches = g.batches;
+    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
+    cg.filter_height = cg.filter_width = 1;
+    cg.input_depth = cg.filter_depth = g.accum_depth;
+    cg.output_depth = g.output_depth;
+    p.act_min = d->q.act.float_min;
+    p.act_max = d->q.act.float_max;
+    p.filter = weights.data_as<float>();
+    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+    if (optimized::FloatConv::Covers(cg)) {
+      d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
+                                                             ctx.pool().num_threads());
+      node.scratch_bytes = d->fast_float->scratch_bytes();
+      node.op_data = std::move(d);
+      return;
+    }
+  }
   if (weights.is_constant()) {
     if (type == DataType::kFloat32) {
       d->packed_float.resize(g.weight_elements());
@@ -1133,6 +1215,18 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
     });
     return;
   }
+  if (d.fast_float != nullptr) {
+    const optimized::FloatConv& fast = *d.fast_float;
+    const float* in = input.data_as<float>();
+    float* out = output.data_as<float>();
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fast.RunTask(static_cast<int>(task), in, out, scratch);
+    });
+    return;
+  }
+
   if (!d.weights_packed) PackFullyConnectedInto(d, weights, node.scratch);
 
   if (d.type == DataType::kFloat32) {

@@ -8,10 +8,13 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "kernels/fixed_point.h"
+#include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
@@ -182,6 +185,9 @@ struct BinaryData {
   int32_t divisor_zero = 0;
   // The optimized kernel (8-bit quantized ADD, SUB, MUL), when allowed.
   std::unique_ptr<optimized::QuantBinary> fast;
+  // float32 ADD/SUB/MUL/DIV in vectors (bit-exact), when allowed.
+  bool fast_float = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 const char* BinaryOpName(BinaryOp op) {
@@ -363,6 +369,10 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
     data->int32_range = PlainActivationRange<int32_t>(act);
     data->int64_range = PlainActivationRange<int64_t>(act);
     data->int16_range = PlainActivationRange<int16_t>(act);
+    if (in1.type == DataType::kFloat32 && op != BinaryOp::kFloorDiv && ctx.optimized()) {
+      data->isa = optimized::SelectedIsa();
+      data->fast_float = optimized::HasFloatBinary(data->isa);
+    }
     if (op == BinaryOp::kFloorDiv || (op == BinaryOp::kDiv && in1.type == DataType::kInt32)) {
       data->check_divisor = true;
       data->divisor_zero = 0;
@@ -384,6 +394,14 @@ void EvalPlainBinary(const KernelContext& ctx, const BinaryData& d, const Tensor
   const T* pa = a.data_as<T>();
   const T* pb = b.data_as<T>();
   T* po = out.data_as<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    if (d.fast_float) {
+      ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
+        optimized::FloatBinary(d.isa, d.op, d.plan, pa, pb, po, range.min, range.max, begin, end);
+      });
+      return;
+    }
+  }
   ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
     reference::BinaryArithmetic<T>(d.op, d.plan, pa, pb, po, range, begin, end);
   });
@@ -478,6 +496,10 @@ struct ActivationData {
   reference::QuantizedReluParams relu;
   uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
+  // float32 LOGISTIC and TANH through the vector exp, when allowed (see
+  // float_activations.h).
+  bool fast_logistic = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 // TFLite's CheckedLog2: log2(x) in float, rounded; true when x is within
@@ -530,6 +552,11 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   auto data = std::make_shared<ActivationData>();
   data->kind = kind;
   data->type = in.type;
+  if (in.type == DataType::kFloat32 &&
+      (kind == ActivationKind::kLogistic || kind == ActivationKind::kTanh) && ctx.optimized()) {
+    data->isa = optimized::SelectedIsa();
+    data->fast_logistic = optimized::HasFloatLogistic(data->isa);
+  }
   const bool relu = kind == ActivationKind::kRelu || kind == ActivationKind::kRelu6;
   const bool type_ok = in.type == DataType::kFloat32 || in.type == DataType::kUInt8 ||
                        in.type == DataType::kInt8 || in.type == DataType::kInt16;
@@ -587,8 +614,18 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
       switch (d.kind) {
         case ActivationKind::kRelu: reference::ReluFloat(x, y, begin, end); break;
         case ActivationKind::kRelu6: reference::Relu6Float(x, y, begin, end); break;
-        case ActivationKind::kLogistic: reference::LogisticFloat(x, y, begin, end); break;
-        case ActivationKind::kTanh: reference::TanhFloat(x, y, begin, end); break;
+        case ActivationKind::kLogistic:
+          if (d.fast_logistic)
+            optimized::FloatLogistic(d.isa, x, y, begin, end);
+          else
+            reference::LogisticFloat(x, y, begin, end);
+          break;
+        case ActivationKind::kTanh:
+          if (d.fast_logistic)
+            optimized::FloatTanh(d.isa, x, y, begin, end);
+          else
+            reference::TanhFloat(x, y, begin, end);
+          break;
       }
     });
     return;
@@ -641,6 +678,9 @@ struct SoftmaxData {
   bool use_table = false;
   optimized::QuantSoftmax8 table;
   reference::SoftmaxInt16Params int16;  // INT16 input and output
+  // float32 with the vector exp (see float_activations.h), when allowed.
+  bool fast_float = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 // ------------------------------------------------------------ quantize / dequantize / cast
@@ -853,6 +893,10 @@ void PrepareSoftmax(KernelContext& ctx, Node& node) {
   data->in_type = in.type;
   data->out_type = out.type;
   data->beta = ParamsOrDefault<SoftmaxParams>(node).beta;
+  if (in.type == DataType::kFloat32 && ctx.optimized()) {
+    data->isa = optimized::SelectedIsa();
+    data->fast_float = optimized::HasFloatLogistic(data->isa);
+  }
   data->depth = in.dims.back();
   data->rows = data->depth == 0 ? 0 : in.NumElements() / data->depth;
   if (in.type == DataType::kFloat32) {
@@ -913,8 +957,12 @@ void EvalSoftmax(KernelContext& ctx, const Node& node) {
       reference::SoftmaxInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), d.depth,
                               begin, end);
     } else if (d.in_type == DataType::kFloat32) {
-      reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth, begin,
-                              end);
+      if (d.fast_float)
+        optimized::FloatSoftmax(d.isa, d.beta, in.data_as<float>(), out.data_as<float>(),
+                                d.depth, begin, end);
+      else
+        reference::SoftmaxFloat(d.beta, in.data_as<float>(), out.data_as<float>(), d.depth,
+                                begin, end);
     } else if (d.in_type == DataType::kUInt8) {
       if (d.out_type == DataType::kUInt8)
         reference::SoftmaxQuantized(d.params, in.data_as<uint8_t>(), out.data_as<uint8_t>(),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/fixed_point.h"
+#include "kernels/optimized/float_activations.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/activations.h"
 #include "kernels/reference/elementwise.h"
@@ -128,6 +129,8 @@ struct MathData {
   reference::QuantizedRsqrtParams rsqrt;
   uint8_t table[256] = {};  // int8 entries stored as bytes
   int16_t table16[513] = {};  // int16 inputs (kTable with type INT16)
+  // float32 HARD_SWISH in vectors (bit-exact), when the kernel set allows it.
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 template <class Fn>
@@ -148,7 +151,7 @@ void RunTyped(const MathData& d, const void* x, void* y, int64_t begin, int64_t 
   T* out = static_cast<T*>(y);
   if constexpr (std::is_same_v<T, float>) {
     switch (d.kind) {
-      case Kind::kHardSwish: reference::HardSwishFloat(in, out, begin, end); return;
+      case Kind::kHardSwish: optimized::FloatHardSwish(d.isa, in, out, begin, end); return;
       case Kind::kLeakyRelu: reference::LeakyReluFloat(d.alpha, in, out, begin, end); return;
       case Kind::kReluN1To1: reference::ReluN1To1Float(in, out, begin, end); return;
       case Kind::kRelu0To1: reference::Relu0To1Float(in, out, begin, end); return;
@@ -276,6 +279,7 @@ void PrepareHardSwish(KernelContext& ctx, Node& node) {
   const Tensor& in = PrepareSameShape(ctx, node);
   const Tensor& out = ctx.output(node, 0);
   auto d = NewData(in, Kind::kHardSwish);
+  if (in.type == DataType::kFloat32 && ctx.optimized()) d->isa = optimized::SelectedIsa();
   if (in.type != DataType::kFloat32) {
     if (!IsEightBit(in.type)) FailType(ctx, node, in, "FLOAT32, UINT8, INT8");
     const QuantParams qi = PerTensorParams(ctx, node, in, "input");

@@ -30,6 +30,7 @@ struct MeanData {
   int32_t multiplier = 0;
   int shift = 0;
   bool fast = false;  // 8-bit sums by the optimized kernel (kernel set allowing it)
+  bool fast_float = false;  // float32 through optimized::MeanFloatContiguous (bit-exact)
   optimized::MeanSum8 sum8;
 };
 
@@ -68,6 +69,10 @@ void PrepareMean(KernelContext& ctx, Node& node) {
 
   auto data = MakeOpData<MeanData>(node);
   data->shape = reference::MakeReduceShape(rank, in.dims.data(), reduced);
+  if (in.type == DataType::kFloat32 && ctx.optimized() && data->sum8.Plan(data->shape)) {
+    data->fast_float = true;
+    data->sum8.isa = optimized::SelectedIsa();
+  }
   if (in.type != DataType::kFloat32) {
     if (in.type == DataType::kInt16)
       DLG_NODE_CHECK(ctx, node, in.zero_point() == 0 && out.zero_point() == 0,
@@ -92,6 +97,11 @@ void EvalMean(KernelContext& ctx, const Node& node) {
   const Tensor& in = ctx.in(node, 0);
   const Tensor& out = ctx.out(node, 0);
   int32_t* sums = reinterpret_cast<int32_t*>(node.scratch);
+  if (d.fast_float) {
+    optimized::MeanFloatContiguous(d.sum8, static_cast<float>(d.shape.reduced_count),
+                                   in.data_as<float>(), ctx.out(node, 0).data_as<float>());
+    return;
+  }
   if (d.fast) {
     d.sum8.Run(static_cast<const uint8_t*>(in.data), sums);
     if (in.type == DataType::kInt8)

@@ -32,18 +32,28 @@ std::vector<Out> RunSoftmax(DataType in_type, DataType out_type, std::vector<int
 }
 
 TEST(Softmax, Float) {
+  // TFLite's values from the reference kernel; the optimized kernel (a vector
+  // exp, another summation order) is checked against it within rounding below.
   const std::vector<float> x = {1, 2, 3, 4, -1, 0, 100, -50};
   for (int threads : {1, 2})
     EXPECT_THAT((RunSoftmax<float, float>(DataType::kFloat32, DataType::kFloat32, {2, 4}, x, {},
-                                          {}, 1.0f, threads)),
+                                          {}, 1.0f, threads, KernelSet::kReference)),
                 ElementsAre(0.032058604061603546f, 0.08714432269334793f, 0.23688283562660217f,
                             0.6439142823219299f, 1.401298464324817e-44f, 3.783505853677006e-44f,
                             1.0f, 0.0f));
   EXPECT_THAT((RunSoftmax<float, float>(DataType::kFloat32, DataType::kFloat32, {2, 4}, x, {}, {},
-                                        0.5f)),
+                                        0.5f, 1, KernelSet::kReference)),
               ElementsAre(0.101536326110363f, 0.16740509867668152f, 0.2760043442249298f,
                           0.45505422353744507f, 1.169845886345186e-22f, 1.9287498933537385e-22f,
                           1.0f, 2.678636997114156e-33f));
+  for (float beta : {1.0f, 0.5f}) {
+    const std::vector<float> ref = RunSoftmax<float, float>(
+        DataType::kFloat32, DataType::kFloat32, {2, 4}, x, {}, {}, beta, 1, KernelSet::kReference);
+    const std::vector<float> fast = RunSoftmax<float, float>(
+        DataType::kFloat32, DataType::kFloat32, {2, 4}, x, {}, {}, beta, 2);
+    ASSERT_EQ(fast.size(), ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(fast[i], ref[i], 1e-6f * ref[i]) << i;
+  }
 }
 
 TEST(Softmax, UInt8MatchesReference) {

@@ -117,4 +117,72 @@ void MeanSum8::Run(const uint8_t* input, int32_t* sums) const {
   }
 }
 
+#if DELEGATO_X86
+namespace {
+
+DLG_TARGET_AVX512 void Avx512MeanFloat(const float* in, int64_t reduced, int64_t inner,
+                                       float count, float* out) {
+  const __m512 vcount = _mm512_set1_ps(count);
+  for (int64_t i0 = 0; i0 < inner; i0 += 64) {
+    __mmask16 m[4];
+    for (int j = 0; j < 4; ++j) {
+      const int64_t left = std::clamp<int64_t>(inner - i0 - 16 * j, 0, 16);
+      m[j] = static_cast<__mmask16>((1u << left) - 1);
+    }
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    const float* p = in + i0;
+    for (int64_t r = 0; r < reduced; ++r, p += inner)
+      for (int j = 0; j < 4; ++j)
+        acc[j] = _mm512_add_ps(acc[j], _mm512_maskz_loadu_ps(m[j], p + 16 * j));
+    for (int j = 0; j < 4; ++j)
+      _mm512_mask_storeu_ps(out + i0 + 16 * j, m[j], _mm512_div_ps(acc[j], vcount));
+  }
+}
+
+DLG_TARGET_AVX2 void Avx2MeanFloat(const float* in, int64_t reduced, int64_t inner, float count,
+                                   float* out) {
+  const __m256 vcount = _mm256_set1_ps(count);
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t i0 = 0; i0 < inner; i0 += 32) {
+    __m256i m[4];
+    for (int j = 0; j < 4; ++j) {
+      const int64_t left = std::clamp<int64_t>(inner - i0 - 8 * j, 0, 8);
+      m[j] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)), lanes);
+    }
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+    const float* p = in + i0;
+    for (int64_t r = 0; r < reduced; ++r, p += inner)
+      for (int j = 0; j < 4; ++j)
+        acc[j] = _mm256_add_ps(acc[j], _mm256_maskload_ps(p + 8 * j, m[j]));
+    for (int j = 0; j < 4; ++j)
+      _mm256_maskstore_ps(out + i0 + 8 * j, m[j], _mm256_div_ps(acc[j], vcount));
+  }
+}
+
+}  // namespace
+#endif  // DELEGATO_X86
+
+void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, float* output) {
+  for (int64_t o = 0; o < plan.outer; ++o) {
+    const float* in = input + o * plan.reduced * plan.inner;
+    float* out = output + o * plan.inner;
+#if DELEGATO_X86
+    if (plan.isa == Isa::kAvx512Vnni) {
+      Avx512MeanFloat(in, plan.reduced, plan.inner, count, out);
+      continue;
+    }
+    if (plan.isa == Isa::kAvx2) {
+      Avx2MeanFloat(in, plan.reduced, plan.inner, count, out);
+      continue;
+    }
+#endif
+    for (int64_t i = 0; i < plan.inner; ++i) out[i] = 0.0f;
+    for (int64_t r = 0; r < plan.reduced; ++r)
+      for (int64_t i = 0; i < plan.inner; ++i) out[i] = out[i] + in[r * plan.inner + i];
+    for (int64_t i = 0; i < plan.inner; ++i) out[i] = out[i] / count;
+  }
+}
+
 }  // namespace delegato::optimized

@@ -25,4 +25,10 @@ struct MeanSum8 {
   void Run(const uint8_t* input, int32_t* sums) const;
 };
 
+// float32 MEAN over a plan made by MeanSum8::Plan (its isa picks the code):
+// every output adds its `reduced` values to 0.0f in the reference's order
+// (row after row; whole vectors of inner positions at a time), then divides
+// by `count`, so the result is bit-exact with reference::MeanFloat.
+void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, float* output);
+
 }  // namespace delegato::optimized

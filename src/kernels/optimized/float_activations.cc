@@ -1,0 +1,326 @@
+#include "kernels/optimized/float_activations.h"
+
+#include <limits>
+
+#include "kernels/reference/activations.h"
+#include "kernels/reference/math.h"
+#include "kernels/reference/softmax.h"
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
+// all-ones mask, which it then reports as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+
+namespace {
+
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;  // 8 significant bits: n * kLn2Hi is exact
+constexpr float kLn2Lo = -2.12194440e-4f;
+// Below -104 exp rounds to 0, above 89 to infinity (float's range ends at
+// 88.72); the scaling by 2^n keeps every result in between, denormals too.
+constexpr float kExpMin = -104.0f, kExpMax = 89.0f;
+constexpr float kUpper = 16.619047164916992188f;  // TFLite's cut-offs
+constexpr float kLower = -9.0f;
+// 1/k! for k = 6..2.
+constexpr float kC6 = 1.0f / 720, kC5 = 1.0f / 120, kC4 = 1.0f / 24, kC3 = 1.0f / 6,
+                kC2 = 0.5f;
+
+}  // namespace
+
+#if DELEGATO_X86
+namespace {
+
+DLG_TARGET_AVX512 inline __m512 Exp512(__m512 t) {
+  // max(lo, t) then min(hi, .): the second operand is returned for NaN.
+  t = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), t));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kC6);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+DLG_TARGET_AVX512 inline __m512 Logistic512(__m512 x) {
+  const __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLower), _CMP_LT_OQ);
+  const __mmask16 high = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kUpper), _CMP_GT_OQ);
+  const __m512 neg = _mm512_sub_ps(_mm512_setzero_ps(), x);
+  const __m512 e = Exp512(_mm512_mask_blend_ps(low, neg, x));
+  __m512 y = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  y = _mm512_mask_blend_ps(low, y, e);
+  return _mm512_mask_blend_ps(high, y, _mm512_set1_ps(1.0f));
+}
+
+DLG_TARGET_AVX512 void Logistic512Range(const float* in, float* out, int64_t begin,
+                                        int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Logistic512(_mm512_loadu_ps(in + i)));
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, Logistic512(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
+DLG_TARGET_AVX512 void Softmax512(float beta, const float* in, float* out, int64_t depth,
+                                  int64_t row_begin, int64_t row_end) {
+  const __m512 vbeta = _mm512_set1_ps(beta);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const float* x = in + row * depth;
+    float* y = out + row * depth;
+    const int64_t full = depth / 16 * 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1);
+    const __m512 lowest = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+    // max(x, m) keeps m for a NaN x, as the reference's (m < x) ? x : m.
+    __m512 m = lowest;
+    for (int64_t c = 0; c < full; c += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + c), m);
+    if (tail) m = _mm512_max_ps(_mm512_mask_loadu_ps(lowest, tail, x + full), m);
+    const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t c = 0; c < full; c += 16) {
+      const __m512 e =
+          Exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + c), vmax), vbeta));
+      _mm512_storeu_ps(y + c, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    if (tail) {
+      const __m512 e = Exp512(
+          _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vmax), vbeta));
+      _mm512_mask_storeu_ps(y + full, tail, e);
+      sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, e));
+    }
+    const __m512 vsum = _mm512_set1_ps(_mm512_reduce_add_ps(sum));
+    for (int64_t c = 0; c < full; c += 16)
+      _mm512_storeu_ps(y + c, _mm512_div_ps(_mm512_loadu_ps(y + c), vsum));
+    if (tail)
+      _mm512_mask_storeu_ps(y + full, tail,
+                            _mm512_div_ps(_mm512_maskz_loadu_ps(tail, y + full), vsum));
+  }
+}
+
+// x * min(6, max(0, x + 3)) / 6 with the reference's operations: std::max(0,
+// v) is (0 < v) ? v : 0 = max(v, 0) (NaN -> 0), std::min(6, r) is
+// (r < 6) ? r : 6 = min(r, 6); then a product and a division, as written.
+DLG_TARGET_AVX512 void HardSwish512Range(const float* in, float* out, int64_t begin,
+                                         int64_t end) {
+  const __m512 zero = _mm512_setzero_ps(), three = _mm512_set1_ps(3.0f),
+               six = _mm512_set1_ps(6.0f);
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    const __m512 x = _mm512_loadu_ps(in + i);
+    const __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x, three), zero), six);
+    _mm512_storeu_ps(out + i, _mm512_div_ps(_mm512_mul_ps(x, r), six));
+  }
+  for (; i < end; ++i) out[i] = reference::HardSwishValue(in[i]);
+}
+
+// tanh: |x| < 0.0625: x (1 + x^2 (-1/3 + x^2 (2/15 - 17/315 x^2))), the Taylor
+// series (next term below 1e-12 relative); otherwise sign(x) (1 - e) / (1 + e)
+// with e = exp(-2|x|) (1 - e >= 0.117: relative error about 1e-6).
+constexpr float kTanhSmall = 0.0625f;
+constexpr float kT3 = -1.0f / 3, kT5 = 2.0f / 15, kT7 = -17.0f / 315;
+
+DLG_TARGET_AVX512 inline __m512 Tanh512(__m512 x) {
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
+  const __m512 ax = _mm512_andnot_ps(sign_mask, x);
+  const __m512 e = Exp512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 big = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
+  big = _mm512_or_ps(big, _mm512_and_ps(x, sign_mask));
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_fmadd_ps(x2, _mm512_set1_ps(kT7), _mm512_set1_ps(kT5));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(kT3));
+  // x (1 + x^2 p): a product last, so tanh(-0) = -0.
+  const __m512 small = _mm512_mul_ps(x, _mm512_fmadd_ps(x2, p, one));
+  const __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kTanhSmall), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(is_small, big, small);
+}
+
+DLG_TARGET_AVX512 void Tanh512Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Tanh512(_mm512_loadu_ps(in + i)));
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, Tanh512(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
+DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
+  t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kC6);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // 2^n, n in [-150, 128], as 2^n1 * 2^n2 with n1 = n >> 1 and n2 = n - n1
+  // (both normal): p * 2^n1 is exact, the second product rounds once.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+DLG_TARGET_AVX2 inline __m256 Logistic256(__m256 x) {
+  const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(kLower), _CMP_LT_OQ);
+  const __m256 high = _mm256_cmp_ps(x, _mm256_set1_ps(kUpper), _CMP_GT_OQ);
+  const __m256 neg = _mm256_sub_ps(_mm256_setzero_ps(), x);
+  const __m256 e = Exp256(_mm256_blendv_ps(neg, x, low));
+  __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  y = _mm256_blendv_ps(y, e, low);
+  return _mm256_blendv_ps(y, _mm256_set1_ps(1.0f), high);
+}
+
+DLG_TARGET_AVX2 void Softmax256(float beta, const float* in, float* out, int64_t depth,
+                                int64_t row_begin, int64_t row_end) {
+  const __m256 vbeta = _mm256_set1_ps(beta);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const float* x = in + row * depth;
+    float* y = out + row * depth;
+    const int64_t full = depth / 8 * 8;
+    __m256 m = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+    for (int64_t c = 0; c < full; c += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + c), m);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m);
+    float max = lanes[0];
+    for (int i = 1; i < 8; ++i) max = (max < lanes[i]) ? lanes[i] : max;
+    for (int64_t c = full; c < depth; ++c) max = (max < x[c]) ? x[c] : max;
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t c = 0; c < full; c += 8) {
+      const __m256 e =
+          Exp256(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + c), vmax), vbeta));
+      _mm256_storeu_ps(y + c, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    _mm256_store_ps(lanes, sum);
+    float total = 0.0f;
+    for (int i = 0; i < 8; ++i) total += lanes[i];
+    if (full < depth) {
+      // The last values through the same exp, one vector padded with x = max.
+      alignas(32) float rest[8];
+      for (int i = 0; i < 8; ++i) rest[i] = full + i < depth ? x[full + i] : max;
+      _mm256_store_ps(rest, Exp256(_mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(rest), vmax), vbeta)));
+      for (int64_t c = full; c < depth; ++c) {
+        y[c] = rest[c - full];
+        total += y[c];
+      }
+    }
+    const __m256 vsum = _mm256_set1_ps(total);
+    for (int64_t c = 0; c < full; c += 8)
+      _mm256_storeu_ps(y + c, _mm256_div_ps(_mm256_loadu_ps(y + c), vsum));
+    for (int64_t c = full; c < depth; ++c) y[c] = y[c] / total;
+  }
+}
+
+DLG_TARGET_AVX2 void HardSwish256Range(const float* in, float* out, int64_t begin,
+                                       int64_t end) {
+  const __m256 zero = _mm256_setzero_ps(), three = _mm256_set1_ps(3.0f),
+               six = _mm256_set1_ps(6.0f);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m256 x = _mm256_loadu_ps(in + i);
+    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(x, three), zero), six);
+    _mm256_storeu_ps(out + i, _mm256_div_ps(_mm256_mul_ps(x, r), six));
+  }
+  for (; i < end; ++i) out[i] = reference::HardSwishValue(in[i]);
+}
+
+DLG_TARGET_AVX2 inline __m256 Tanh256(__m256 x) {
+  const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+  const __m256 ax = _mm256_andnot_ps(sign_mask, x);
+  const __m256 e = Exp256(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  __m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+  big = _mm256_or_ps(big, _mm256_and_ps(x, sign_mask));
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_fmadd_ps(x2, _mm256_set1_ps(kT7), _mm256_set1_ps(kT5));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(kT3));
+  // x (1 + x^2 p): a product last, so tanh(-0) = -0.
+  const __m256 small = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, p, one));
+  const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);
+  return _mm256_blendv_ps(big, small, is_small);
+}
+
+DLG_TARGET_AVX2 void Tanh256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Tanh256(_mm256_loadu_ps(in + i)));
+  if (i < end) {
+    alignas(32) float rest[8] = {};
+    for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
+    _mm256_store_ps(rest, Tanh256(_mm256_load_ps(rest)));
+    for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
+  }
+}
+
+DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Logistic256(_mm256_loadu_ps(in + i)));
+  for (; i < end; ++i) out[i] = reference::LogisticValue(in[i]);
+}
+
+}  // namespace
+#endif  // DELEGATO_X86
+
+bool HasFloatLogistic(Isa isa) {
+#if DELEGATO_X86
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Logistic512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
+#endif
+  reference::LogisticFloat(in, out, begin, end);
+}
+
+void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return HardSwish512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return HardSwish256Range(in, out, begin, end);
+#endif
+  reference::HardSwishFloat(in, out, begin, end);
+}
+
+void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Tanh512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return Tanh256Range(in, out, begin, end);
+#endif
+  reference::TanhFloat(in, out, begin, end);
+}
+
+void FloatSoftmax(Isa isa, float beta, const float* in, float* out, int64_t depth,
+                  int64_t row_begin, int64_t row_end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Softmax512(beta, in, out, depth, row_begin, row_end);
+  if (isa == Isa::kAvx2) return Softmax256(beta, in, out, depth, row_begin, row_end);
+#endif
+  reference::SoftmaxFloat(beta, in, out, depth, row_begin, row_end);
+}
+
+}  // namespace delegato::optimized

@@ -1,0 +1,159 @@
+#include "kernels/optimized/float_binary.h"
+
+#include <algorithm>
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
+// all-ones mask, which it then reports as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+
+namespace {
+
+using reference::BinaryOp;
+
+// One innermost run: out[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1.
+using RunFn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
+                       float* out, int64_t n, float lo, float hi);
+
+#if DELEGATO_X86
+template <BinaryOp kOp>
+DLG_TARGET_AVX512 inline __m512 Op512(__m512 x, __m512 y) {
+  if constexpr (kOp == BinaryOp::kAdd) return _mm512_add_ps(x, y);
+  if constexpr (kOp == BinaryOp::kSub) return _mm512_sub_ps(x, y);
+  if constexpr (kOp == BinaryOp::kMul) return _mm512_mul_ps(x, y);
+  return _mm512_div_ps(x, y);
+}
+
+template <BinaryOp kOp>
+DLG_TARGET_AVX512 void Run512T(const float* a, int64_t sa, const float* b, int64_t sb, float* out,
+                               int64_t n, float lo, float hi) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512 a0 = _mm512_set1_ps(a[0]), b0 = _mm512_set1_ps(b[0]);
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const __m512 x = sa ? _mm512_loadu_ps(a + k) : a0;
+    const __m512 y = sb ? _mm512_loadu_ps(b + k) : b0;
+    _mm512_storeu_ps(out + k, _mm512_min_ps(vhi, _mm512_max_ps(vlo, Op512<kOp>(x, y))));
+  }
+  if (k < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
+    // Masked-off lanes compute on 1s (no faults, no effect).
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 x = sa ? _mm512_mask_loadu_ps(one, m, a + k) : a0;
+    const __m512 y = sb ? _mm512_mask_loadu_ps(one, m, b + k) : b0;
+    _mm512_mask_storeu_ps(out + k, m, _mm512_min_ps(vhi, _mm512_max_ps(vlo, Op512<kOp>(x, y))));
+  }
+}
+
+DLG_TARGET_AVX512 void Run512(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
+                              float* out, int64_t n, float lo, float hi) {
+  switch (op) {
+    case BinaryOp::kAdd: return Run512T<BinaryOp::kAdd>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSub: return Run512T<BinaryOp::kSub>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kMul: return Run512T<BinaryOp::kMul>(a, sa, b, sb, out, n, lo, hi);
+    default: return Run512T<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
+  }
+}
+
+template <BinaryOp kOp>
+DLG_TARGET_AVX2 inline __m256 Op256(__m256 x, __m256 y) {
+  if constexpr (kOp == BinaryOp::kAdd) return _mm256_add_ps(x, y);
+  if constexpr (kOp == BinaryOp::kSub) return _mm256_sub_ps(x, y);
+  if constexpr (kOp == BinaryOp::kMul) return _mm256_mul_ps(x, y);
+  return _mm256_div_ps(x, y);
+}
+
+template <BinaryOp kOp>
+DLG_TARGET_AVX2 void Run256T(const float* a, int64_t sa, const float* b, int64_t sb, float* out,
+                             int64_t n, float lo, float hi) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]);
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256 x = sa ? _mm256_loadu_ps(a + k) : a0;
+    const __m256 y = sb ? _mm256_loadu_ps(b + k) : b0;
+    _mm256_storeu_ps(out + k, _mm256_min_ps(vhi, _mm256_max_ps(vlo, Op256<kOp>(x, y))));
+  }
+  for (; k < n; ++k) {
+    const __m128 x = _mm_set_ss(a[k * sa]), y = _mm_set_ss(b[k * sb]);
+    __m128 r;
+    if constexpr (kOp == BinaryOp::kAdd) r = _mm_add_ss(x, y);
+    else if constexpr (kOp == BinaryOp::kSub) r = _mm_sub_ss(x, y);
+    else if constexpr (kOp == BinaryOp::kMul) r = _mm_mul_ss(x, y);
+    else r = _mm_div_ss(x, y);
+    out[k] = _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(hi), _mm_max_ss(_mm_set_ss(lo), r)));
+  }
+}
+
+DLG_TARGET_AVX2 void Run256(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
+                            float* out, int64_t n, float lo, float hi) {
+  switch (op) {
+    case BinaryOp::kAdd: return Run256T<BinaryOp::kAdd>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSub: return Run256T<BinaryOp::kSub>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kMul: return Run256T<BinaryOp::kMul>(a, sa, b, sb, out, n, lo, hi);
+    default: return Run256T<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
+  }
+}
+#endif  // DELEGATO_X86
+
+}  // namespace
+
+bool HasFloatBinary(Isa isa) {
+#if DELEGATO_X86
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, const float* a,
+                 const float* b, float* out, float lo, float hi, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  RunFn run_fn = nullptr;
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) run_fn = Run512;
+  if (isa == Isa::kAvx2) run_fn = Run256;
+#endif
+  if (run_fn == nullptr || op == BinaryOp::kFloorDiv) {
+    reference::BinaryArithmetic<float>(op, plan, a, b, out, {lo, hi}, begin, end);
+    return;
+  }
+  // The reference's walk (reference::BroadcastBinary), a vector loop per run.
+  const int last = plan.rank - 1;
+  int64_t index[reference::kMaxBroadcastRank];
+  int64_t a_offset = 0, b_offset = 0;
+  int64_t rest = begin;
+  for (int d = last; d >= 0; --d) {
+    index[d] = rest % plan.dims[d];
+    rest /= plan.dims[d];
+    a_offset += index[d] * plan.a_strides[d];
+    b_offset += index[d] * plan.b_strides[d];
+  }
+  const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
+  int64_t position = begin;
+  while (position < end) {
+    const int64_t run = std::min(plan.dims[last] - index[last], end - position);
+    run_fn(op, a + a_offset, sa, b + b_offset, sb, out + position, run, lo, hi);
+    position += run;
+    a_offset += run * sa;
+    b_offset += run * sb;
+    index[last] += run;
+    for (int d = last; d > 0 && index[d] == plan.dims[d]; --d) {
+      a_offset -= index[d] * plan.a_strides[d];
+      b_offset -= index[d] * plan.b_strides[d];
+      index[d] = 0;
+      ++index[d - 1];
+      a_offset += plan.a_strides[d - 1];
+      b_offset += plan.b_strides[d - 1];
+    }
+  }
+}
+
+}  // namespace delegato::optimized

@@ -1,0 +1,374 @@
+#include "kernels/optimized/float_conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
+// all-ones mask, which it then reports as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace delegato::optimized {
+
+#if DELEGATO_X86
+namespace avx512 {
+using V = __m512;
+constexpr int kLanes = 16;
+DLG_TARGET_AVX512 inline V Load(const float* p) { return _mm512_loadu_ps(p); }
+DLG_TARGET_AVX512 inline V LoadN(const float* p, int n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
+}
+DLG_TARGET_AVX512 inline void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
+DLG_TARGET_AVX512 inline void StoreN(float* p, V v, int n) {
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v);
+}
+DLG_TARGET_AVX512 inline V Set1(float x) { return _mm512_set1_ps(x); }
+DLG_TARGET_AVX512 inline V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+DLG_TARGET_AVX512 inline V Min(V a, V b) { return _mm512_min_ps(a, b); }
+DLG_TARGET_AVX512 inline V Max(V a, V b) { return _mm512_max_ps(a, b); }
+#define FK_TARGET DLG_TARGET_AVX512
+#define FK_MAX_ROWS 8
+#include "kernels/optimized/float_conv_kernels.inc"
+#undef FK_TARGET
+#undef FK_MAX_ROWS
+}  // namespace avx512
+
+namespace avx2 {
+using V = __m256;
+constexpr int kLanes = 8;
+DLG_TARGET_AVX2 inline __m256i LaneMask(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+DLG_TARGET_AVX2 inline V Load(const float* p) { return _mm256_loadu_ps(p); }
+DLG_TARGET_AVX2 inline V LoadN(const float* p, int n) { return _mm256_maskload_ps(p, LaneMask(n)); }
+DLG_TARGET_AVX2 inline void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+DLG_TARGET_AVX2 inline void StoreN(float* p, V v, int n) { _mm256_maskstore_ps(p, LaneMask(n), v); }
+DLG_TARGET_AVX2 inline V Set1(float x) { return _mm256_set1_ps(x); }
+DLG_TARGET_AVX2 inline V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+DLG_TARGET_AVX2 inline V Min(V a, V b) { return _mm256_min_ps(a, b); }
+DLG_TARGET_AVX2 inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
+#define FK_TARGET DLG_TARGET_AVX2
+#define FK_MAX_ROWS 6
+#include "kernels/optimized/float_conv_kernels.inc"
+#undef FK_TARGET
+#undef FK_MAX_ROWS
+}  // namespace avx2
+#endif  // DELEGATO_X86
+
+namespace scalar {
+constexpr int kLanes = 8;
+struct V {
+  float v[kLanes];
+};
+inline V Load(const float* p) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = p[i];
+  return r;
+}
+inline V LoadN(const float* p, int n) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = i < n ? p[i] : 0.0f;
+  return r;
+}
+inline void Store(float* p, const V& v) {
+  for (int i = 0; i < kLanes; ++i) p[i] = v.v[i];
+}
+inline void StoreN(float* p, const V& v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = v.v[i];
+}
+inline V Set1(float x) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = x;
+  return r;
+}
+inline V Fma(const V& a, const V& b, const V& c) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
+  return r;
+}
+// The reference's std::min/std::max with the bound first: NaN stays NaN.
+inline V Min(const V& bound, const V& x) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = bound.v[i] < x.v[i] ? bound.v[i] : x.v[i];
+  return r;
+}
+inline V Max(const V& bound, const V& x) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.v[i] = x.v[i] < bound.v[i] ? bound.v[i] : x.v[i];
+  return r;
+}
+#define FK_TARGET
+#define FK_MAX_ROWS 4
+#include "kernels/optimized/float_conv_kernels.inc"
+#undef FK_TARGET
+#undef FK_MAX_ROWS
+}  // namespace scalar
+
+namespace {
+
+int Lanes(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512Vnni: return 16;
+    case Isa::kAvx2: return 8;
+    default: return 8;
+  }
+}
+
+// Rows gathered or read per block: their k values stay in L2 while every
+// weight panel passes over them.
+constexpr size_t kBlockBytes = 96 * 1024;
+constexpr int kMaxBlockRows = 256;
+constexpr size_t kSmallWeightsBytes = 24 * 1024;
+// Below this many multiply-adds a layer runs on the calling thread.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+
+}  // namespace
+
+bool FloatConv::Covers(const reference::ConvGeometry& g) {
+  if (g.groups() != 1) return false;
+  const int64_t k = int64_t{g.filter_height} * g.filter_width * g.input_depth;
+  return k > 0 && k < (int64_t{1} << 24) && g.output_depth > 0;
+}
+
+FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
+    : g_(p.geometry), isa_(isa), act_min_(p.act_min), act_max_(p.act_max) {
+  k_ = g_.filter_height * g_.filter_width * g_.input_depth;
+  n_ = g_.output_depth;
+  m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
+  nr_ = 2 * Lanes(isa_);
+  mr_ = isa_ == Isa::kAvx512Vnni ? 8 : isa_ == Isa::kAvx2 ? 6 : 4;
+  panels_ = (n_ + nr_ - 1) / nr_;
+  weights_.Resize(static_cast<size_t>(panels_) * k_ * nr_);
+  bias_.Resize(static_cast<size_t>(panels_) * nr_);
+  for (int n = 0; n < n_; ++n) {
+    float* dst = weights_.data() + static_cast<size_t>(n / nr_) * k_ * nr_ + n % nr_;
+    const float* src = p.filter + static_cast<size_t>(n) * k_;
+    for (int k = 0; k < k_; ++k) dst[static_cast<size_t>(k) * nr_] = src[k];
+    bias_[n] = p.bias != nullptr ? p.bias[n] : 0.0f;
+  }
+  direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
+            g_.pad_width == 0;
+  // Rows whose window is inside the image are read in place, a segment per
+  // filter row (adjacent pixels) or per tap (dilated columns).
+  const int64_t image_row = int64_t{g_.dilation_height} * g_.input_width * g_.input_depth;
+  if (direct_) {
+    segs_ = 1;
+    run_ = k_;
+    seg_offsets_ = {0};
+  } else if (g_.dilation_width == 1 && g_.filter_height <= kMaxSegs) {
+    segs_ = g_.filter_height;
+    run_ = g_.filter_width * g_.input_depth;
+    for (int ky = 0; ky < g_.filter_height; ++ky) seg_offsets_.push_back(ky * image_row);
+  } else if (g_.filter_height * g_.filter_width <= kMaxSegs) {
+    segs_ = g_.filter_height * g_.filter_width;
+    run_ = g_.input_depth;
+    for (int ky = 0; ky < g_.filter_height; ++ky)
+      for (int kx = 0; kx < g_.filter_width; ++kx)
+        seg_offsets_.push_back(ky * image_row +
+                               int64_t{kx} * g_.dilation_width * g_.input_depth);
+  } else {
+    segs_ = 1;  // every row gathered
+    run_ = k_;
+  }
+  const size_t row_bytes = static_cast<size_t>(k_) * sizeof(float);
+  int rows = static_cast<int>(std::min<size_t>(kMaxBlockRows, kBlockBytes / row_bytes));
+  rows = std::max(mr_, rows / mr_ * mr_);
+  block_rows_ = static_cast<int>(std::min<int64_t>(rows, RoundUp(m_, mr_)));
+
+  const int64_t macs = m_ * n_ * k_;
+  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, num_threads) : 1;
+  // Split rows when every task gets a few blocks of them; otherwise panels.
+  split_rows_ = m_ >= int64_t{num_tasks_} * mr_ * 4 || panels_ < num_tasks_;
+  if (split_rows_) num_tasks_ = static_cast<int>(std::min<int64_t>(num_tasks_, (m_ + mr_ - 1) / mr_));
+  else num_tasks_ = std::min(num_tasks_, panels_);
+  num_tasks_ = std::max(1, num_tasks_);
+  per_task_bytes_ = direct_ ? 0 : RoundUp(static_cast<size_t>(block_rows_) * row_bytes, 64);
+}
+
+const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
+  const int64_t iy = px.y * g_.stride_height, ix = px.x * g_.stride_width;
+  return input + ((px.batch * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
+}
+
+const float* FloatConv::WindowInside(const float* input, const Pixel& px) const {
+  if (seg_offsets_.empty()) return nullptr;
+  const int64_t iy0 = int64_t{px.y} * g_.stride_height - g_.pad_height;
+  const int64_t ix0 = int64_t{px.x} * g_.stride_width - g_.pad_width;
+  if (iy0 < 0 || ix0 < 0 ||
+      iy0 + int64_t{g_.filter_height - 1} * g_.dilation_height >= g_.input_height ||
+      ix0 + int64_t{g_.filter_width - 1} * g_.dilation_width >= g_.input_width)
+    return nullptr;
+  return input + ((px.batch * g_.input_height + iy0) * g_.input_width + ix0) * g_.input_depth;
+}
+
+void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
+  const int64_t ox = px.x, oy = px.y, b = px.batch;
+  const size_t depth = g_.input_depth;
+  const float* image = input + b * g_.input_height * g_.input_width * depth;
+  const int64_t ix0 = ox * g_.stride_width - g_.pad_width;
+  const bool x_inside = ix0 >= 0 && ix0 + int64_t{g_.filter_width - 1} * g_.dilation_width <
+                                        g_.input_width;
+  const size_t run = g_.filter_width * depth;
+  for (int ky = 0; ky < g_.filter_height; ++ky) {
+    const int64_t iy = oy * g_.stride_height - g_.pad_height + int64_t{ky} * g_.dilation_height;
+    if (x_inside && g_.dilation_width == 1 && iy >= 0 && iy < g_.input_height) {
+      // The row's taps are adjacent pixels: one contiguous run.
+      const float* src = image + (iy * g_.input_width + ix0) * depth;
+      for (size_t i = 0; i < run; ++i) dst[i] = src[i];
+      dst += run;
+      continue;
+    }
+    for (int kx = 0; kx < g_.filter_width; ++kx, dst += depth) {
+      const int64_t ix = ox * g_.stride_width - g_.pad_width + int64_t{kx} * g_.dilation_width;
+      if (iy < 0 || iy >= g_.input_height || ix < 0 || ix >= g_.input_width)
+        std::memset(dst, 0, depth * sizeof(float));
+      else
+        std::memcpy(dst, image + (iy * g_.input_width + ix) * depth, depth * sizeof(float));
+    }
+  }
+}
+
+void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* scratch) const {
+  int64_t m_begin = 0, m_end = m_;
+  int p_begin = 0, p_end = panels_;
+  if (split_rows_) {
+    const int64_t groups = (m_ + mr_ - 1) / mr_;
+    m_begin = std::min(m_, groups * task / num_tasks_ * mr_);
+    m_end = std::min(m_, groups * (task + 1) / num_tasks_ * mr_);
+  } else {
+    p_begin = panels_ * task / num_tasks_;
+    p_end = panels_ * (task + 1) / num_tasks_;
+  }
+  float* panel = reinterpret_cast<float*>(scratch + per_task_bytes_ * task);
+  // Per row of the block: where its values start and whether they were
+  // gathered (then contiguous) or are read in place (segments at seg_offsets_).
+  const float* rows[kMaxBlockRows];
+  bool gathered[kMaxBlockRows];
+  const float* segments[kMaxSegs * 8];
+  using GemmFn = void (*)(int, int, int, const float* const*, const float*, const float*, float,
+                          float, float*, size_t, int);
+  GemmFn gemm = scalar::Gemm;
+#if DELEGATO_X86
+  if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
+  if (isa_ == Isa::kAvx2) gemm = avx2::Gemm;
+#endif
+  // The output pixel of row m0, advanced row by row (no division per row).
+  Pixel px;
+  px.x = static_cast<int32_t>(m_begin % g_.output_width);
+  px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
+  px.batch = m_begin / g_.output_width / g_.output_height;
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
+    const int count = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
+    for (int i = 0; i < count; ++i) {
+      if (direct_) {
+        rows[i] = RowPointer(input, px);
+        gathered[i] = false;
+      } else if (const float* origin = WindowInside(input, px); origin != nullptr) {
+        rows[i] = origin;
+        gathered[i] = false;
+      } else {
+        float* dst = panel + static_cast<size_t>(i) * k_;
+        GatherRow(input, px, dst);
+        rows[i] = dst;
+        gathered[i] = true;
+      }
+      if (++px.x == g_.output_width) {
+        px.x = 0;
+        if (++px.y == g_.output_height) {
+          px.y = 0;
+          ++px.batch;
+        }
+      }
+    }
+    // Small weights (they stay in L1): each group of rows through every
+    // panel, so output rows are written whole; otherwise each panel over
+    // every row group of the block.
+    const bool rows_outer = static_cast<size_t>(p_end - p_begin) * k_ * nr_ * sizeof(float) <=
+                            kSmallWeightsBytes;
+    // Row groups of nearly equal size (49 rows: 7 x 7, not 6 x 8 + 1: a lone
+    // row runs at the multiply-add latency, not its throughput).
+    const int groups = (count + mr_ - 1) / mr_;
+    const int group_base = count / groups, group_extra = count % groups;
+    const int outer_count = rows_outer ? groups : p_end - p_begin;
+    const int inner_count = rows_outer ? p_end - p_begin : groups;
+    for (int outer = 0; outer < outer_count; ++outer) {
+      for (int inner = 0; inner < inner_count; ++inner) {
+        const int pn = p_begin + (rows_outer ? inner : outer);
+        const int group = rows_outer ? outer : inner;
+        const int r0 = group * group_base + std::min(group, group_extra);
+        const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
+        const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
+        const int ncols = std::min(nr_, n_ - pn * nr_);
+        const int r = group_base + (group < group_extra ? 1 : 0);
+        for (int s = 0; s < segs_; ++s)
+          for (int j = 0; j < r; ++j)
+            segments[s * r + j] = gathered[r0 + j] ? rows[r0 + j] + static_cast<size_t>(s) * run_
+                                                   : rows[r0 + j] + seg_offsets_[s];
+        gemm(r, segs_, run_, segments, w, b, act_min_, act_max_,
+             output + (m0 + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------- depthwise
+
+bool FloatDepthwise::Covers(const reference::DepthwiseGeometry& g) {
+  return g.depth_multiplier == 1 && g.output_depth > 0 && g.filter_height > 0 &&
+         g.filter_width > 0;
+}
+
+FloatDepthwise::FloatDepthwise(const FloatDepthwiseParams& p, Isa isa)
+    : g_(p.geometry), isa_(isa), act_min_(p.act_min), act_max_(p.act_max) {
+  const int channels = g_.output_depth;
+  padded_channels_ = static_cast<int>(RoundUp(channels, 2 * Lanes(isa_)));
+  const int taps = g_.filter_height * g_.filter_width;
+  weights_.Resize(static_cast<size_t>(taps) * padded_channels_);
+  bias_.Resize(padded_channels_);
+  for (int t = 0; t < taps; ++t)
+    std::memcpy(weights_.data() + static_cast<size_t>(t) * padded_channels_,
+                p.filter + static_cast<size_t>(t) * channels, channels * sizeof(float));
+  if (p.bias != nullptr) std::memcpy(bias_.data(), p.bias, channels * sizeof(float));
+  auto range = [](int32_t out, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                  int32_t size) {
+    TapRange r;
+    const int64_t origin = int64_t{out} * stride - pad;
+    int32_t lo = 0;
+    while (lo < taps && origin + int64_t{lo} * dilation < 0) ++lo;
+    int32_t hi = taps;
+    while (hi > lo && origin + int64_t{hi - 1} * dilation >= size) --hi;
+    r.lo = lo;
+    r.hi = hi;
+    return r;
+  };
+  x_taps_.resize(g_.output_width);
+  for (int32_t x = 0; x < g_.output_width; ++x)
+    x_taps_[x] = range(x, g_.stride_width, g_.pad_width, g_.dilation_width, g_.filter_width,
+                       g_.input_width);
+  y_taps_.resize(g_.output_height);
+  for (int32_t y = 0; y < g_.output_height; ++y)
+    y_taps_[y] = range(y, g_.stride_height, g_.pad_height, g_.dilation_height, g_.filter_height,
+                       g_.input_height);
+  interior_x_begin_ = g_.output_width;
+  interior_x_end_ = g_.output_width;
+  for (int32_t x = 0; x < g_.output_width; ++x) {
+    const bool full = x_taps_[x].lo == 0 && x_taps_[x].hi == g_.filter_width;
+    if (full && interior_x_begin_ == g_.output_width) interior_x_begin_ = x;
+    if (full) interior_x_end_ = x + 1;
+  }
+}
+
+void FloatDepthwise::RunRows(int64_t begin, int64_t end, const float* input,
+                             float* output) const {
+#if DELEGATO_X86
+  if (isa_ == Isa::kAvx512Vnni) return avx512::DwRows(*this, begin, end, input, output);
+  if (isa_ == Isa::kAvx2) return avx2::DwRows(*this, begin, end, input, output);
+#endif
+  scalar::DwRows(*this, begin, end, input, output);
+}
+
+}  // namespace delegato::optimized

@@ -1,0 +1,143 @@
+// float32 CONV_2D / FULLY_CONNECTED (a packed GEMM) and DEPTHWISE_CONV_2D
+// (depth multiplier 1) with fused bias and activation clamp.
+//
+// Unlike the quantized kernels these are not bit-exact with the reference:
+// the vector code sums the products in another order (bias first, then taps
+// in blocks, with fused multiply-adds), so a result differs from the
+// reference's by rounding only, at most a few ulp of the sum of the absolute
+// values of the terms. Results do not depend on the thread count; they may
+// differ between ISAs by that rounding.
+//
+// GEMM: output[m][n] = clamp(bias[n] + sum_k A[m][k] W[k][n]) with m = output
+// pixel, k = (filter_y, filter_x, in_channel), n = output channel. Weights are
+// packed once (Prepare) into panels of NR output channels ([panel][k][NR],
+// zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
+// AVX2: 6 x 16, scalar: 4 x 16; a panel's last <= one vector of channels
+// uses a one-vector variant). 1x1 convolutions (any stride) and
+// FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
+// in place as one run per filter row (per tap when dilated along x) when it
+// is inside the image, and gather border pixels into per-task scratch
+// (padded taps zero).
+//
+// Depthwise: the filter is repacked as [tap][channels padded to the vector
+// width]; four output pixels whose windows are inside the image run together
+// (independent sums hide the multiply-add latency), border pixels one at a
+// time over their valid taps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/conv.h"
+#include "kernels/reference/depthwise_conv.h"
+
+namespace delegato::optimized {
+
+struct FloatConvParams {
+  reference::ConvGeometry geometry;  // groups() must be 1
+  float act_min = 0, act_max = 0;
+  const float* filter = nullptr;  // [out][filter_y][filter_x][in]
+  const float* bias = nullptr;    // one per output channel, or null
+};
+
+class FloatConv {
+ public:
+  static bool Covers(const reference::ConvGeometry& g);
+  FloatConv(const FloatConvParams& params, Isa isa, int num_threads);
+
+  Isa isa() const { return isa_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  int num_tasks() const { return num_tasks_; }
+  // Task `task` of num_tasks(): each writes its own output elements; scratch
+  // holds scratch_bytes(), 64-byte aligned.
+  void RunTask(int task, const float* input, float* output, uint8_t* scratch) const;
+  size_t packed_bytes() const { return weights_.bytes() + bias_.bytes(); }
+
+  // Layout facts for tests.
+  int nr() const { return nr_; }
+  int mr() const { return mr_; }
+  int block_rows() const { return block_rows_; }
+  bool gathers_rows() const { return !direct_; }
+
+ private:
+  struct Pixel {
+    int32_t x = 0, y = 0;
+    int64_t batch = 0;
+  };
+  const float* RowPointer(const float* input, const Pixel& px) const;
+  void GatherRow(const float* input, const Pixel& px, float* dst) const;
+  // The first input value of px's window when the whole window is inside the
+  // image and rows are read in place; otherwise null (the row is gathered).
+  const float* WindowInside(const float* input, const Pixel& px) const;
+  static constexpr int kMaxSegs = 16;
+
+  reference::ConvGeometry g_;
+  Isa isa_ = Isa::kScalar;
+  float act_min_ = 0, act_max_ = 0;
+  int k_ = 0, n_ = 0;
+  int64_t m_ = 0;
+  int nr_ = 16, mr_ = 4;
+  int panels_ = 0;
+  bool direct_ = false;  // 1x1 without padding: A rows are input pixels
+  // k split into segs_ runs of run_ values; a row read in place has run s at
+  // its window origin + seg_offsets_[s] (empty: every row is gathered).
+  int segs_ = 1, run_ = 0;
+  std::vector<int64_t> seg_offsets_;
+  int block_rows_ = 0;
+  AlignedBuffer<float> weights_;  // [panel][k][nr]
+  AlignedBuffer<float> bias_;     // [panel * nr]
+  int num_tasks_ = 1;
+  bool split_rows_ = true;
+  size_t per_task_bytes_ = 0;
+};
+
+struct FloatDepthwiseParams {
+  reference::DepthwiseGeometry geometry;  // depth_multiplier must be 1
+  float act_min = 0, act_max = 0;
+  const float* filter = nullptr;  // [1][filter_y][filter_x][channels]
+  const float* bias = nullptr;    // one per channel, or null
+};
+
+class FloatDepthwise {
+ public:
+  static bool Covers(const reference::DepthwiseGeometry& g);
+  FloatDepthwise(const FloatDepthwiseParams& params, Isa isa);
+
+  Isa isa() const { return isa_; }
+  int64_t rows() const { return int64_t{g_.batches} * g_.output_height; }
+  int64_t macs() const {
+    return rows() * g_.output_width * g_.output_depth * g_.filter_height * g_.filter_width;
+  }
+  void RunRows(int64_t begin, int64_t end, const float* input, float* output) const;
+  size_t packed_bytes() const { return weights_.bytes() + bias_.bytes(); }
+
+  // Internals shared with the per-ISA loops.
+  struct TapRange {
+    int32_t lo = 0, hi = 0;
+  };
+  const reference::DepthwiseGeometry& geometry() const { return g_; }
+  const float* weights() const { return weights_.data(); }  // [tap][padded channels]
+  const float* bias() const { return bias_.data(); }
+  int padded_channels() const { return padded_channels_; }
+  float act_min() const { return act_min_; }
+  float act_max() const { return act_max_; }
+  const TapRange* x_taps() const { return x_taps_.data(); }
+  const TapRange* y_taps() const { return y_taps_.data(); }
+  int32_t interior_x_begin() const { return interior_x_begin_; }
+  int32_t interior_x_end() const { return interior_x_end_; }
+
+ private:
+  reference::DepthwiseGeometry g_;
+  Isa isa_ = Isa::kScalar;
+  float act_min_ = 0, act_max_ = 0;
+  int padded_channels_ = 0;
+  AlignedBuffer<float> weights_;
+  AlignedBuffer<float> bias_;
+  std::vector<TapRange> x_taps_, y_taps_;
+  int32_t interior_x_begin_ = 0, interior_x_end_ = 0;
+};
+
+}  // namespace delegato::optimized

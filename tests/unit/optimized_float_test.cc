@@ -1,0 +1,671 @@
+// Optimized float32 CONV_2D / FULLY_CONNECTED (the packed GEMM) and
+// DEPTHWISE_CONV_2D (kernels/optimized/float_conv) against the reference
+// kernels, within rounding: |fast - reference| <= 1e-5 * (|bias| + sum of
+// |x * w|) per output (the bound computed by the reference kernel itself on
+// absolute values). Value-parameterised over every ISA (skipped when this
+// CPU lacks it) and geometries below, at and above the tile sizes (rows
+// around MR = 4/6/8 and the row block, output channels around NR = 16/32,
+// depthwise channels around the 8/16-lane vectors and the four-pixel
+// interior step), strided, dilated, padded, with and without bias, with
+// fused clamps. Then through the interpreter (optimized vs reference kernel
+// sets, each ISA forced, 1 and 2 threads).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
+#include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/reduce_mean.h"
+#include "kernels/reference/activations.h"
+#include "kernels/reference/conv.h"
+#include "kernels/reference/depthwise_conv.h"
+#include "kernels/reference/elementwise.h"
+#include "kernels/reference/math.h"
+#include "kernels/reference/reduce.h"
+#include "kernels/reference/softmax.h"
+#include "test_util.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+using testing::OpModel;
+
+constexpr float kLowest = std::numeric_limits<float>::lowest();
+constexpr float kMax = std::numeric_limits<float>::max();
+
+std::vector<float> Random(std::mt19937& rng, size_t n) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<float> Abs(std::vector<float> v) {
+  for (float& x : v) x = std::fabs(x);
+  return v;
+}
+
+void ExpectClose(const std::vector<float>& fast, const std::vector<float>& ref,
+                 const std::vector<float>& magnitude, const std::string& what) {
+  ASSERT_EQ(fast.size(), ref.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < fast.size() && bad < 5; ++i) {
+    const float tol = 1e-5f * magnitude[i] + 1e-30f;
+    if (!(std::fabs(fast[i] - ref[i]) <= tol)) {
+      ADD_FAILURE() << what << " element " << i << ": " << fast[i] << " vs reference " << ref[i]
+                    << " (tolerance " << tol << ")";
+      ++bad;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ GEMM
+
+struct ConvCase {
+  int batches, height, width, in_depth, filter_h, filter_w, out_depth, stride, dilation;
+  Padding padding;
+  bool bias;
+  bool relu6;
+};
+
+std::string Describe(const ConvCase& c) {
+  return std::to_string(c.batches) + "x" + std::to_string(c.height) + "x" +
+         std::to_string(c.width) + "x" + std::to_string(c.in_depth) + "_f" +
+         std::to_string(c.filter_h) + "x" + std::to_string(c.filter_w) + "x" +
+         std::to_string(c.out_depth) + "_s" + std::to_string(c.stride) + "_d" +
+         std::to_string(c.dilation) + (c.padding == Padding::kSame ? "_same" : "_valid") +
+         (c.bias ? "_bias" : "") + (c.relu6 ? "_relu6" : "");
+}
+
+reference::ConvGeometry ConvGeometryOf(const ConvCase& c) {
+  reference::ConvGeometry g;
+  g.batches = c.batches;
+  g.input_height = c.height;
+  g.input_width = c.width;
+  g.input_depth = g.filter_depth = c.in_depth;
+  g.filter_height = c.filter_h;
+  g.filter_width = c.filter_w;
+  g.output_depth = c.out_depth;
+  g.stride_height = g.stride_width = c.stride;
+  g.dilation_height = g.dilation_width = c.dilation;
+  const reference::Window2D w =
+      reference::ComputeWindow2D(c.padding, c.stride, c.stride, c.dilation, c.dilation, c.height,
+                                 c.width, c.filter_h, c.filter_w);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  return g;
+}
+
+std::vector<float> ReferenceConv(const reference::ConvGeometry& g, const std::vector<float>& in,
+                                 const std::vector<float>& filter, const float* bias, float lo,
+                                 float hi) {
+  std::vector<float> packed(g.packed_filter_elements());
+  reference::PackConvFilter(g, filter.data(), 0, packed.data());
+  std::vector<float> out(static_cast<size_t>(g.output_rows()) * g.output_width * g.output_depth);
+  reference::ConvFloat(g, in.data(), packed.data(), bias, lo, hi, out.data(), 0, g.output_rows());
+  return out;
+}
+
+class FloatConvTest : public ::testing::TestWithParam<std::tuple<Isa, ConvCase>> {};
+
+TEST_P(FloatConvTest, MatchesReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const reference::ConvGeometry g = ConvGeometryOf(c);
+  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth);
+  const std::vector<float> in =
+      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
+  const std::vector<float> filter =
+      Random(rng, static_cast<size_t>(c.out_depth) * c.filter_h * c.filter_w * c.in_depth);
+  const std::vector<float> bias = Random(rng, c.out_depth);
+  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
+  const float* b = c.bias ? bias.data() : nullptr;
+  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
+  const std::vector<float> abs_bias = Abs(bias);
+  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
+                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
+                                                     kMax);
+  ASSERT_TRUE(optimized::FloatConv::Covers(g));
+  optimized::FloatConvParams p;
+  p.geometry = g;
+  p.act_min = lo;
+  p.act_max = hi;
+  p.filter = filter.data();
+  p.bias = b;
+  for (int threads : {1, 2, 3}) {
+    const optimized::FloatConv fast(p, isa, threads);
+    EXPECT_EQ(fast.isa(), isa);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<float> out(ref.size(), std::nanf(""));
+    // Tasks in reverse order: each writes only its own outputs.
+    for (int t = fast.num_tasks() - 1; t >= 0; --t)
+      fast.RunTask(t, in.data(), out.data(), scratch.data());
+    ExpectClose(out, ref, magnitude,
+                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
+                    std::to_string(threads));
+  }
+}
+
+std::vector<ConvCase> ConvCases() {
+  std::vector<ConvCase> cases;
+  const Padding S = Padding::kSame, V = Padding::kValid;
+  // 1x1 (direct rows) over row counts around MR and the row block and
+  // output channels around NR.
+  for (int width : {1, 3, 4, 5, 6, 7, 8, 9, 13})
+    for (int out : {1, 15, 16, 17, 32, 33})
+      cases.push_back({1, 1, width, 24, 1, 1, out, 1, 1, S, true, false});
+  for (int in : {1, 3, 8, 17, 144})
+    cases.push_back({1, 7, 9, in, 1, 1, 24, 1, 1, S, true, true});
+  cases.push_back({2, 16, 20, 40, 1, 1, 70, 1, 1, S, true, false});  // > one row block
+  cases.push_back({1, 30, 30, 960, 1, 1, 40, 1, 1, V, false, false});  // large k, small block
+  cases.push_back({1, 9, 9, 16, 1, 1, 33, 2, 1, S, true, false});      // 1x1 strided
+  // 3x3 (gathered rows): padding, strides, dilation, first-layer depth 3.
+  for (int stride : {1, 2})
+    for (Padding pad : {S, V}) {
+      cases.push_back({1, 11, 13, 3, 3, 3, 16, stride, 1, pad, true, true});
+      cases.push_back({2, 8, 7, 17, 3, 3, 33, stride, 1, pad, false, false});
+    }
+  cases.push_back({1, 12, 12, 8, 3, 3, 20, 1, 2, S, true, false});   // dilated
+  cases.push_back({1, 15, 14, 5, 3, 3, 9, 1, 3, V, true, false});    // dilated, valid
+  cases.push_back({1, 10, 9, 6, 5, 2, 31, 2, 1, S, true, true});     // rectangular filter
+  cases.push_back({1, 2, 2, 4, 3, 3, 8, 1, 1, S, true, false});      // filter wider than image
+  cases.push_back({1, 1, 1, 1, 1, 1, 1, 1, 1, V, false, false});
+  return cases;
+}
+
+std::string IsaCaseName(Isa isa, const std::string& what) {
+  return std::string(optimized::IsaName(isa)) + "_" + what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, FloatConvTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::ValuesIn(ConvCases())),
+    [](const ::testing::TestParamInfo<FloatConvTest::ParamType>& info) {
+      return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// FULLY_CONNECTED: batches x depth -> units, the GEMM over 1x1 pixels.
+struct FcCase {
+  int batches, depth, units;
+};
+
+class FloatFullyConnectedTest : public ::testing::TestWithParam<std::tuple<Isa, FcCase>> {};
+
+TEST_P(FloatFullyConnectedTest, MatchesReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const ConvCase as_conv{1, c.batches, 1, c.depth, 1, 1, c.units, 1, 1, Padding::kValid, true,
+                         false};
+  const reference::ConvGeometry g = ConvGeometryOf(as_conv);
+  std::mt19937 rng(c.batches * 1000 + c.depth + c.units);
+  const std::vector<float> in = Random(rng, static_cast<size_t>(c.batches) * c.depth);
+  const std::vector<float> w = Random(rng, static_cast<size_t>(c.units) * c.depth);
+  const std::vector<float> bias = Random(rng, c.units);
+  const std::vector<float> ref = ReferenceConv(g, in, w, bias.data(), kLowest, kMax);
+  const std::vector<float> abs_bias = Abs(bias);
+  const std::vector<float> magnitude =
+      ReferenceConv(g, Abs(in), Abs(w), abs_bias.data(), kLowest, kMax);
+  optimized::FloatConvParams p;
+  p.geometry = g;
+  p.act_min = kLowest;
+  p.act_max = kMax;
+  p.filter = w.data();
+  p.bias = bias.data();
+  for (int threads : {1, 2}) {
+    const optimized::FloatConv fast(p, isa, threads);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<float> out(ref.size(), std::nanf(""));
+    for (int t = 0; t < fast.num_tasks(); ++t)
+      fast.RunTask(t, in.data(), out.data(), scratch.data());
+    ExpectClose(out, ref, magnitude,
+                std::string(optimized::IsaName(isa)) + " fc " + std::to_string(c.batches) + "x" +
+                    std::to_string(c.depth) + "->" + std::to_string(c.units));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, FloatFullyConnectedTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::Values(FcCase{1, 1, 1}, FcCase{1, 1280, 1001},
+                                         FcCase{1, 64, 31}, FcCase{2, 7, 33},
+                                         FcCase{5, 100, 16}, FcCase{9, 33, 65},
+                                         FcCase{64, 512, 10})),
+    [](const ::testing::TestParamInfo<FloatFullyConnectedTest::ParamType>& info) {
+      const FcCase& c = std::get<1>(info.param);
+      return IsaCaseName(std::get<0>(info.param), std::to_string(c.batches) + "x" +
+                                                      std::to_string(c.depth) + "to" +
+                                                      std::to_string(c.units));
+    });
+
+// -------------------------------------------------------------- depthwise
+
+struct DwCase {
+  int batches, height, width, channels, filter, stride, dilation;
+  Padding padding;
+  bool bias;
+  bool relu6;
+};
+
+std::string Describe(const DwCase& c) {
+  return std::to_string(c.batches) + "x" + std::to_string(c.height) + "x" +
+         std::to_string(c.width) + "x" + std::to_string(c.channels) + "_f" +
+         std::to_string(c.filter) + "_s" + std::to_string(c.stride) + "_d" +
+         std::to_string(c.dilation) + (c.padding == Padding::kSame ? "_same" : "_valid") +
+         (c.bias ? "_bias" : "") + (c.relu6 ? "_relu6" : "");
+}
+
+std::vector<float> ReferenceDepthwise(const reference::DepthwiseGeometry& g,
+                                      const std::vector<float>& in,
+                                      const std::vector<float>& filter, const float* bias,
+                                      float lo, float hi) {
+  std::vector<float> out(static_cast<size_t>(g.output_rows()) * g.output_width * g.output_depth);
+  reference::DepthwiseConvFloat(g, in.data(), filter.data(), bias, lo, hi, out.data(), 0,
+                                g.output_rows());
+  return out;
+}
+
+class FloatDepthwiseTest : public ::testing::TestWithParam<std::tuple<Isa, DwCase>> {};
+
+TEST_P(FloatDepthwiseTest, MatchesReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  reference::DepthwiseGeometry g;
+  g.batches = c.batches;
+  g.input_height = c.height;
+  g.input_width = c.width;
+  g.input_depth = g.output_depth = c.channels;
+  g.filter_height = g.filter_width = c.filter;
+  g.stride_height = g.stride_width = c.stride;
+  g.dilation_height = g.dilation_width = c.dilation;
+  const reference::Window2D w =
+      reference::ComputeWindow2D(c.padding, c.stride, c.stride, c.dilation, c.dilation, c.height,
+                                 c.width, c.filter, c.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  std::mt19937 rng(c.height * 17 + c.channels);
+  const std::vector<float> in =
+      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.channels);
+  const std::vector<float> filter = Random(rng, static_cast<size_t>(c.filter) * c.filter * c.channels);
+  const std::vector<float> bias = Random(rng, c.channels);
+  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
+  const float* b = c.bias ? bias.data() : nullptr;
+  const std::vector<float> ref = ReferenceDepthwise(g, in, filter, b, lo, hi);
+  const std::vector<float> abs_bias = Abs(bias);
+  const std::vector<float> magnitude = ReferenceDepthwise(
+      g, Abs(in), Abs(filter), c.bias ? abs_bias.data() : nullptr, kLowest, kMax);
+  ASSERT_TRUE(optimized::FloatDepthwise::Covers(g));
+  optimized::FloatDepthwiseParams p;
+  p.geometry = g;
+  p.act_min = lo;
+  p.act_max = hi;
+  p.filter = filter.data();
+  p.bias = b;
+  const optimized::FloatDepthwise fast(p, isa);
+  EXPECT_EQ(fast.isa(), isa);
+  // All rows at once, then split at an arbitrary row.
+  for (int64_t split : {int64_t{0}, fast.rows() / 3}) {
+    std::vector<float> out(ref.size(), std::nanf(""));
+    fast.RunRows(split, fast.rows(), in.data(), out.data());
+    fast.RunRows(0, split, in.data(), out.data());
+    ExpectClose(out, ref, magnitude,
+                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " split " +
+                    std::to_string(split));
+  }
+}
+
+std::vector<DwCase> DwCases() {
+  std::vector<DwCase> cases;
+  const Padding S = Padding::kSame, V = Padding::kValid;
+  for (int channels : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 65})
+    cases.push_back({1, 9, 11, channels, 3, 1, 1, S, true, true});
+  for (int width : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12})
+    cases.push_back({1, 5, width, 24, 3, 1, 1, S, true, false});
+  for (int stride : {1, 2})
+    for (Padding pad : {S, V}) {
+      cases.push_back({2, 14, 13, 32, 3, stride, 1, pad, true, true});
+      cases.push_back({1, 12, 15, 20, 5, stride, 1, pad, false, false});
+    }
+  cases.push_back({1, 13, 13, 16, 3, 1, 2, S, true, false});  // dilated
+  cases.push_back({1, 16, 17, 40, 3, 2, 3, V, true, false});  // dilated, strided
+  cases.push_back({1, 2, 3, 5, 5, 1, 1, S, true, false});     // filter wider than image
+  cases.push_back({1, 112, 112, 32, 3, 1, 1, S, true, true});  // MobileNet's first depthwise
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, FloatDepthwiseTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::ValuesIn(DwCases())),
+    [](const ::testing::TestParamInfo<FloatDepthwiseTest::ParamType>& info) {
+      return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// ------------------------------------------------------------- LOGISTIC
+
+class FloatLogisticTest : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(FloatLogisticTest, WithinUlpsOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatLogistic(isa)) GTEST_SKIP() << "no vector LOGISTIC on this ISA";
+  std::vector<float> in = {0.0f, -0.0f, 1e-30f, -1e-30f, 16.619047164916992188f,
+                           std::nextafter(16.619047164916992188f, 100.0f), -9.0f,
+                           std::nextafter(-9.0f, -100.0f), -86.9f, -87.5f, -100.0f, -103.5f,
+                           88.5f, 1000.0f, std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), std::nanf("")};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> wide(-110.0f, 30.0f), narrow(-10.0f, 10.0f);
+  for (int i = 0; i < 4000; ++i) in.push_back(i % 2 ? wide(rng) : narrow(rng));
+  // Lengths around the vector width, at every start.
+  for (int64_t begin : {int64_t{0}, int64_t{3}}) {
+    for (int64_t end : {static_cast<int64_t>(in.size()), begin + 1, begin + 7, begin + 17}) {
+      std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+      reference::LogisticFloat(in.data(), ref.data(), begin, end);
+      optimized::FloatLogistic(isa, in.data(), fast.data(), begin, end);
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (std::isnan(ref[i])) {
+          EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+          continue;
+        }
+        EXPECT_LE(std::fabs(fast[i] - ref[i]), 1e-6f * std::fabs(ref[i]) + 2e-38f)
+            << optimized::IsaName(isa) << " x = " << in[i] << ": " << fast[i] << " vs "
+            << ref[i];
+      }
+    }
+  }
+}
+
+class FloatActivationTest : public ::testing::TestWithParam<Isa> {};
+
+std::vector<float> ActivationInputs() {
+  std::vector<float> in = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-6f, 0.0624f, 0.0625f, -0.0625f,
+                           -3.0f, 3.0f, 6.0f, -9.5f, 9.5f, 100.0f, -100.0f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), std::nanf("")};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> wide(-20.0f, 20.0f), narrow(-0.2f, 0.2f);
+  for (int i = 0; i < 4000; ++i) in.push_back(i % 2 ? wide(rng) : narrow(rng));
+  return in;
+}
+
+TEST_P(FloatActivationTest, HardSwishBitExact) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const std::vector<float> in = ActivationInputs();
+  for (int64_t begin : {int64_t{0}, int64_t{5}}) {
+    std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+    reference::HardSwishFloat(in.data(), ref.data(), begin, static_cast<int64_t>(in.size()));
+    optimized::FloatHardSwish(isa, in.data(), fast.data(), begin,
+                              static_cast<int64_t>(in.size()));
+    EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+        << optimized::IsaName(isa);
+  }
+}
+
+TEST_P(FloatActivationTest, TanhWithinUlpsOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const std::vector<float> in = ActivationInputs();
+  for (int64_t end : {static_cast<int64_t>(in.size()), int64_t{3}, int64_t{13}}) {
+    std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+    reference::TanhFloat(in.data(), ref.data(), 0, end);
+    optimized::FloatTanh(isa, in.data(), fast.data(), 0, end);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+        continue;
+      }
+      EXPECT_LE(std::fabs(fast[i] - ref[i]), 3e-6f * std::fabs(ref[i]) + 1e-38f)
+          << optimized::IsaName(isa) << " x = " << in[i] << ": " << fast[i] << " vs " << ref[i];
+      EXPECT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << "x = " << in[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatActivationTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(optimized::IsaName(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(optimized::IsaName(info.param));
+                         });
+
+// --------------------------------------------------------------- SOFTMAX
+
+class FloatSoftmaxTest : public ::testing::TestWithParam<std::tuple<Isa, int>> {};
+
+TEST_P(FloatSoftmaxTest, WithinRoundingOfReference) {
+  const auto [isa, depth] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatLogistic(isa)) GTEST_SKIP() << "no vector exp on this ISA";
+  const int rows = 5;
+  std::mt19937 rng(depth);
+  std::uniform_real_distribution<float> dist(-30.0f, 30.0f);
+  std::vector<float> in(static_cast<size_t>(rows) * depth);
+  for (float& x : in) x = dist(rng);
+  if (depth > 3) {
+    in[1] = -std::numeric_limits<float>::infinity();  // row 0: exp gives (about) 0
+    in[depth + 2] = std::nanf("");                    // row 1: NaN everywhere, as the reference
+  }
+  for (float beta : {1.0f, 0.3f}) {
+    std::vector<float> ref(in.size()), fast(in.size());
+    reference::SoftmaxFloat(beta, in.data(), ref.data(), depth, 0, rows);
+    optimized::FloatSoftmax(isa, beta, in.data(), fast.data(), depth, 2, rows);
+    optimized::FloatSoftmax(isa, beta, in.data(), fast.data(), depth, 0, 2);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << i;
+        continue;
+      }
+      EXPECT_LE(std::fabs(fast[i] - ref[i]), 1e-5f * ref[i] + 1e-37f)
+          << optimized::IsaName(isa) << " depth " << depth << " beta " << beta << " element "
+          << i << ": " << fast[i] << " vs " << ref[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Depths, FloatSoftmaxTest,
+                         ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2,
+                                                              Isa::kAvx512Vnni),
+                                            ::testing::Values(1, 7, 8, 9, 16, 17, 33, 1001)),
+                         [](const ::testing::TestParamInfo<FloatSoftmaxTest::ParamType>& info) {
+                           return std::string(optimized::IsaName(std::get<0>(info.param))) +
+                                  "_" + std::to_string(std::get<1>(info.param));
+                         });
+
+// ------------------------------------------------ ADD / SUB / MUL / DIV
+
+struct BinaryCase {
+  std::vector<int32_t> a, b;  // shapes; the output is their broadcast
+};
+
+class FloatBinaryTest : public ::testing::TestWithParam<std::tuple<Isa, BinaryCase>> {};
+
+TEST_P(FloatBinaryTest, BitExactWithReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatBinary(isa)) GTEST_SKIP() << "no vector float binary on this ISA";
+  const size_t rank = std::max(c.a.size(), c.b.size());
+  std::vector<int32_t> out_dims(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int32_t da = i < rank - c.a.size() ? 1 : c.a[i - (rank - c.a.size())];
+    const int32_t db = i < rank - c.b.size() ? 1 : c.b[i - (rank - c.b.size())];
+    out_dims[i] = std::max(da, db);
+  }
+  const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(c.a, c.b, out_dims);
+  auto count = [](const std::vector<int32_t>& d) {
+    size_t n = 1;
+    for (int32_t x : d) n *= x;
+    return n;
+  };
+  std::mt19937 rng(static_cast<uint32_t>(count(c.a) * 7 + count(c.b)));
+  std::vector<float> a = Random(rng, count(c.a)), b = Random(rng, count(c.b));
+  // Special values: signed zeros, infinities, NaN, values at the clamp.
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::nanf(""), 6.0f, 1e-40f};
+  for (size_t i = 0; i < a.size(); i += 5) a[i] = specials[(i / 5) % 7];
+  for (size_t i = 1; i < b.size(); i += 7) b[i] = specials[(i / 7 + 3) % 7];
+  using reference::BinaryOp;
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+    for (bool relu6 : {false, true}) {
+      const float lo = relu6 ? 0.0f : kLowest, hi = relu6 ? 6.0f : kMax;
+      std::vector<float> ref(plan.num_elements, 1.0f), fast(plan.num_elements, 1.0f);
+      reference::BinaryArithmetic<float>(op, plan, a.data(), b.data(), ref.data(), {lo, hi}, 0,
+                                         plan.num_elements);
+      // In two ranges split inside a run.
+      const int64_t split = plan.num_elements / 3;
+      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, split,
+                             plan.num_elements);
+      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, 0, split);
+      ASSERT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+          << optimized::IsaName(isa) << " op " << static_cast<int>(op) << " relu6 " << relu6;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FloatBinaryTest,
+    ::testing::Combine(
+        ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+        ::testing::Values(BinaryCase{{1, 7, 9, 33}, {1, 7, 9, 33}},  // same shape
+                          BinaryCase{{1, 5, 6, 17}, {17}},           // per channel
+                          BinaryCase{{2, 4, 4, 40}, {2, 1, 1, 40}},  // squeeze-excite
+                          BinaryCase{{1}, {3, 5, 19}},               // scalar first
+                          BinaryCase{{4, 1, 23}, {1, 6, 1}},         // both broadcast
+                          BinaryCase{{1000}, {1}}, BinaryCase{{15}, {15}})),
+    [](const ::testing::TestParamInfo<FloatBinaryTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// ------------------------------------------------------------------ MEAN
+
+struct MeanCase {
+  std::vector<int32_t> dims;
+  std::vector<int> axes;
+};
+
+class FloatMeanTest : public ::testing::TestWithParam<std::tuple<Isa, MeanCase>> {};
+
+TEST_P(FloatMeanTest, BitExactWithReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  bool reduced[reference::kMaxReduceRank] = {};
+  for (int a : c.axes) reduced[a] = true;
+  const reference::ReduceShape shape =
+      reference::MakeReduceShape(static_cast<int>(c.dims.size()), c.dims.data(), reduced);
+  optimized::MeanSum8 plan;
+  ASSERT_TRUE(plan.Plan(shape));
+  plan.isa = isa;
+  std::mt19937 rng(static_cast<uint32_t>(shape.input_count));
+  std::vector<float> in = Random(rng, shape.input_count);
+  for (size_t i = 0; i < in.size(); i += 97) in[i] = i % 2 ? -0.0f : 1e30f;
+  std::vector<float> ref(shape.output_count), fast(shape.output_count);
+  reference::MeanFloat(shape, in.data(), ref.data());
+  optimized::MeanFloatContiguous(plan, static_cast<float>(shape.reduced_count), in.data(),
+                                 fast.data());
+  EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+      << optimized::IsaName(isa);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FloatMeanTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::Values(MeanCase{{1, 7, 7, 1280}, {1, 2}},
+                                         MeanCase{{2, 5, 3, 17}, {1, 2}},
+                                         MeanCase{{3, 4, 65}, {1}}, MeanCase{{9, 33}, {0}},
+                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}})),
+    [](const ::testing::TestParamInfo<FloatMeanTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// ------------------------------------------------------------ interpreter
+
+// CONV_2D 3x3 -> DEPTHWISE 3x3 stride 2 -> CONV_2D 1x1 -> FULLY_CONNECTED.
+std::vector<float> RunFloatModel(KernelSet kernels, int threads, const std::vector<float>& input,
+                                 std::mt19937 rng) {
+  OpModel m;
+  const int in = m.AddInput(DataType::kFloat32, {1, 20, 18, 3});
+  const int f1 = m.AddConst<float>(DataType::kFloat32, {24, 3, 3, 3}, Random(rng, 24 * 27));
+  const int b1 = m.AddConst<float>(DataType::kFloat32, {24}, Random(rng, 24));
+  const int t1 = m.AddTensor(DataType::kFloat32);
+  Conv2DParams conv;
+  conv.padding = Padding::kSame;
+  conv.stride_h = conv.stride_w = 1;
+  conv.activation = Activation::kRelu6;
+  m.AddOp(BuiltinOp::kConv2d, {in, f1, b1}, {t1}, conv);
+  const int f2 = m.AddConst<float>(DataType::kFloat32, {1, 3, 3, 24}, Random(rng, 9 * 24));
+  const int b2 = m.AddConst<float>(DataType::kFloat32, {24}, Random(rng, 24));
+  const int t2 = m.AddTensor(DataType::kFloat32);
+  DepthwiseConv2DParams dw;
+  dw.padding = Padding::kSame;
+  dw.stride_h = dw.stride_w = 2;
+  dw.depth_multiplier = 1;
+  dw.activation = Activation::kRelu;
+  m.AddOp(BuiltinOp::kDepthwiseConv2d, {t1, f2, b2}, {t2}, dw);
+  const int f3 = m.AddConst<float>(DataType::kFloat32, {40, 1, 1, 24}, Random(rng, 40 * 24));
+  const int t3 = m.AddTensor(DataType::kFloat32);
+  Conv2DParams pw;
+  pw.padding = Padding::kValid;
+  pw.stride_h = pw.stride_w = 1;
+  m.AddOp(BuiltinOp::kConv2d, {t2, f3}, {t3}, pw);
+  const int f4 = m.AddConst<float>(DataType::kFloat32, {10, 10 * 9 * 40},
+                                   Random(rng, 10 * 10 * 9 * 40));
+  const int b4 = m.AddConst<float>(DataType::kFloat32, {10}, Random(rng, 10));
+  const int out = m.AddOutput(DataType::kFloat32);
+  FullyConnectedParams fc;
+  m.AddOp(BuiltinOp::kFullyConnected, {t3, f4, b4}, {out}, fc);
+  m.Build(threads, kernels);
+  m.SetInput<float>(0, input);
+  m.Invoke();
+  return m.GetOutput<float>(0);
+}
+
+TEST(OptimizedFloatTest, InterpreterOptimizedCloseToReference) {
+  std::mt19937 rng(5);
+  const std::vector<float> input = Random(rng, 20 * 18 * 3);
+  const std::vector<float> ref = RunFloatModel(KernelSet::kReference, 1, input, rng);
+  float scale = 0;
+  for (float v : ref) scale = std::max(scale, std::fabs(v));
+  for (Isa isa : testing::SupportedIsas()) {
+    optimized::ScopedIsaOverride force(isa);
+    for (int threads : {1, 2}) {
+      const std::vector<float> fast = RunFloatModel(KernelSet::kOptimized, threads, input, rng);
+      ASSERT_EQ(fast.size(), ref.size());
+      // Four layers of rounding differences: relative to the largest output.
+      for (size_t i = 0; i < ref.size(); ++i)
+        EXPECT_NEAR(fast[i], ref[i], 1e-4f * scale)
+            << optimized::IsaName(isa) << " threads " << threads << " output " << i;
+      if (isa == Isa::kScalar) {
+        EXPECT_EQ(fast, ref) << "scalar runs the reference kernels";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace delegato
