@@ -2,7 +2,25 @@
 # Installs what delegato builds and tests with on Debian 12: the compiler
 # toolchain and libraries from Debian, the test oracle (LiteRT) from PyPI.
 # Safe to re-run: it installs only what is missing.
+#   scripts/install_deps.sh --zoo installs only tensorflow-cpu and tf-keras, the
+#   test-only dependencies of the converter-made zoo (scripts/make_zoo.py), which
+#   scripts/test.sh's zoo stage asks for; it exits 1 with a message when it
+#   cannot (tests/conformance/test_zoo.py then skips).
 set -euo pipefail
+
+if [ "${1:-}" = "--zoo" ]; then
+  # tf-keras (Keras 2) makes the zoo's fused-LSTM model; without it that one
+  # model is recorded as not generated.
+  if python3 -c "import tensorflow, tf_keras" 2>/dev/null; then exit 0; fi
+  echo "installing Python packages: tensorflow-cpu tf-keras (the zoo stage only)"
+  if python3 -m pip install -q tensorflow-cpu tf-keras 2>/dev/null ||
+     python3 -m pip install -q --break-system-packages tensorflow-cpu tf-keras 2>/dev/null ||
+     python3 -c "import tensorflow" 2>/dev/null; then
+    exit 0
+  fi
+  echo "tensorflow-cpu could not be installed: the converter-made zoo is skipped"
+  exit 1
+fi
 
 DEBIAN_PACKAGES=(
   cmake g++ clang make            # C++20 build; clang for the libFuzzer target
