@@ -204,10 +204,16 @@ void PrepareInteger(KernelContext& ctx, Node& node, const SequenceLstmParams& pa
   int cell_scale_log2 = 0;
   DLG_NODE_CHECK(ctx, node, CheckedLog2(cell_state_scale, &cell_scale_log2), "cell state ",
                  Describe(cell_state), " scale ", cell_state_scale, " is not a power of two");
-  // tanh(cell state) supports 0 to 6 integer bits.
-  DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -15 && cell_scale_log2 <= -9, "cell state ",
+  // tanh(cell state) supports 0 to 6 integer bits. Below 2^-15 (negative
+  // integer bits) LiteRT computes no tanh and uses the input gate in its place
+  // (see LstmStepInteger); without an input gate (CIFG) its buffer holds
+  // nothing defined, so that case is refused.
+  DLG_NODE_CHECK(ctx, node, cell_scale_log2 <= -9, "cell state ", Describe(cell_state),
+                 " scale 2^", cell_scale_log2,
+                 " is above 2^-9 (tanh of the cell state takes at most 6 integer bits)");
+  DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -15 || !p.use_cifg, "cell state ",
                  Describe(cell_state), " scale 2^", cell_scale_log2,
-                 " is outside the supported range [2^-15, 2^-9]");
+                 " is below 2^-15 in a CIFG LSTM (no input gate): LiteRT's result is undefined");
   p.cell_scale_log2 = cell_scale_log2;
   p.cell_clip = params.cell_clip > 0.0f
                     ? static_cast<int16_t>(std::min(

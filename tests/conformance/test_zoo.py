@@ -47,10 +47,6 @@ KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
         "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the hybrid LSTM kernel (float activations, "
         "int8 weights) is missing",
         r"node 0 \(UNIDIRECTIONAL_SEQUENCE_LSTM\): hybrid LSTM .* is not supported"),
-    ("lstm_sequence_tf_keras", "int8"): (
-        "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): cell state scale 2^-16 is below the "
-        "range the integer LSTM accepts (2^-15..2^-9); LiteRT accepts any power of two <= 2^-9",
-        r"node 0 \(UNIDIRECTIONAL_SEQUENCE_LSTM\): cell state .* scale 2\^-16 is outside"),
     ("encoder_decoder", "dynamic"): (
         "node 2 (TRANSPOSE_CONV): the hybrid kernel (float input, int8 weights) is missing",
         r"node 2 \(TRANSPOSE_CONV\): unsupported types: input .* FLOAT32, weights .* INT8"),

@@ -204,6 +204,22 @@ TEST_P(LstmThreads, CifgPeepholeLayerNormProjectionTimeMajor) {
               ElementsAreArray<int8_t>({-30, 0, -3, -15, -50, -50, 26, 25, 3, 50, -31, -50}));
 }
 
+// A cell state scale of 2^-16, as the converter picks for small cell
+// ranges: LiteRT has no tanh for -1 integer bits and uses the input gate in
+// place of tanh(c); the expected outputs are LiteRT's reference kernels'.
+TEST_P(LstmThreads, CellScaleBelowTwoToMinus15AsLiteRt) {
+  LstmSpec s = BasicSpec();
+  s.cell_scale = 1.0f / 65536;
+  OpModel m;
+  BuildLstm(m, s);
+  m.Build(GetParam());
+  m.SetInput<int8_t>(
+      0, {103, 28, 81, -124, 2, -80, 68, 91, -82, -109, -16, -77, -5, 33, -104, -103, 45, -90});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-2, 25, 85, 17, 4, 94, 94, 30, 41, 74, 54, 12}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
 
 TEST(LstmInt8, InitialOutputStateIsItsZeroPoint) {
@@ -256,7 +272,12 @@ TEST(LstmInt8, RejectsMalformedNodes) {
   {
     LstmSpec s = BasicSpec();
     s.cell_scale = 1.0f / 256;  // 2^-8: tanh would need 7 integer bits
-    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("outside the supported range"));
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("is above 2^-9"));
+  }
+  {
+    LstmSpec s = FullSpec();  // CIFG: no input gate to stand in for tanh(c)
+    s.cell_scale = 1.0f / 65536;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("below 2^-15 in a CIFG LSTM"));
   }
   {
     LstmSpec s = BasicSpec();
