@@ -47,9 +47,6 @@ KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
         "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the hybrid LSTM kernel (float activations, "
         "int8 weights) is missing",
         r"node 0 \(UNIDIRECTIONAL_SEQUENCE_LSTM\): hybrid LSTM .* is not supported"),
-    ("encoder_decoder", "dynamic"): (
-        "node 2 (TRANSPOSE_CONV): the hybrid kernel (float input, int8 weights) is missing",
-        r"node 2 \(TRANSPOSE_CONV\): unsupported types: input .* FLOAT32, weights .* INT8"),
 }
 
 
