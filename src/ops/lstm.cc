@@ -2,7 +2,9 @@
 // input, weights and output/hidden state, int16 cell state, peephole and layer
 // norm weights, int32 biases. CIFG, peephole, layer normalization, projection,
 // cell/projection clipping and both time_major layouts are supported.
-// Float and hybrid (float input, int8 weights) LSTMs are rejected.
+// Float32 (all tensors float) with the same options, in the order of TFLite's
+// float LSTM step (kernels/reference/lstm_float.h). Hybrid (float input, int8
+// weights) LSTMs are rejected.
 //
 //   inputs (20, or 24 with layer norm; absent optional inputs are -1):
 //     0 input [batch, time, n_input] ([time, batch, n_input] when time_major)
@@ -17,6 +19,7 @@
 //     norm; Q3.12 otherwise) and the hidden state's (effective_hidden_scale).
 //   output: input's shape with the last dimension n_output.
 #include "kernels/reference/lstm.h"
+#include "kernels/reference/lstm_float.h"
 
 #include <array>
 #include <cmath>
@@ -28,6 +31,7 @@
 #include "kernels/fixed_point.h"
 #include "kernels/quantization.h"
 #include "ops/kernel.h"
+#include "ops/layer_quant.h"
 
 namespace delegato {
 namespace {
@@ -58,6 +62,8 @@ struct LstmData {
   std::array<std::vector<int32_t>, 4> input_bias, recurrent_bias;
   std::vector<int32_t> projection_bias;
   size_t gate_scratch_bytes = 0;  // one int16 gate buffer, rounded up for alignment
+  bool is_float = false;
+  reference::LstmFloatParams float_params;  // weight pointers are filled in by Eval
 };
 
 std::string Describe(const Tensor& t) { return "\"" + t.name + "\""; }
@@ -297,6 +303,47 @@ void PrepareInteger(KernelContext& ctx, Node& node, const SequenceLstmParams& pa
 
 }  // namespace
 
+void PrepareFloat(KernelContext& ctx, Node& node, const SequenceLstmParams& params, LstmData& d) {
+  const reference::LstmShape& s = d.shape;
+  ctx.CheckType(node, ctx.input(node, kOutputState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.input(node, kCellState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.output(node, 0), DataType::kFloat32);
+  const int input_count = static_cast<int>(node.inputs.size());
+  for (int i = 1; i < input_count; ++i) {
+    if (i == kOutputState || i == kCellState) continue;
+    if (const Tensor* t = ctx.optional_input(node, i)) ctx.CheckType(node, *t, DataType::kFloat32);
+  }
+  reference::LstmFloatParams& p = d.float_params;
+  p.use_cifg = d.params.use_cifg;
+  p.cell_clip = params.cell_clip;
+  p.proj_clip = params.proj_clip;
+  switch (params.activation) {
+    case Activation::kNone:
+      p.activation = reference::LstmActivation::kNone;
+      break;
+    case Activation::kRelu:
+      p.activation = reference::LstmActivation::kRelu;
+      break;
+    case Activation::kReluN1To1:
+      p.activation = reference::LstmActivation::kReluN1To1;
+      break;
+    case Activation::kRelu6:
+      p.activation = reference::LstmActivation::kRelu6;
+      break;
+    case Activation::kTanh:
+      p.activation = reference::LstmActivation::kTanh;
+      break;
+    default:
+      ctx.Fail(node, "activation ", layer_quant::ActivationName(params.activation),
+               " is not supported by the float LSTM");
+  }
+  d.is_float = true;
+  // Scratch: four float gate buffers of batch x n_cell.
+  const size_t gate_elements = static_cast<size_t>(s.n_batch) * static_cast<size_t>(s.n_cell);
+  d.gate_scratch_bytes = (gate_elements * sizeof(float) + 63) / 64 * 64;
+  node.scratch_bytes = 4 * d.gate_scratch_bytes;
+}
+
 void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   const int input_count = static_cast<int>(node.inputs.size());
   DLG_NODE_CHECK(ctx, node, input_count == 20 || input_count == 24, "expects 20 or 24 inputs, has ",
@@ -423,7 +470,7 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
     ctx.Fail(node, "hybrid LSTM (float input, ", DataTypeName(weight_type),
              " weights) is not supported");
   } else if (input.type == DataType::kFloat32) {
-    ctx.Fail(node, "float32 LSTM is not supported (only int8 input and weights)");
+    PrepareFloat(ctx, node, params, d);
   } else {
     ctx.Fail(node, "input ", Describe(input), " has type ", DataTypeName(input.type), " with ",
              DataTypeName(weight_type), " weights; INT8 input and weights expected");
@@ -435,8 +482,44 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   node.op_data = std::move(data);
 }
 
+void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
+  reference::LstmFloatParams p = d.float_params;
+  std::array<reference::LstmFloatGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
+                                                    &p.output_gate};
+  for (int g = 0; g < 4; ++g) {
+    if (g == kInputGate && p.use_cifg) continue;
+    reference::LstmFloatGate& gate = *gates[g];
+    gate.input_weights = ctx.in(node, kInputToGateWeights + g).data_as<float>();
+    gate.recurrent_weights = ctx.in(node, kRecurrentToGateWeights + g).data_as<float>();
+    gate.bias = ctx.in(node, kGateBias + g).data_as<float>();
+    if (g != kCellGate && d.use_peephole)
+      gate.peephole_weights = ctx.in(node, PeepholeIndex(g)).data_as<float>();
+    if (d.use_layer_norm) gate.layer_norm_weights = ctx.in(node, kLayerNorm + g).data_as<float>();
+  }
+  if (node.inputs[kProjectionWeights] >= 0) {
+    p.projection_weights = ctx.in(node, kProjectionWeights).data_as<float>();
+    if (node.inputs[kProjectionBias] >= 0)
+      p.projection_bias = ctx.in(node, kProjectionBias).data_as<float>();
+  }
+  reference::LstmFloatScratch scratch;
+  uint8_t* base = node.scratch;
+  scratch.input_gate = reinterpret_cast<float*>(base);
+  scratch.forget_gate = reinterpret_cast<float*>(base + d.gate_scratch_bytes);
+  scratch.cell_gate = reinterpret_cast<float*>(base + 2 * d.gate_scratch_bytes);
+  scratch.output_gate = reinterpret_cast<float*>(base + 3 * d.gate_scratch_bytes);
+  Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
+  Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
+  reference::UnidirectionalSequenceLstmFloat(
+      p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
+      cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch);
+}
+
 void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
   const LstmData& d = *node.data<LstmData>();
+  if (d.is_float) {
+    EvalFloat(ctx, node, d);
+    return;
+  }
   reference::LstmIntegerParams p = d.params;
   std::array<reference::LstmIntegerGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
                                                       &p.output_gate};

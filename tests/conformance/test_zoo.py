@@ -39,10 +39,6 @@ _WHILE_SLICE = (
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
     ("lstm_sequence", "float32"): (_WHILE_SLICE, r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"),
     ("lstm_sequence", "dynamic"): (_WHILE_SLICE, r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"),
-    ("lstm_sequence_tf_keras", "float32"): (
-        "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the float32 LSTM kernel is missing "
-        "(only the 8x8->16 integer LSTM is implemented)",
-        r"node 0 \(UNIDIRECTIONAL_SEQUENCE_LSTM\): float32 LSTM is not supported"),
     ("lstm_sequence_tf_keras", "dynamic"): (
         "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the hybrid LSTM kernel (float activations, "
         "int8 weights) is missing",
