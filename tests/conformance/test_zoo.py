@@ -39,10 +39,6 @@ _WHILE_SLICE = (
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
     ("lstm_sequence", "float32"): (_WHILE_SLICE, r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"),
     ("lstm_sequence", "dynamic"): (_WHILE_SLICE, r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"),
-    ("lstm_sequence_tf_keras", "dynamic"): (
-        "node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the hybrid LSTM kernel (float activations, "
-        "int8 weights) is missing",
-        r"node 0 \(UNIDIRECTIONAL_SEQUENCE_LSTM\): hybrid LSTM .* is not supported"),
 }
 
 

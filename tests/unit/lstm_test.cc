@@ -3,7 +3,9 @@
 // models; state carries across invocations; malformed nodes are rejected.
 // Float32: random weights against a double-precision formulation (basic,
 // peephole, CIFG + peephole + layer norm + projection + clipping, both
-// layouts); every case is also replayed in LiteRT by test_single_ops.py.
+// layouts); hybrid (int8 weights, symmetric and asymmetric inputs) against the
+// same formulation on the dequantized weights, loosely. Every case is also
+// replayed in LiteRT by test_single_ops.py.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -328,9 +330,10 @@ TEST(LstmInt8, RejectsMissingIntermediatesAndUnsupportedTypes) {
     EXPECT_THAT(m.TryBuild().message(), HasSubstr("hidden state intermediate"));
   }
   {
+    // Float input with int8 weights is a hybrid LSTM, whose states must be float.
     LstmSpec s = BasicSpec();
     s.input_type = DataType::kFloat32;
-    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("hybrid LSTM"));
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("has type INT8, expected FLOAT32"));
   }
 }
 
@@ -493,6 +496,80 @@ void RunFloat(const FloatSpec& s, int seed, int threads) {
   }
 }
 
+// Hybrid: the same weights quantized to int8 per tensor (symmetric); the
+// expected outputs use the dequantized weights, so they differ from the
+// kernel's by the on-the-fly quantization of the input and output state
+// (checked loosely here; test_single_ops.py replays each case in LiteRT).
+void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
+  std::mt19937 rng(seed);
+  FloatWeights w = RandomWeights(s, rng);
+  struct QW {
+    std::vector<int8_t> q;
+    float scale = 1;
+  };
+  auto quantize = [](std::vector<float>& v) {
+    QW r;
+    float m = 0;
+    for (float x : v) m = std::max(m, std::fabs(x));
+    r.scale = m / 127.0f;
+    for (float& x : v) {
+      const int q = static_cast<int>(std::round(x / r.scale));
+      r.q.push_back(static_cast<int8_t>(std::clamp(q, -127, 127)));
+      x = r.q.back() * r.scale;  // the reference uses the dequantized value
+    }
+    return r;
+  };
+  OpModel m;
+  std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
+  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
+                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  in[0] = m.AddInput(DataType::kFloat32, dims);
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    QW qw = quantize(w.w[g]), qr = quantize(w.r[g]);
+    in[1 + g] = m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_input}, qw.q, Q(qw.scale, 0));
+    in[5 + g] = m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_output}, qr.q, Q(qr.scale, 0));
+    in[12 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.b[g]);
+    if (!w.p[g].empty()) {
+      QW qp = quantize(w.p[g]);
+      in[g == 0 ? 9 : g == 1 ? 10 : 11] =
+          m.AddConst<int8_t>(DataType::kInt8, {s.n_cell}, qp.q, Q(qp.scale, 0));
+    }
+    if (s.layer_norm) in[20 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.ln[g]);
+  }
+  if (s.projection) {
+    QW qp = quantize(w.proj);
+    in[16] = m.AddConst<int8_t>(DataType::kInt8, {s.n_output, s.n_cell}, qp.q, Q(qp.scale, 0));
+    in[17] = m.AddConst<float>(DataType::kFloat32, {s.n_output}, w.proj_bias);
+  }
+  in[18] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_output});
+  in[19] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_cell});
+  m.model().subgraphs[0].tensors[in[18]].is_variable = true;
+  m.model().subgraphs[0].tensors[in[19]].is_variable = true;
+  const int out = m.AddOutput(DataType::kFloat32);
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.cell_clip = s.cell_clip;
+  p.proj_clip = s.proj_clip;
+  p.time_major = s.time_major;
+  p.asymmetric_quantize_inputs = asymmetric;
+  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  m.Build(threads);
+  std::vector<double> h(size_t(s.batch) * s.n_output, 0.0), c(size_t(s.batch) * s.n_cell, 0.0);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    std::vector<float> input(size_t(s.batch) * s.time * s.n_input);
+    for (float& v : input) v = dist(rng);
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<float> got = m.GetOutput<float>(0);
+    const std::vector<double> expected = Expected(s, w, input, h, c);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], expected[i], 0.03) << "invoke " << invoke << ", output " << i;
+  }
+}
+
 }  // namespace float_lstm
 
 TEST_P(LstmThreads, FloatBasic) {
@@ -514,6 +591,26 @@ TEST_P(LstmThreads, FloatPeepholeBatchMajor) {
   s.peephole = true;
   s.batch = 3;
   float_lstm::RunFloat(s, 13, GetParam());
+}
+
+TEST_P(LstmThreads, HybridSymmetric) {
+  float_lstm::FloatSpec s;
+  float_lstm::RunHybrid(s, false, 21, GetParam());
+}
+
+TEST_P(LstmThreads, HybridAsymmetricPeepholeProjectionTimeMajor) {
+  float_lstm::FloatSpec s;
+  s.peephole = s.projection = s.time_major = true;
+  s.n_output = 3;
+  s.proj_clip = 0.5f;
+  float_lstm::RunHybrid(s, true, 22, GetParam());
+}
+
+TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
+  float_lstm::FloatSpec s;
+  s.cifg = s.layer_norm = true;
+  s.cell_clip = 0.7f;
+  float_lstm::RunHybrid(s, false, 23, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
