@@ -10,16 +10,27 @@ set -euo pipefail
 
 if [ "${1:-}" = "--zoo" ]; then
   # tf-keras (Keras 2) makes the zoo's fused-LSTM model; without it that one
-  # model is recorded as not generated.
-  if python3 -c "import tensorflow, tf_keras" 2>/dev/null; then exit 0; fi
-  echo "installing Python packages: tensorflow-cpu tf-keras (the zoo stage only)"
-  if python3 -m pip install -q tensorflow-cpu tf-keras 2>/dev/null ||
-     python3 -m pip install -q --break-system-packages tensorflow-cpu tf-keras 2>/dev/null ||
-     python3 -c "import tensorflow" 2>/dev/null; then
-    exit 0
+  # model is recorded as not generated. It is installed without dependencies:
+  # it names the `tensorflow` distribution, which would add a second copy of
+  # TensorFlow beside tensorflow-cpu; its version follows TensorFlow's.
+  pip_install() {
+    python3 -m pip install -q "$@" 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages "$@" 2>/dev/null
+  }
+  if ! python3 -c "import tensorflow" 2>/dev/null; then
+    echo "installing Python package: tensorflow-cpu (the zoo stage only)"
+    if ! pip_install tensorflow-cpu; then
+      echo "tensorflow-cpu could not be installed: the converter-made zoo is skipped"
+      exit 1
+    fi
   fi
-  echo "tensorflow-cpu could not be installed: the converter-made zoo is skipped"
-  exit 1
+  if ! python3 -c "import tf_keras" 2>/dev/null; then
+    tf_minor="$(python3 -c "import tensorflow as tf; print('.'.join(tf.__version__.split('.')[:2]))")"
+    echo "installing Python package: tf-keras ~= $tf_minor.0 (the zoo stage only)"
+    pip_install --no-deps "tf-keras~=$tf_minor.0" ||
+      echo "tf-keras could not be installed: the zoo's tf_keras LSTM model is skipped"
+  fi
+  exit 0
 fi
 
 DEBIAN_PACKAGES=(
