@@ -42,9 +42,15 @@ MANIFEST = "zoo.json"
 
 # Variants: float32, full-integer int8 (int8 in/out), dynamic range (int8
 # weights, float activations), int16x8 (int16 activations, int8 weights,
-# int16 in/out), and uint8 in/out full-integer for one model.
+# int16 in/out), uint8 in/out full-integer for one model, and float32 with an
+# unknown batch size for some.
 VARIANTS = ("float32", "int8", "dynamic", "int16x8")
 UINT8_IO_MODELS = ("mobilenet_v2",)
+# float32_anybatch: from_keras_model on the model as built, batch dimension
+# unknown (shape_signature -1, tensors sized for batch 1), as most users
+# convert; the other variants fix the batch to 1. For these Keras 3 models:
+ANY_BATCH_MODELS = ("mobilenet_v2", "mobilenet_v3_small", "resnet_small",
+                    "transformer_encoder", "gru_sequence", "encoder_decoder")
 
 REPRESENTATIVE_SAMPLES = 4
 
@@ -261,6 +267,8 @@ def _representative(np, input_shape, seed=0):
 
 
 def convert(tf, np, model, input_shape, flavour: str, variant: str) -> bytes:
+    if variant == "float32_anybatch":
+        return tf.lite.TFLiteConverter.from_keras_model(model).convert()
     converter = _converter(tf, model, input_shape, flavour)
     if variant == "float32":
         pass
@@ -310,6 +318,8 @@ def _variants_of(name: str):
     variants = list(VARIANTS)
     if name in UINT8_IO_MODELS:
         variants.append("uint8io")
+    if name in ANY_BATCH_MODELS:
+        variants.append("float32_anybatch")
     return variants
 
 
