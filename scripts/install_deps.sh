@@ -2,7 +2,36 @@
 # Installs what delegato builds and tests with on Debian 12: the compiler
 # toolchain and libraries from Debian, the test oracle (LiteRT) from PyPI.
 # Safe to re-run: it installs only what is missing.
+#   scripts/install_deps.sh --zoo installs only tensorflow-cpu and tf-keras, the
+#   test-only dependencies of the converter-made zoo (scripts/make_zoo.py), which
+#   scripts/test.sh's zoo stage asks for; it exits 1 with a message when it
+#   cannot (tests/conformance/test_zoo.py then skips).
 set -euo pipefail
+
+if [ "${1:-}" = "--zoo" ]; then
+  # tf-keras (Keras 2) makes the zoo's fused-LSTM model; without it that one
+  # model is recorded as not generated. It is installed without dependencies:
+  # it names the `tensorflow` distribution, which would add a second copy of
+  # TensorFlow beside tensorflow-cpu; its version follows TensorFlow's.
+  pip_install() {
+    python3 -m pip install -q "$@" 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages "$@" 2>/dev/null
+  }
+  if ! python3 -c "import tensorflow" 2>/dev/null; then
+    echo "installing Python package: tensorflow-cpu (the zoo stage only)"
+    if ! pip_install tensorflow-cpu; then
+      echo "tensorflow-cpu could not be installed: the converter-made zoo is skipped"
+      exit 1
+    fi
+  fi
+  if ! python3 -c "import tf_keras" 2>/dev/null; then
+    tf_minor="$(python3 -c "import tensorflow as tf; print('.'.join(tf.__version__.split('.')[:2]))")"
+    echo "installing Python package: tf-keras ~= $tf_minor.0 (the zoo stage only)"
+    pip_install --no-deps "tf-keras~=$tf_minor.0" ||
+      echo "tf-keras could not be installed: the zoo's tf_keras LSTM model is skipped"
+  fi
+  exit 0
+fi
 
 DEBIAN_PACKAGES=(
   cmake g++ clang make            # C++20 build; clang for the libFuzzer target

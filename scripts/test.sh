@@ -6,7 +6,9 @@
 # and a bounded run of every fuzz target (scripts/fuzz_long.sh for long runs).
 #   FUZZ_SECONDS (default 60) bounds the fuzzers in all; SKIP_SANITIZE=1 skips the
 #   sanitizer build (for quick local runs); SKIP_FIDELITY=1 skips regenerating
-#   the target fidelity report (build/target_fidelity.md; docs/ holds the committed one).
+#   the target fidelity report (build/target_fidelity.md; docs/ holds the committed one);
+#   SKIP_ZOO=1 skips the converter-made zoo (scripts/make_zoo.py, cached in
+#   $DELEGATO_ZOO_DIR or ~/.cache/delegato/zoo, then tests/conformance/test_zoo.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -26,7 +28,21 @@ rm -rf build/op_cases
 
 echo "== Python tests (CLI, writer, conformance and single-op cases vs LiteRT, the Python API from build/)"
 DELEGATO_BIN="$PWD/build/delegato" DELEGATO_OP_CASES="$PWD/build/op_cases" \
-  python3 -m pytest -q tests/python tests/conformance tests/python_api || failed=1
+  python3 -m pytest -q tests/python tests/conformance tests/python_api \
+  --ignore=tests/conformance/test_zoo.py || failed=1
+
+if [ "${SKIP_ZOO:-0}" != "1" ]; then
+  echo "== converter-made zoo: TensorFlow converter output vs LiteRT (cached; SKIP_ZOO=1 skips)"
+  start=$SECONDS
+  if scripts/install_deps.sh --zoo; then
+    timeout 1200 python3 scripts/make_zoo.py || failed=1
+  fi
+  echo "zoo generation: $((SECONDS - start)) s"
+  start=$SECONDS
+  DELEGATO_BIN="$PWD/build/delegato" timeout 1200 python3 -m pytest -q -rsx \
+    tests/conformance/test_zoo.py || failed=1
+  echo "zoo test: $((SECONDS - start)) s"
+fi
 
 echo "== the seeds' stories: plan -> fix -> plan -> diff on seeds 000, 003, 004 (scripts/story.sh, a few seconds)"
 scripts/story.sh --delegato build/delegato || failed=1

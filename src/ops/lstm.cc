@@ -2,7 +2,10 @@
 // input, weights and output/hidden state, int16 cell state, peephole and layer
 // norm weights, int32 biases. CIFG, peephole, layer normalization, projection,
 // cell/projection clipping and both time_major layouts are supported.
-// Float and hybrid (float input, int8 weights) LSTMs are rejected.
+// Float32 (all tensors float) and hybrid (float activations and states, int8
+// per-tensor weights, symmetric or asymmetric input quantization) with the
+// same options, in the order of TFLite's float and hybrid LSTM steps
+// (kernels/reference/lstm_float.h).
 //
 //   inputs (20, or 24 with layer norm; absent optional inputs are -1):
 //     0 input [batch, time, n_input] ([time, batch, n_input] when time_major)
@@ -17,6 +20,7 @@
 //     norm; Q3.12 otherwise) and the hidden state's (effective_hidden_scale).
 //   output: input's shape with the last dimension n_output.
 #include "kernels/reference/lstm.h"
+#include "kernels/reference/lstm_float.h"
 
 #include <array>
 #include <cmath>
@@ -28,6 +32,7 @@
 #include "kernels/fixed_point.h"
 #include "kernels/quantization.h"
 #include "ops/kernel.h"
+#include "ops/layer_quant.h"
 
 namespace delegato {
 namespace {
@@ -58,6 +63,15 @@ struct LstmData {
   std::array<std::vector<int32_t>, 4> input_bias, recurrent_bias;
   std::vector<int32_t> projection_bias;
   size_t gate_scratch_bytes = 0;  // one int16 gate buffer, rounded up for alignment
+  bool is_float = false;
+  reference::LstmFloatParams float_params;  // weight pointers are filled in by Eval
+  // Hybrid: scales and row sums per weight tensor, dequantized peepholes.
+  bool is_hybrid = false;
+  reference::LstmHybridParams hybrid_params;  // weight pointers are filled in by Eval
+  std::array<std::vector<int32_t>, 4> input_row_sums, recurrent_row_sums;
+  std::vector<int32_t> projection_row_sums;
+  std::array<std::vector<float>, 4> peephole_float;
+  size_t hybrid_offsets[4] = {0, 0, 0, 0};  // quantized input, state, hidden; per-row arrays
 };
 
 std::string Describe(const Tensor& t) { return "\"" + t.name + "\""; }
@@ -204,10 +218,16 @@ void PrepareInteger(KernelContext& ctx, Node& node, const SequenceLstmParams& pa
   int cell_scale_log2 = 0;
   DLG_NODE_CHECK(ctx, node, CheckedLog2(cell_state_scale, &cell_scale_log2), "cell state ",
                  Describe(cell_state), " scale ", cell_state_scale, " is not a power of two");
-  // tanh(cell state) supports 0 to 6 integer bits.
-  DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -15 && cell_scale_log2 <= -9, "cell state ",
+  // tanh(cell state) supports 0 to 6 integer bits. Below 2^-15 (negative
+  // integer bits) LiteRT computes no tanh and uses the input gate in its place
+  // (see LstmStepInteger); without an input gate (CIFG) its buffer holds
+  // nothing defined, so that case is refused.
+  DLG_NODE_CHECK(ctx, node, cell_scale_log2 <= -9, "cell state ", Describe(cell_state),
+                 " scale 2^", cell_scale_log2,
+                 " is above 2^-9 (tanh of the cell state takes at most 6 integer bits)");
+  DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -15 || !p.use_cifg, "cell state ",
                  Describe(cell_state), " scale 2^", cell_scale_log2,
-                 " is outside the supported range [2^-15, 2^-9]");
+                 " is below 2^-15 in a CIFG LSTM (no input gate): LiteRT's result is undefined");
   p.cell_scale_log2 = cell_scale_log2;
   p.cell_clip = params.cell_clip > 0.0f
                     ? static_cast<int16_t>(std::min(
@@ -290,6 +310,131 @@ void PrepareInteger(KernelContext& ctx, Node& node, const SequenceLstmParams& pa
 }
 
 }  // namespace
+
+void PrepareFloat(KernelContext& ctx, Node& node, const SequenceLstmParams& params, LstmData& d) {
+  const reference::LstmShape& s = d.shape;
+  ctx.CheckType(node, ctx.input(node, kOutputState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.input(node, kCellState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.output(node, 0), DataType::kFloat32);
+  const int input_count = static_cast<int>(node.inputs.size());
+  for (int i = 1; i < input_count; ++i) {
+    if (i == kOutputState || i == kCellState) continue;
+    if (const Tensor* t = ctx.optional_input(node, i)) ctx.CheckType(node, *t, DataType::kFloat32);
+  }
+  reference::LstmFloatParams& p = d.float_params;
+  p.use_cifg = d.params.use_cifg;
+  p.cell_clip = params.cell_clip;
+  p.proj_clip = params.proj_clip;
+  switch (params.activation) {
+    case Activation::kNone:
+      p.activation = reference::LstmActivation::kNone;
+      break;
+    case Activation::kRelu:
+      p.activation = reference::LstmActivation::kRelu;
+      break;
+    case Activation::kReluN1To1:
+      p.activation = reference::LstmActivation::kReluN1To1;
+      break;
+    case Activation::kRelu6:
+      p.activation = reference::LstmActivation::kRelu6;
+      break;
+    case Activation::kTanh:
+      p.activation = reference::LstmActivation::kTanh;
+      break;
+    default:
+      ctx.Fail(node, "activation ", layer_quant::ActivationName(params.activation),
+               " is not supported by the float LSTM");
+  }
+  d.is_float = true;
+  // Scratch: four float gate buffers of batch x n_cell.
+  const size_t gate_elements = static_cast<size_t>(s.n_batch) * static_cast<size_t>(s.n_cell);
+  d.gate_scratch_bytes = (gate_elements * sizeof(float) + 63) / 64 * 64;
+  node.scratch_bytes = 4 * d.gate_scratch_bytes;
+}
+
+std::vector<int32_t> RowSums(const Tensor& w) {
+  const int rows = w.dim(0), cols = w.dim(1);
+  const int8_t* v = w.data_as<int8_t>();
+  std::vector<int32_t> sums(rows, 0);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) sums[r] += v[static_cast<size_t>(r) * cols + c];
+  return sums;
+}
+
+float HybridWeightScale(const KernelContext& ctx, const Node& node, const Tensor& w,
+                        const char* role) {
+  DLG_NODE_CHECK(ctx, node, w.type == DataType::kInt8, role, " ", Describe(w), " has type ",
+                 DataTypeName(w.type), ", INT8 expected in a hybrid LSTM");
+  DLG_NODE_CHECK(ctx, node, w.is_constant(), role, " ", Describe(w), " must be constant");
+  const float scale = PerTensorScale(ctx, node, w, role);
+  DLG_NODE_CHECK(ctx, node, w.zero_point() == 0, role, " ", Describe(w),
+                 " must have zero point 0, has ", w.zero_point());
+  return scale;
+}
+
+void PrepareHybrid(KernelContext& ctx, Node& node, const SequenceLstmParams& params,
+                   LstmData& d) {
+  // The float checks and activation first (they accept any weight type here).
+  const reference::LstmShape& s = d.shape;
+  ctx.CheckType(node, ctx.input(node, kOutputState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.input(node, kCellState), DataType::kFloat32);
+  ctx.CheckType(node, ctx.output(node, 0), DataType::kFloat32);
+  reference::LstmHybridParams& p = d.hybrid_params;
+  p.use_cifg = d.params.use_cifg;
+  p.asymmetric = params.asymmetric_quantize_inputs;
+  p.cell_clip = params.cell_clip;
+  p.proj_clip = params.proj_clip;
+  switch (params.activation) {
+    case Activation::kNone: p.activation = reference::LstmActivation::kNone; break;
+    case Activation::kRelu: p.activation = reference::LstmActivation::kRelu; break;
+    case Activation::kReluN1To1: p.activation = reference::LstmActivation::kReluN1To1; break;
+    case Activation::kRelu6: p.activation = reference::LstmActivation::kRelu6; break;
+    case Activation::kTanh: p.activation = reference::LstmActivation::kTanh; break;
+    default:
+      ctx.Fail(node, "activation ", layer_quant::ActivationName(params.activation),
+               " is not supported by the hybrid LSTM");
+  }
+  std::array<reference::LstmHybridGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
+                                                     &p.output_gate};
+  for (int g = 0; g < 4; ++g) {
+    if (g == kInputGate && p.use_cifg) continue;
+    const std::string gate = kGateNames[g];
+    const Tensor& w = ctx.input(node, kInputToGateWeights + g);
+    const Tensor& r = ctx.input(node, kRecurrentToGateWeights + g);
+    gates[g]->input_scale = HybridWeightScale(ctx, node, w, ("input-to-" + gate + " weights").c_str());
+    gates[g]->recurrent_scale =
+        HybridWeightScale(ctx, node, r, ("recurrent-to-" + gate + " weights").c_str());
+    d.input_row_sums[g] = RowSums(w);
+    d.recurrent_row_sums[g] = RowSums(r);
+    ctx.CheckType(node, ctx.input(node, kGateBias + g), DataType::kFloat32);
+    if (d.use_layer_norm) ctx.CheckType(node, ctx.input(node, kLayerNorm + g), DataType::kFloat32);
+    if (g != kCellGate && d.use_peephole) {
+      const Tensor& pw = ctx.input(node, PeepholeIndex(g));
+      const float scale = HybridWeightScale(ctx, node, pw, ("cell-to-" + gate + " weights").c_str());
+      d.peephole_float[g].resize(s.n_cell);
+      for (int i = 0; i < s.n_cell; ++i)
+        d.peephole_float[g][i] = static_cast<float>(pw.data_as<int8_t>()[i]) * scale;
+    }
+  }
+  if (const Tensor* proj = ctx.optional_input(node, kProjectionWeights)) {
+    p.projection_scale = HybridWeightScale(ctx, node, *proj, "projection weights");
+    d.projection_row_sums = RowSums(*proj);
+    if (const Tensor* pb = ctx.optional_input(node, kProjectionBias))
+      ctx.CheckType(node, *pb, DataType::kFloat32);
+  }
+  d.is_hybrid = true;
+  // Scratch: four float gate buffers, the quantized input, output state and
+  // hidden state, then scales and zero points per batch row for each.
+  const size_t batch = static_cast<size_t>(s.n_batch);
+  const size_t gate_elements = batch * static_cast<size_t>(s.n_cell);
+  auto round64 = [](size_t n) { return (n + 63) / 64 * 64; };
+  d.gate_scratch_bytes = round64(gate_elements * sizeof(float));
+  d.hybrid_offsets[0] = 4 * d.gate_scratch_bytes;
+  d.hybrid_offsets[1] = d.hybrid_offsets[0] + round64(batch * s.n_input);
+  d.hybrid_offsets[2] = d.hybrid_offsets[1] + round64(batch * s.n_output);
+  d.hybrid_offsets[3] = d.hybrid_offsets[2] + round64(batch * s.n_cell);
+  node.scratch_bytes = d.hybrid_offsets[3] + 6 * batch * sizeof(float);
+}
 
 void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   const int input_count = static_cast<int>(node.inputs.size());
@@ -413,11 +558,13 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   const DataType weight_type = input_to_output.type;
   if (input.type == DataType::kInt8 && weight_type == DataType::kInt8) {
     PrepareInteger(ctx, node, params, d);
+  } else if (input.type == DataType::kFloat32 && weight_type == DataType::kInt8) {
+    PrepareHybrid(ctx, node, params, d);
   } else if (input.type == DataType::kFloat32 && weight_type != DataType::kFloat32) {
     ctx.Fail(node, "hybrid LSTM (float input, ", DataTypeName(weight_type),
-             " weights) is not supported");
+             " weights) is not supported (INT8 weights only)");
   } else if (input.type == DataType::kFloat32) {
-    ctx.Fail(node, "float32 LSTM is not supported (only int8 input and weights)");
+    PrepareFloat(ctx, node, params, d);
   } else {
     ctx.Fail(node, "input ", Describe(input), " has type ", DataTypeName(input.type), " with ",
              DataTypeName(weight_type), " weights; INT8 input and weights expected");
@@ -429,8 +576,94 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   node.op_data = std::move(data);
 }
 
+void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
+  reference::LstmFloatParams p = d.float_params;
+  std::array<reference::LstmFloatGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
+                                                    &p.output_gate};
+  for (int g = 0; g < 4; ++g) {
+    if (g == kInputGate && p.use_cifg) continue;
+    reference::LstmFloatGate& gate = *gates[g];
+    gate.input_weights = ctx.in(node, kInputToGateWeights + g).data_as<float>();
+    gate.recurrent_weights = ctx.in(node, kRecurrentToGateWeights + g).data_as<float>();
+    gate.bias = ctx.in(node, kGateBias + g).data_as<float>();
+    if (g != kCellGate && d.use_peephole)
+      gate.peephole_weights = ctx.in(node, PeepholeIndex(g)).data_as<float>();
+    if (d.use_layer_norm) gate.layer_norm_weights = ctx.in(node, kLayerNorm + g).data_as<float>();
+  }
+  if (node.inputs[kProjectionWeights] >= 0) {
+    p.projection_weights = ctx.in(node, kProjectionWeights).data_as<float>();
+    if (node.inputs[kProjectionBias] >= 0)
+      p.projection_bias = ctx.in(node, kProjectionBias).data_as<float>();
+  }
+  reference::LstmFloatScratch scratch;
+  uint8_t* base = node.scratch;
+  scratch.input_gate = reinterpret_cast<float*>(base);
+  scratch.forget_gate = reinterpret_cast<float*>(base + d.gate_scratch_bytes);
+  scratch.cell_gate = reinterpret_cast<float*>(base + 2 * d.gate_scratch_bytes);
+  scratch.output_gate = reinterpret_cast<float*>(base + 3 * d.gate_scratch_bytes);
+  Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
+  Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
+  reference::UnidirectionalSequenceLstmFloat(
+      p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
+      cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch);
+}
+
+void EvalHybrid(KernelContext& ctx, const Node& node, const LstmData& d) {
+  reference::LstmHybridParams p = d.hybrid_params;
+  std::array<reference::LstmHybridGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
+                                                     &p.output_gate};
+  for (int g = 0; g < 4; ++g) {
+    if (g == kInputGate && p.use_cifg) continue;
+    reference::LstmHybridGate& gate = *gates[g];
+    gate.input_weights = ctx.in(node, kInputToGateWeights + g).data_as<int8_t>();
+    gate.input_row_sums = d.input_row_sums[g].data();
+    gate.recurrent_weights = ctx.in(node, kRecurrentToGateWeights + g).data_as<int8_t>();
+    gate.recurrent_row_sums = d.recurrent_row_sums[g].data();
+    gate.bias = ctx.in(node, kGateBias + g).data_as<float>();
+    if (g != kCellGate && d.use_peephole) gate.peephole_weights = d.peephole_float[g].data();
+    if (d.use_layer_norm) gate.layer_norm_weights = ctx.in(node, kLayerNorm + g).data_as<float>();
+  }
+  if (node.inputs[kProjectionWeights] >= 0) {
+    p.projection_weights = ctx.in(node, kProjectionWeights).data_as<int8_t>();
+    p.projection_row_sums = d.projection_row_sums.data();
+    if (node.inputs[kProjectionBias] >= 0)
+      p.projection_bias = ctx.in(node, kProjectionBias).data_as<float>();
+  }
+  reference::LstmHybridScratch scratch;
+  uint8_t* base = node.scratch;
+  scratch.gates.input_gate = reinterpret_cast<float*>(base);
+  scratch.gates.forget_gate = reinterpret_cast<float*>(base + d.gate_scratch_bytes);
+  scratch.gates.cell_gate = reinterpret_cast<float*>(base + 2 * d.gate_scratch_bytes);
+  scratch.gates.output_gate = reinterpret_cast<float*>(base + 3 * d.gate_scratch_bytes);
+  scratch.quantized_input = reinterpret_cast<int8_t*>(base + d.hybrid_offsets[0]);
+  scratch.quantized_state = reinterpret_cast<int8_t*>(base + d.hybrid_offsets[1]);
+  scratch.quantized_hidden = reinterpret_cast<int8_t*>(base + d.hybrid_offsets[2]);
+  float* rows = reinterpret_cast<float*>(base + d.hybrid_offsets[3]);
+  const int batch = d.shape.n_batch;
+  scratch.input_scales = rows;
+  scratch.state_scales = rows + batch;
+  scratch.hidden_scales = rows + 2 * batch;
+  int32_t* zero_points = reinterpret_cast<int32_t*>(rows + 3 * batch);
+  scratch.input_zero_points = zero_points;
+  scratch.state_zero_points = zero_points + batch;
+  scratch.hidden_zero_points = zero_points + 2 * batch;
+  Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
+  Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
+  reference::UnidirectionalSequenceLstmHybrid(
+      p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
+      cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch);
+}
+
 void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
   const LstmData& d = *node.data<LstmData>();
+  if (d.is_hybrid) {
+    EvalHybrid(ctx, node, d);
+    return;
+  }
+  if (d.is_float) {
+    EvalFloat(ctx, node, d);
+    return;
+  }
   reference::LstmIntegerParams p = d.params;
   std::array<reference::LstmIntegerGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
                                                       &p.output_gate};

@@ -6,7 +6,9 @@
 //           INT8 (per-tensor or per-channel symmetric weights, INT32 bias);
 //           INT16 activations with INT8 symmetric weights and INT64 bias (16x8,
 //           zero points 0; LiteRT accepts an INT32 bias there but reads it as
-//           INT64, so it is rejected).
+//           INT64, so it is rejected); hybrid: FLOAT32 input, bias and output
+//           with constant INT8 weights (per-tensor or per-channel, zero points
+//           0), as dynamic-range quantization writes it.
 // Padding is TFLite's: computed as for a convolution from the output size to
 // the input size. The fused activation is applied (versions 4+ carry it).
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "kernels/reference/conv.h"
+#include "kernels/reference/hybrid.h"
 #include "kernels/reference/transpose_conv.h"
 #include "ops/kernel.h"
 #include "ops/layer_quant.h"
@@ -34,6 +37,12 @@ struct TransposeConvData {
   float float_min = 0, float_max = 0;
   reference::TransposeConvQuantParams q;  // pointers into the vectors below
   std::vector<int32_t> multipliers, shifts;
+  // Hybrid: scratch holds the quantized input, then per-batch scales and zero
+  // points, then the int32 accumulators.
+  bool hybrid = false;
+  reference::HybridTransposeConvParams hybrid_params;
+  std::vector<float> weight_scales;
+  size_t scales_offset = 0, zero_points_offset = 0, acc_offset = 0;
 };
 
 }  // namespace
@@ -114,12 +123,15 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
 
   const bool supported = type == DataType::kFloat32 || type == DataType::kUInt8 ||
                          type == DataType::kInt8 || type == DataType::kInt16;
-  const DataType weight_type = type == DataType::kInt16 ? DataType::kInt8 : type;
+  const bool hybrid = type == DataType::kFloat32 && weights.type == DataType::kInt8;
+  const DataType weight_type =
+      type == DataType::kInt16 || hybrid ? DataType::kInt8 : type;
   DLG_NODE_CHECK(ctx, node, supported && weights.type == weight_type && output.type == type,
                  "unsupported types: input \"", input.name, "\" ", DataTypeName(type),
                  ", weights \"", weights.name, "\" ", DataTypeName(weights.type), ", output \"",
                  output.name, "\" ", DataTypeName(output.type),
-                 " (supported: all FLOAT32, all UINT8, all INT8, INT16 with INT8 weights)");
+                 " (supported: all FLOAT32, all UINT8, all INT8, INT16 with INT8 weights, "
+                 "FLOAT32 with INT8 weights)");
 
   if (bias != nullptr) {
     CheckConstantSize(ctx, node, *bias, "bias");
@@ -145,7 +157,26 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
   }
 
   const Activation act = params->activation;
-  if (type == DataType::kFloat32) {
+  if (hybrid) {
+    DLG_NODE_CHECK(ctx, node, weights.is_constant(), "hybrid weights tensor \"", weights.name,
+                   "\" must be constant");
+    const WeightQuant w_q = FilterQuant(ctx, node, weights, g.output_depth, 0,
+                                        /*require_zero_zero_points=*/true);
+    data->hybrid = true;
+    data->weight_scales = w_q.scales;
+    reference::HybridTransposeConvParams& hp = data->hybrid_params;
+    hp.per_channel = w_q.per_channel;
+    hp.weight_scales = data->weight_scales.data();
+    DLG_NODE_CHECK(ctx, node, quant::ActivationRangeFloat(act, &hp.act_min, &hp.act_max),
+                   "fused activation ", ActivationName(act), " is not supported");
+    const size_t quantized_bytes =
+        static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth;
+    data->scales_offset = (quantized_bytes + 15) / 16 * 16;
+    data->zero_points_offset = data->scales_offset + sizeof(float) * g.batches;
+    data->acc_offset =
+        (data->zero_points_offset + sizeof(int32_t) * g.batches + 15) / 16 * 16;
+    node.scratch_bytes = data->acc_offset + g.output_elements() * sizeof(int32_t);
+  } else if (type == DataType::kFloat32) {
     DLG_NODE_CHECK(ctx, node,
                    quant::ActivationRangeFloat(act, &data->float_min, &data->float_max),
                    "fused activation ", ActivationName(act), " is not supported");
@@ -186,6 +217,15 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
   const bool has_bias = node.inputs.size() > kBias && node.inputs[kBias] >= 0;
   const Tensor* bias = has_bias ? &ctx.in(node, kBias) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.hybrid) {
+    reference::HybridTransposeConv(
+        d.g, d.hybrid_params, input.data_as<float>(), weights.data_as<int8_t>(),
+        bias ? bias->data_as<float>() : nullptr, reinterpret_cast<int8_t*>(node.scratch),
+        reinterpret_cast<float*>(node.scratch + d.scales_offset),
+        reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset),
+        reinterpret_cast<int32_t*>(node.scratch + d.acc_offset), output.data_as<float>());
+    return;
+  }
   switch (d.type) {
     case DataType::kFloat32:
       reference::TransposeConvFloat(d.g, input.data_as<float>(), weights.data_as<float>(),

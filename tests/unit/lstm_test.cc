@@ -1,11 +1,19 @@
 // UNIDIRECTIONAL_SEQUENCE_LSTM, full integer (int8 activations, int16 cell
 // state): expected outputs come from LiteRT's reference kernels on the same
 // models; state carries across invocations; malformed nodes are rejected.
+// Float32: random weights against a double-precision formulation (basic,
+// peephole, CIFG + peephole + layer norm + projection + clipping, both
+// layouts); hybrid (int8 weights, symmetric and asymmetric inputs) against the
+// same formulation on the dequantized weights, loosely. Every case is also
+// replayed in LiteRT by test_single_ops.py.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
+#include <cmath>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "test_util.h"
@@ -204,7 +212,22 @@ TEST_P(LstmThreads, CifgPeepholeLayerNormProjectionTimeMajor) {
               ElementsAreArray<int8_t>({-30, 0, -3, -15, -50, -50, 26, 25, 3, 50, -31, -50}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
+// A cell state scale of 2^-16, as the converter picks for small cell
+// ranges: LiteRT has no tanh for -1 integer bits and uses the input gate in
+// place of tanh(c); the expected outputs are LiteRT's reference kernels'.
+TEST_P(LstmThreads, CellScaleBelowTwoToMinus15AsLiteRt) {
+  LstmSpec s = BasicSpec();
+  s.cell_scale = 1.0f / 65536;
+  OpModel m;
+  BuildLstm(m, s);
+  m.Build(GetParam());
+  m.SetInput<int8_t>(
+      0, {103, 28, 81, -124, 2, -80, 68, 91, -82, -109, -16, -77, -5, 33, -104, -103, 45, -90});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0),
+              ElementsAreArray<int8_t>({-2, 25, 85, 17, 4, 94, 94, 30, 41, 74, 54, 12}));
+}
+
 
 TEST(LstmInt8, InitialOutputStateIsItsZeroPoint) {
   // Input weights and biases zero: each gate sees only R (h - zp). A fresh
@@ -256,7 +279,12 @@ TEST(LstmInt8, RejectsMalformedNodes) {
   {
     LstmSpec s = BasicSpec();
     s.cell_scale = 1.0f / 256;  // 2^-8: tanh would need 7 integer bits
-    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("outside the supported range"));
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("is above 2^-9"));
+  }
+  {
+    LstmSpec s = FullSpec();  // CIFG: no input gate to stand in for tanh(c)
+    s.cell_scale = 1.0f / 65536;
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("below 2^-15 in a CIFG LSTM"));
   }
   {
     LstmSpec s = BasicSpec();
@@ -302,11 +330,290 @@ TEST(LstmInt8, RejectsMissingIntermediatesAndUnsupportedTypes) {
     EXPECT_THAT(m.TryBuild().message(), HasSubstr("hidden state intermediate"));
   }
   {
+    // Float input with int8 weights is a hybrid LSTM, whose states must be float.
     LstmSpec s = BasicSpec();
     s.input_type = DataType::kFloat32;
-    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("hybrid LSTM"));
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("has type INT8, expected FLOAT32"));
   }
 }
+
+
+
+// ------------------------------------------------------------------ float32
+
+namespace float_lstm {
+
+// A float LSTM with random weights; the expected outputs come from a
+// straightforward double-precision formulation, per batch row and time step.
+struct FloatSpec {
+  int batch = 2, time = 3, n_input = 3, n_cell = 4, n_output = 4;
+  bool cifg = false, peephole = false, layer_norm = false, projection = false;
+  bool time_major = false;
+  float cell_clip = 0, proj_clip = 0;
+};
+
+struct FloatWeights {
+  std::vector<float> w[4], r[4], p[4], ln[4], b[4], proj, proj_bias;
+};
+
+FloatWeights RandomWeights(const FloatSpec& s, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-0.6f, 0.6f);
+  auto fill = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+  };
+  FloatWeights w;
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    w.w[g] = fill(size_t(s.n_cell) * s.n_input);
+    w.r[g] = fill(size_t(s.n_cell) * s.n_output);
+    w.b[g] = fill(s.n_cell);
+    if (s.peephole && g != 2) w.p[g] = fill(s.n_cell);
+    if (s.layer_norm) w.ln[g] = fill(s.n_cell);
+  }
+  if (s.projection) {
+    w.proj = fill(size_t(s.n_output) * s.n_cell);
+    w.proj_bias = fill(s.n_output);
+  }
+  return w;
+}
+
+void BuildFloatLstm(OpModel& m, const FloatSpec& s, const FloatWeights& w) {
+  std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
+  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
+                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  in[0] = m.AddInput(DataType::kFloat32, dims);
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    in[1 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_input}, w.w[g]);
+    in[5 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_output}, w.r[g]);
+    in[12 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.b[g]);
+    if (!w.p[g].empty()) in[g == 0 ? 9 : g == 1 ? 10 : 11] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.p[g]);
+    if (s.layer_norm) in[20 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.ln[g]);
+  }
+  if (s.projection) {
+    in[16] = m.AddConst<float>(DataType::kFloat32, {s.n_output, s.n_cell}, w.proj);
+    in[17] = m.AddConst<float>(DataType::kFloat32, {s.n_output}, w.proj_bias);
+  }
+  in[18] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_output});
+  in[19] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_cell});
+  m.model().subgraphs[0].tensors[in[18]].is_variable = true;
+  m.model().subgraphs[0].tensors[in[19]].is_variable = true;
+  const int out = m.AddOutput(DataType::kFloat32);
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.cell_clip = s.cell_clip;
+  p.proj_clip = s.proj_clip;
+  p.time_major = s.time_major;
+  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, 1);
+}
+
+// Runs the sequence from the given states (updated), returns the outputs in
+// the input's layout.
+std::vector<double> Expected(const FloatSpec& s, const FloatWeights& w,
+                             const std::vector<float>& input, std::vector<double>& h,
+                             std::vector<double>& c) {
+  std::vector<double> out(size_t(s.batch) * s.time * s.n_output);
+  auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  for (int b = 0; b < s.batch; ++b) {
+    for (int t = 0; t < s.time; ++t) {
+      const size_t row = s.time_major ? size_t(t) * s.batch + b : size_t(b) * s.time + t;
+      const float* x = input.data() + row * s.n_input;
+      double* hb = h.data() + size_t(b) * s.n_output;
+      double* cb = c.data() + size_t(b) * s.n_cell;
+      std::vector<double> gate[4];
+      for (int g = 0; g < 4; ++g) {
+        if (g == 0 && s.cifg) continue;
+        gate[g].assign(s.n_cell, 0.0);
+        for (int i = 0; i < s.n_cell; ++i) {
+          double v = s.layer_norm ? 0.0 : w.b[g][i];
+          for (int k = 0; k < s.n_input; ++k) v += double(w.w[g][i * s.n_input + k]) * x[k];
+          for (int k = 0; k < s.n_output; ++k) v += double(w.r[g][i * s.n_output + k]) * hb[k];
+          if (g != 3 && !w.p[g].empty()) v += double(w.p[g][i]) * cb[i];
+          gate[g][i] = v;
+        }
+      }
+      auto finish = [&](int g, bool is_cell) {
+        if (s.layer_norm) {
+          double mean = 0, var = 0;
+          for (double v : gate[g]) mean += v;
+          mean /= s.n_cell;
+          for (double v : gate[g]) var += (v - mean) * (v - mean);
+          var /= s.n_cell;
+          for (int i = 0; i < s.n_cell; ++i)
+            gate[g][i] = (gate[g][i] - mean) / std::sqrt(var + 1e-8) * w.ln[g][i] + w.b[g][i];
+        }
+        for (double& v : gate[g]) v = is_cell ? std::tanh(v) : sigmoid(v);
+      };
+      if (!s.cifg) finish(0, false);
+      finish(1, false);
+      finish(2, true);
+      for (int i = 0; i < s.n_cell; ++i) {
+        const double ig = s.cifg ? 1.0 - gate[1][i] : gate[0][i];
+        cb[i] = gate[1][i] * cb[i] + ig * gate[2][i];
+        if (s.cell_clip > 0) cb[i] = std::clamp<double>(cb[i], -s.cell_clip, s.cell_clip);
+      }
+      // The output gate's peephole sees the new cell state.
+      for (int i = 0; i < s.n_cell; ++i)
+        if (!w.p[3].empty()) gate[3][i] += double(w.p[3][i]) * cb[i];
+      finish(3, false);
+      std::vector<double> hidden(s.n_cell);
+      for (int i = 0; i < s.n_cell; ++i) hidden[i] = gate[3][i] * std::tanh(cb[i]);
+      for (int k = 0; k < s.n_output; ++k) {
+        double v = hidden[k < s.n_cell ? k : 0];
+        if (s.projection) {
+          v = w.proj_bias[k];
+          for (int i = 0; i < s.n_cell; ++i) v += double(w.proj[k * s.n_cell + i]) * hidden[i];
+          if (s.proj_clip > 0) v = std::clamp<double>(v, -s.proj_clip, s.proj_clip);
+        }
+        hb[k] = v;
+        out[row * s.n_output + k] = v;
+      }
+    }
+  }
+  return out;
+}
+
+void RunFloat(const FloatSpec& s, int seed, int threads) {
+  std::mt19937 rng(seed);
+  const FloatWeights w = RandomWeights(s, rng);
+  OpModel m;
+  BuildFloatLstm(m, s, w);
+  m.Build(threads);
+  std::vector<double> h(size_t(s.batch) * s.n_output, 0.0), c(size_t(s.batch) * s.n_cell, 0.0);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int invoke = 0; invoke < 2; ++invoke) {  // the second starts from the first's state
+    std::vector<float> input(size_t(s.batch) * s.time * s.n_input);
+    for (float& v : input) v = dist(rng);
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<float> got = m.GetOutput<float>(0);
+    const std::vector<double> expected = Expected(s, w, input, h, c);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], expected[i], 1e-5) << "invoke " << invoke << ", output " << i;
+  }
+}
+
+// Hybrid: the same weights quantized to int8 per tensor (symmetric); the
+// expected outputs use the dequantized weights, so they differ from the
+// kernel's by the on-the-fly quantization of the input and output state
+// (checked loosely here; test_single_ops.py replays each case in LiteRT).
+void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
+  std::mt19937 rng(seed);
+  FloatWeights w = RandomWeights(s, rng);
+  struct QW {
+    std::vector<int8_t> q;
+    float scale = 1;
+  };
+  auto quantize = [](std::vector<float>& v) {
+    QW r;
+    float m = 0;
+    for (float x : v) m = std::max(m, std::fabs(x));
+    r.scale = m / 127.0f;
+    for (float& x : v) {
+      const int q = static_cast<int>(std::round(x / r.scale));
+      r.q.push_back(static_cast<int8_t>(std::clamp(q, -127, 127)));
+      x = r.q.back() * r.scale;  // the reference uses the dequantized value
+    }
+    return r;
+  };
+  OpModel m;
+  std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
+  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
+                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  in[0] = m.AddInput(DataType::kFloat32, dims);
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    QW qw = quantize(w.w[g]), qr = quantize(w.r[g]);
+    in[1 + g] = m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_input}, qw.q, Q(qw.scale, 0));
+    in[5 + g] = m.AddConst<int8_t>(DataType::kInt8, {s.n_cell, s.n_output}, qr.q, Q(qr.scale, 0));
+    in[12 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.b[g]);
+    if (!w.p[g].empty()) {
+      QW qp = quantize(w.p[g]);
+      in[g == 0 ? 9 : g == 1 ? 10 : 11] =
+          m.AddConst<int8_t>(DataType::kInt8, {s.n_cell}, qp.q, Q(qp.scale, 0));
+    }
+    if (s.layer_norm) in[20 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.ln[g]);
+  }
+  if (s.projection) {
+    QW qp = quantize(w.proj);
+    in[16] = m.AddConst<int8_t>(DataType::kInt8, {s.n_output, s.n_cell}, qp.q, Q(qp.scale, 0));
+    in[17] = m.AddConst<float>(DataType::kFloat32, {s.n_output}, w.proj_bias);
+  }
+  in[18] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_output});
+  in[19] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_cell});
+  m.model().subgraphs[0].tensors[in[18]].is_variable = true;
+  m.model().subgraphs[0].tensors[in[19]].is_variable = true;
+  const int out = m.AddOutput(DataType::kFloat32);
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.cell_clip = s.cell_clip;
+  p.proj_clip = s.proj_clip;
+  p.time_major = s.time_major;
+  p.asymmetric_quantize_inputs = asymmetric;
+  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  m.Build(threads);
+  std::vector<double> h(size_t(s.batch) * s.n_output, 0.0), c(size_t(s.batch) * s.n_cell, 0.0);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    std::vector<float> input(size_t(s.batch) * s.time * s.n_input);
+    for (float& v : input) v = dist(rng);
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<float> got = m.GetOutput<float>(0);
+    const std::vector<double> expected = Expected(s, w, input, h, c);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], expected[i], 0.03) << "invoke " << invoke << ", output " << i;
+  }
+}
+
+}  // namespace float_lstm
+
+TEST_P(LstmThreads, FloatBasic) {
+  float_lstm::FloatSpec s;
+  float_lstm::RunFloat(s, 11, GetParam());
+}
+
+TEST_P(LstmThreads, FloatCifgPeepholeLayerNormProjectionClipTimeMajor) {
+  float_lstm::FloatSpec s;
+  s.cifg = s.peephole = s.layer_norm = s.projection = s.time_major = true;
+  s.n_output = 3;
+  s.cell_clip = 0.8f;
+  s.proj_clip = 0.4f;
+  float_lstm::RunFloat(s, 12, GetParam());
+}
+
+TEST_P(LstmThreads, FloatPeepholeBatchMajor) {
+  float_lstm::FloatSpec s;
+  s.peephole = true;
+  s.batch = 3;
+  float_lstm::RunFloat(s, 13, GetParam());
+}
+
+TEST_P(LstmThreads, HybridSymmetric) {
+  float_lstm::FloatSpec s;
+  float_lstm::RunHybrid(s, false, 21, GetParam());
+}
+
+TEST_P(LstmThreads, HybridAsymmetricPeepholeProjectionTimeMajor) {
+  float_lstm::FloatSpec s;
+  s.peephole = s.projection = s.time_major = true;
+  s.n_output = 3;
+  s.proj_clip = 0.5f;
+  float_lstm::RunHybrid(s, true, 22, GetParam());
+}
+
+TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
+  float_lstm::FloatSpec s;
+  s.cifg = s.layer_norm = true;
+  s.cell_clip = 0.7f;
+  float_lstm::RunHybrid(s, false, 23, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
 
 }  // namespace
 }  // namespace delegato

@@ -1,5 +1,5 @@
-// TRANSPOSE_CONV: float, uint8, int8 (per-tensor and per-channel weights) and
-// int16x8 (INT64 or INT32 bias), SAME/VALID, strides, optional bias, fused
+// TRANSPOSE_CONV: float, uint8, int8 (per-tensor and per-channel weights),
+// int16x8 (INT64 or INT32 bias) and hybrid (float with int8 weights), SAME/VALID, strides, optional bias, fused
 // activations. The fixed float case is TFLite's own; the randomized cases
 // compare against a gather formulation (each output sums the input pixels
 // that reach it), computed here independently of the kernel's scatter loop.
@@ -284,6 +284,75 @@ TEST(TransposeConvTest, Uint8Randomized) { RunQuantized<uint8_t, uint8_t, int32_
 TEST(TransposeConvTest, Int8PerTensor) { RunQuantized<int8_t, int8_t, int32_t>("int8", false, 2); }
 TEST(TransposeConvTest, Int8PerChannel) { RunQuantized<int8_t, int8_t, int32_t>("int8", true, 3); }
 TEST(TransposeConvTest, Int16x8Int64Bias) { RunQuantized<int16_t, int8_t, int64_t>("int16", true, 4); }
+
+// ------------------------------------------------------------------ hybrid
+
+// Float input and output with int8 weights (dynamic-range quantization): each
+// batch's input is quantized on the fly, so the result is the float transpose
+// convolution with the dequantized weights up to the input's quantization
+// error, at most half an input step per term (step max|x| / 127 or finer).
+void RunHybrid(bool per_channel, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> w_dist(-127, 127);
+  int i = 0;
+  for (const Case& c : Cases()) {
+    const std::string name = CaseName("hybrid", c, i++) + (per_channel ? "_pc" : "");
+    SCOPED_TRACE(name);
+    std::vector<float> input(c.batches * c.in_h * c.in_w * c.in_c), bias(c.out_c);
+    std::vector<int8_t> filter(c.out_c * c.filter_h * c.filter_w * c.in_c);
+    for (float& v : input) v = dist(rng);
+    for (int8_t& v : filter) v = static_cast<int8_t>(w_dist(rng));
+    for (float& v : bias) v = dist(rng);
+    std::vector<float> w_scales(per_channel ? c.out_c : 1);
+    for (size_t k = 0; k < w_scales.size(); ++k) w_scales[k] = 0.01f + 0.003f * k;
+    Quantization w_q = per_channel ? QPerAxis(w_scales, std::vector<int64_t>(c.out_c, 0), 0)
+                                   : Q(w_scales[0], 0);
+    OpModel m;
+    Build(m, c, DataType::kFloat32, {}, DataType::kInt8, Bytes(filter), w_q, DataType::kFloat32,
+          Bytes(bias), {}, {});
+    m.Build();
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<float> got = m.GetOutput<float>(0);
+    ASSERT_EQ(got.size(), static_cast<size_t>(c.batches * c.out_h * c.out_w * c.out_c));
+    float lo = -1e30f, hi = 1e30f;
+    if (c.act == Activation::kRelu) lo = 0;
+    if (c.act == Activation::kRelu6) lo = 0, hi = 6;
+    if (c.act == Activation::kReluN1To1) lo = -1, hi = 1;
+    const size_t per_batch = input.size() / c.batches;
+    std::vector<double> half_step(c.batches);
+    for (int b = 0; b < c.batches; ++b) {
+      float m_abs = 0;
+      for (size_t k = 0; k < per_batch; ++k) m_abs = std::max(m_abs, std::fabs(input[b * per_batch + k]));
+      half_step[b] = 0.5 * m_abs / 127.0 * 1.001;
+    }
+    auto w_real = [&](int64_t f, int oc) {
+      return double(filter[f]) * (per_channel ? w_scales[oc] : w_scales[0]);
+    };
+    // Gather twice: the value and its error bound (sum of |w| * half step).
+    std::vector<double> value(got.size()), bound(got.size());
+    const int64_t out_per_batch = int64_t{c.out_h} * c.out_w * c.out_c;
+    Gather<double>(
+        c, [&](int64_t in, int64_t f) { return double(input[in]) * w_real(f, int(f / (int64_t{c.filter_h} * c.filter_w * c.in_c))); },
+        [&](int64_t index, int oc, double acc) { value[index] = acc + (c.bias ? bias[oc] : 0.0); });
+    Gather<double>(
+        c, [&](int64_t in, int64_t f) {
+          const int oc = int(f / (int64_t{c.filter_h} * c.filter_w * c.in_c));
+          return std::fabs(w_real(f, oc)) * half_step[in / int64_t(per_batch)];
+        },
+        [&](int64_t index, int, double acc) { bound[index] = acc; });
+    for (size_t k = 0; k < got.size(); ++k) {
+      const double expected = std::min<double>(std::max<double>(value[k], lo), hi);
+      EXPECT_NEAR(got[k], expected, bound[k] + 1e-5)
+          << "output " << k << " (batch " << k / out_per_batch << ")";
+    }
+    DumpForLiteRt(m, name);
+  }
+}
+
+TEST(TransposeConvTest, HybridPerTensor) { RunHybrid(false, 5); }
+TEST(TransposeConvTest, HybridPerChannel) { RunHybrid(true, 6); }
 
 // ------------------------------------------------------------------ bad input
 

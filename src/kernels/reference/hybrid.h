@@ -14,6 +14,7 @@
 #include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
+#include "kernels/reference/transpose_conv.h"
 
 namespace delegato::reference {
 
@@ -237,6 +238,53 @@ inline void HybridConv(const ConvGeometry& g, const HybridConvParams& p, const i
         } else {
           v = static_cast<float>(acc) * scales[batch];
         }
+        if (bias != nullptr) v += bias[oc];
+        out[oc] = std::min(std::max(v, p.act_min), p.act_max);
+      }
+    }
+  }
+}
+
+// Hybrid TRANSPOSE_CONV (float input and output, constant int8 weights with
+// zero points 0). Each batch's input is quantized asymmetrically (a scale and
+// zero point per batch, whether the weights are per-tensor or per-channel);
+// the products (q - zero_point) * w are scattered into int32 accumulators as
+// the integer kernels do, then scaled back per output:
+// out = float(acc) * weight_scale[oc] * batch_scale (+ bias, clamped).
+// LiteRT's reference kernel agrees to within float rounding (it sums in
+// another order), not bit for bit.
+struct HybridTransposeConvParams {
+  bool per_channel = false;
+  const float* weight_scales = nullptr;  // per output channel, or one
+  float act_min = 0, act_max = 0;
+};
+
+// quantized: batches * input elements; scales, zero_points: per batch;
+// acc: output_elements.
+inline void HybridTransposeConv(const TransposeConvGeometry& g,
+                                const HybridTransposeConvParams& p, const float* input,
+                                const int8_t* filter, const float* bias, int8_t* quantized,
+                                float* scales, int32_t* zero_points, int32_t* acc,
+                                float* output) {
+  const int64_t in_size = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+  const int64_t out_size =
+      static_cast<int64_t>(g.output_height) * g.output_width * g.output_depth;
+  TransposeConvGeometry one = g;
+  one.batches = 1;
+  for (int32_t b = 0; b < g.batches; ++b) {
+    const float* in = input + b * in_size;
+    int8_t* q = quantized + b * in_size;
+    AsymmetricQuantizeRow(in, static_cast<int32_t>(in_size), q, &scales[b], &zero_points[b]);
+    const int32_t zero_point = zero_points[b];
+    TransposeConvScatter(one, q, filter, acc + b * out_size, [zero_point](int8_t x, int8_t w) {
+      return (int32_t{x} - zero_point) * int32_t{w};
+    });
+    const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
+    for (int64_t px = 0; px < pixels; ++px) {
+      const int32_t* a = acc + b * out_size + px * g.output_depth;
+      float* out = output + b * out_size + px * g.output_depth;
+      for (int32_t oc = 0; oc < g.output_depth; ++oc) {
+        float v = static_cast<float>(a[oc]) * p.weight_scales[p.per_channel ? oc : 0] * scales[b];
         if (bias != nullptr) v += bias[oc];
         out[oc] = std::min(std::max(v, p.act_min), p.act_max);
       }

@@ -53,7 +53,7 @@ struct LstmIntegerParams {
   LstmIntegerGate cell_gate;
   LstmIntegerGate output_gate;
   bool use_cifg = false;
-  int cell_scale_log2 = -15;  // cell state scale is 2^cell_scale_log2, in [-15, -9]
+  int cell_scale_log2 = -15;  // cell state scale is 2^cell_scale_log2, <= -9
   int16_t cell_clip = 0;      // 0 = no clipping
   int8_t projection_clip = 0;
   int32_t hidden_multiplier = 0;  // output_gate .* tanh(c) (Q0.15 x Q0.15) to the hidden scale
@@ -248,9 +248,12 @@ inline void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input
   IntegerGate(p.output_gate, false, input, output_state, cell_state, n_batch, n_input, n_output,
               n_cell, s.output_gate);
 
-  // tanh(c) reuses the input gate's buffer, free by now.
+  // tanh(c) reuses the input gate's buffer, free by now. LiteRT's integer
+  // LSTM has tanh for 0..6 integer bits only: with a cell state scale below
+  // 2^-15 it skips it, and the buffer's input gate stands in for tanh(c).
+  // Reproduced as is (Prepare refuses that scale with CIFG).
   int16_t* tanh_cell = s.input_gate;
-  TanhQ(15 + p.cell_scale_log2, cell_state, n, tanh_cell);
+  if (15 + p.cell_scale_log2 >= 0) TanhQ(15 + p.cell_scale_log2, cell_state, n, tanh_cell);
   auto hidden_value = [&](int i, int32_t zero_point) {
     int32_t v = int32_t{s.output_gate[i]} * int32_t{tanh_cell[i]};
     v = quant::MultiplyByQuantizedMultiplier(v, p.hidden_multiplier, p.hidden_shift) + zero_point;

@@ -1,0 +1,149 @@
+"""The converter-made zoo (scripts/make_zoo.py): every model TensorFlow's
+TFLiteConverter wrote through `delegato run` and through LiteRT's reference
+kernels on the same seeded inputs. Integer outputs must be identical, float
+outputs equal within rtol 1e-5 / atol 1e-6 (the shared models' tolerance).
+
+Skipped with a message when the zoo has not been generated (tensorflow-cpu
+missing). A case delegato cannot run yet is a strict xfail naming the node,
+the op and what is missing (KNOWN_FAILURES, also listed in docs/zoo.md): it
+fails as soon as it passes, or when it fails for another reason."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import litert_oracle as lo
+
+sys.path.insert(0, str(lo.REPO_ROOT / "scripts"))
+import make_zoo  # noqa: E402  (imports nothing heavy: tensorflow only in main())
+
+pytestmark = pytest.mark.conformance
+
+_RUNS = list(lo.DEFAULT_RUNS)
+
+
+class ZooKnownFailure(AssertionError):
+    """A failure listed in KNOWN_FAILURES, with the expected message."""
+
+
+_WHILE_SLICE = (
+    "node 1 (WHILE): the Keras 3 LSTM's loop body (subgraph 2) slices its TensorList "
+    "buffer at node 20 (SLICE) with a size computed at run time; run-time computed shapes "
+    "are not supported yet")
+_WHILE_SLICE_ERROR = r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"
+
+_ANY_BATCH = (" (batch size unknown when converted): its shape operand is computed at run "
+              "time from the input's shape ({ops}); run-time computed shapes are not "
+              "supported yet")
+
+# (architecture, variant) -> (reason, regex the failure message must match).
+KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
+    ("lstm_sequence", "float32"): (_WHILE_SLICE, _WHILE_SLICE_ERROR),
+    ("lstm_sequence", "dynamic"): (_WHILE_SLICE, _WHILE_SLICE_ERROR),
+    ("mobilenet_v3_small", "float32_anybatch"): (
+        "node 110 (RESHAPE, the Flatten)" + _ANY_BATCH.format(ops="SHAPE, STRIDED_SLICE, PACK"),
+        r"node 110 \(RESHAPE\): shape input .* must be a constant"),
+    ("transformer_encoder", "float32_anybatch"): (
+        "node 7 (RESHAPE, in a Dense layer's Tensordot)"
+        + _ANY_BATCH.format(ops="SHAPE, GATHER, REDUCE_PROD, PACK"),
+        r"node 7 \(RESHAPE\): shape input .* must be a constant"),
+    ("encoder_decoder", "float32_anybatch"): (
+        "node 5 (TRANSPOSE_CONV, output_shape)" + _ANY_BATCH.format(ops="SHAPE, STRIDED_SLICE, PACK"),
+        r"node 5 \(TRANSPOSE_CONV\): output_shape tensor .* is computed at run time"),
+}
+
+
+def _manifest():
+    path = make_zoo.zoo_dir() / make_zoo.MANIFEST
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def _params():
+    manifest = _manifest()
+    if manifest is None:
+        reason = (f"zoo not generated: no {make_zoo.zoo_dir() / make_zoo.MANIFEST} "
+                  "(run scripts/make_zoo.py, which needs tensorflow-cpu; "
+                  "DELEGATO_ZOO_DIR moves the cache)")
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-zoo")]
+    params = []
+    for entry in manifest["models"]:
+        key = (entry["architecture"], entry["variant"])
+        name = f"{key[0]}_{key[1]}"
+        marks = []
+        if entry.get("file") is None:
+            marks.append(pytest.mark.skip(
+                reason=f"the converter cannot make it: {entry.get('converter_error')}"))
+        elif key in KNOWN_FAILURES:
+            marks.append(pytest.mark.xfail(strict=True, raises=ZooKnownFailure,
+                                           reason=KNOWN_FAILURES[key][0]))
+        params.append(pytest.param(entry, marks=marks, id=name))
+    return params
+
+
+_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import litert_oracle as lo
+oracle = lo.Oracle(sys.argv[2])
+oracle.run(lo.random_inputs(oracle.inputs, 1))
+"""
+
+
+def _litert_aborts(model) -> str:
+    """LiteRT aborts the process on some files (a failed check in Prepare)
+    rather than raising: try it in a child process first."""
+    process = subprocess.run([sys.executable, "-c", _PROBE, str(lo.REPO_ROOT / "tests" /
+                              "conformance"), str(model)], capture_output=True, text=True,
+                             timeout=600)
+    if process.returncode >= 0:
+        return ""
+    lines = [line for line in process.stderr.splitlines() if line.strip()]
+    return f"signal {-process.returncode}" + (f": {lines[-1].strip()}" if lines else "")
+
+
+def _failure(entry, delegato_bin, oracle_cache):
+    """None when every run matches LiteRT, else what went wrong."""
+    model = make_zoo.zoo_dir() / entry["file"]
+    aborted = _litert_aborts(model)
+    if aborted:
+        pytest.skip(f"LiteRT aborts on {model.name}, no oracle ({aborted})")
+    oracle = oracle_cache(model)
+    for seed, threads in _RUNS:
+        inputs = lo.random_inputs(oracle.inputs, seed)
+        try:
+            expected = oracle.run(inputs)
+        except lo.OracleRejectsModel as error:
+            pytest.skip(f"LiteRT fails to invoke {model.name}, no oracle: {error}")
+        run = lo.run_delegato(model, inputs, binary=delegato_bin,
+                              extra_args=["--num_threads", str(threads)])
+        if run.crashed:
+            return f"delegato crashed (signal {-run.returncode}):\n{run.stderr.strip()}"
+        if not run.ok:
+            return f"delegato run failed (exit {run.returncode}):\n{run.stderr.strip()}"
+        if len(run.outputs) != len(expected):
+            return f"delegato wrote {len(run.outputs)} outputs, the model has {len(expected)}"
+        comparisons = [lo.compare(a, e) for a, e in zip(run.outputs, expected)]
+        if not all(c.ok for c in comparisons):
+            return (f"seed {seed}, {threads} threads: outputs differ from LiteRT reference "
+                    "kernels:\n" + lo.describe_mismatches(
+                        comparisons, [info.name for info in oracle.outputs]))
+    return None
+
+
+@pytest.mark.parametrize("entry", _params())
+def test_zoo_model_matches_reference(entry, delegato_bin, oracle_cache):
+    failure = _failure(entry, delegato_bin, oracle_cache)
+    key = (entry["architecture"], entry["variant"])
+    if failure is None:
+        return
+    known = KNOWN_FAILURES.get(key)
+    if known is not None and re.search(known[1], failure):
+        raise ZooKnownFailure(f"{known[0]}\n{failure}")
+    pytest.fail(failure)
