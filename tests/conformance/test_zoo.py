@@ -37,24 +37,10 @@ _WHILE_SLICE = (
     "are not supported yet")
 _WHILE_SLICE_ERROR = r"node 1 \(WHILE\).*node 20 \(SLICE\).*must be a constant"
 
-_ANY_BATCH = (" (batch size unknown when converted): its shape operand is computed at run "
-              "time from the input's shape ({ops}); run-time computed shapes are not "
-              "supported yet")
-
 # (architecture, variant) -> (reason, regex the failure message must match).
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, str]] = {
     ("lstm_sequence", "float32"): (_WHILE_SLICE, _WHILE_SLICE_ERROR),
     ("lstm_sequence", "dynamic"): (_WHILE_SLICE, _WHILE_SLICE_ERROR),
-    ("mobilenet_v3_small", "float32_anybatch"): (
-        "node 110 (RESHAPE, the Flatten)" + _ANY_BATCH.format(ops="SHAPE, STRIDED_SLICE, PACK"),
-        r"node 110 \(RESHAPE\): shape input .* must be a constant"),
-    ("transformer_encoder", "float32_anybatch"): (
-        "node 7 (RESHAPE, in a Dense layer's Tensordot)"
-        + _ANY_BATCH.format(ops="SHAPE, GATHER, REDUCE_PROD, PACK"),
-        r"node 7 \(RESHAPE\): shape input .* must be a constant"),
-    ("encoder_decoder", "float32_anybatch"): (
-        "node 5 (TRANSPOSE_CONV, output_shape)" + _ANY_BATCH.format(ops="SHAPE, STRIDED_SLICE, PACK"),
-        r"node 5 \(TRANSPOSE_CONV\): output_shape tensor .* is computed at run time"),
 }
 
 
