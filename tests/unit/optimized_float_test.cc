@@ -628,11 +628,14 @@ std::vector<float> RunFloatModel(KernelSet kernels, int threads, const std::vect
   dw.activation = Activation::kRelu;
   m.AddOp(BuiltinOp::kDepthwiseConv2d, {t1, f2, b2}, {t2}, dw);
   const int f3 = m.AddConst<float>(DataType::kFloat32, {40, 1, 1, 24}, Random(rng, 40 * 24));
+  // A bias everywhere: LiteRT's float CONV_2D refuses a node without one, and
+  // every case here is replayed there.
+  const int b3 = m.AddConst<float>(DataType::kFloat32, {40}, Random(rng, 40));
   const int t3 = m.AddTensor(DataType::kFloat32);
   Conv2DParams pw;
   pw.padding = Padding::kValid;
   pw.stride_h = pw.stride_w = 1;
-  m.AddOp(BuiltinOp::kConv2d, {t2, f3}, {t3}, pw);
+  m.AddOp(BuiltinOp::kConv2d, {t2, f3, b3}, {t3}, pw);
   const int f4 = m.AddConst<float>(DataType::kFloat32, {10, 10 * 9 * 40},
                                    Random(rng, 10 * 10 * 9 * 40));
   const int b4 = m.AddConst<float>(DataType::kFloat32, {10}, Random(rng, 10));
