@@ -147,10 +147,8 @@ void PrepareConv3DTranspose(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, output_shape.rank() == 1 && output_shape.dim(0) == 5,
                  "output_shape tensor \"", output_shape.name,
                  "\" must be a 1-D tensor of 5 values");
-  DLG_NODE_CHECK(ctx, node, output_shape.is_constant(), "output_shape tensor \"",
-                 output_shape.name,
-                 "\" depends on run-time values; it must be a constant (or computed from "
-                 "shapes only)");
+  ctx.RequireValues(node, output_shape, "(output_shape) is computed at run time and decides "
+                    "the output shape");
   layer_quant::CheckConstantSize(ctx, node, output_shape, "output_shape");
   CheckFloat(ctx, node, input, "input");
   CheckFloat(ctx, node, filter, "filter");

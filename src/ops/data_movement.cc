@@ -336,9 +336,8 @@ void PrepareRange(KernelContext& ctx, Node& node) {
   for (const Tensor* t : {&start, &limit, &delta}) {
     DLG_NODE_CHECK(ctx, node, t->rank() == 0, "tensor \"", t->name, "\" must be a scalar, has shape ",
                    DimsText(t->dims));
-    DLG_NODE_CHECK(ctx, node, t->is_constant(), "tensor \"", t->name,
-                   "\" must be a constant: the range's values decide the output size and "
-                   "dynamic shapes are not supported");
+    ctx.RequireValues(node, *t, "is computed at run time and the range's values decide the "
+                      "output size");
     DLG_NODE_CHECK(ctx, node, t->data != nullptr && t->bytes >= DataTypeSize(t->type),
                    "tensor \"", t->name, "\" has no data");
   }

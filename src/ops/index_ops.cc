@@ -750,11 +750,9 @@ void PrepareWhere(KernelContext& ctx, Node& node) {
               DataType::kInt8, DataType::kUInt8});
   // The number of output rows is the number of true elements: only known in
   // Prepare when the condition is a constant.
-  DLG_NODE_CHECK(ctx, node, cond.is_constant() || cond.NumElements() == 0,
-                 "condition (tensor \"", cond.name,
-                 "\") is computed at run time; WHERE's output size depends on its values and "
-                 "dynamic output shapes are not supported (the interpreter sizes every tensor "
-                 "before running)");
+  if (cond.NumElements() != 0)
+    ctx.RequireValues(node, cond, "(the condition) is computed at run time and WHERE's output "
+                      "size depends on its values");
   auto data = MakeOpData<WhereData>(node);
   const int rank = cond.rank();
   const size_t size = DataTypeSize(cond.type);
@@ -1010,10 +1008,9 @@ void PrepareUnique(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, in.rank() == 1, "input \"", in.name, "\" must be 1-D");
   // The first output's length is the number of distinct values: only known
   // in Prepare for a constant input.
-  DLG_NODE_CHECK(ctx, node, in.is_constant() || in.NumElements() == 0, "input \"", in.name,
-                 "\" is computed at run time; UNIQUE's output size depends on its values and "
-                 "dynamic output shapes are not supported (the interpreter sizes every tensor "
-                 "before running)");
+  if (in.NumElements() != 0)
+    ctx.RequireValues(node, in, "(the input) is computed at run time and UNIQUE's output size "
+                      "depends on its values");
   const size_t size = DataTypeSize(in.type);
   const int64_t n = in.NumElements();
   DLG_NODE_CHECK(ctx, node, in.bytes >= static_cast<size_t>(n) * size, "input \"", in.name,

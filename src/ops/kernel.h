@@ -29,6 +29,20 @@ namespace delegato {
 struct OpKernel;
 class InterpreterImpl;
 
+// Thrown by Prepare when the *values* of a tensor computed at run time decide
+// output shapes (RESHAPE's shape, WHERE's condition, RANGE's bounds, ...).
+// The interpreter then prepares that node during Invoke, once the values
+// exist, and sizes its outputs (and everything after them) there.
+class RuntimeValuesNeeded : public Error {
+ public:
+  RuntimeValuesNeeded(const std::string& message, int32_t tensor)
+      : Error(message), tensor_(tensor) {}
+  int32_t tensor() const { return tensor_; }
+
+ private:
+  int32_t tensor_;
+};
+
 struct Node {
   int index = 0;  // position in the subgraph's operator list (TFLite's node index)
   const OpKernel* kernel = nullptr;
@@ -108,6 +122,17 @@ class KernelContext {
   [[noreturn]] void Fail(const Node& node, Parts&&... parts) const {
     ::delegato::Fail("node ", node.index, " (", node.op_name, "): ",
                      std::forward<Parts>(parts)...);
+  }
+  // Prepare: `t`'s values decide output shapes. A tensor computed at run time
+  // throws RuntimeValuesNeeded (the message says why, for when the node cannot
+  // be prepared later either).
+  template <class... Parts>
+  void RequireValues(const Node& node, const Tensor& t, Parts&&... why) const {
+    if (t.is_constant()) return;
+    throw RuntimeValuesNeeded(
+        StrCat("node ", node.index, " (", node.op_name, "): tensor \"", t.name, "\" ",
+               std::forward<Parts>(why)...),
+        static_cast<int32_t>(&t - tensors_.data()));
   }
   // Checks helpers for Prepare.
   void CheckInputCount(const Node& node, int min_count, int max_count) const;

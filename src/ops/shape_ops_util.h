@@ -22,9 +22,8 @@ inline std::vector<int64_t> ConstIntegers(const KernelContext& ctx, const Node& 
   const int64_t count = t.NumElements();
   std::vector<int64_t> values;
   if (count == 0) return values;
-  DLG_NODE_CHECK(ctx, node, t.is_constant(), what, " (tensor \"", t.name,
-                 "\") must be a constant: its values decide output shapes and dynamic shapes "
-                 "are not supported");
+  ctx.RequireValues(node, t, "(", what,
+                    ") is computed at run time and its values decide output shapes");
   const size_t element = t.type == DataType::kInt32 ? 4 : 8;
   DLG_NODE_CHECK(ctx, node, t.data != nullptr && t.bytes >= static_cast<size_t>(count) * element,
                  what, " (tensor \"", t.name, "\") holds ", t.bytes, " bytes, needs ",

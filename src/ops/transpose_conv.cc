@@ -65,9 +65,8 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
                  ", INT32 expected");
   DLG_NODE_CHECK(ctx, node, output_shape.rank() == 1 && output_shape.dim(0) == 4,
                  "output_shape tensor \"", output_shape.name, "\" must be a 1-D tensor of 4 values");
-  DLG_NODE_CHECK(ctx, node, output_shape.is_constant(), "output_shape tensor \"",
-                 output_shape.name,
-                 "\" is computed at run time; only a constant output shape is supported");
+  ctx.RequireValues(node, output_shape, "(output_shape) is computed at run time and decides "
+                    "the output shape");
   CheckConstantSize(ctx, node, output_shape, "output_shape");
   DLG_NODE_CHECK(ctx, node, input.rank() == 4, "input tensor \"", input.name,
                  "\" must have rank 4 (NHWC), has rank ", input.rank());

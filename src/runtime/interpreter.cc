@@ -410,6 +410,13 @@ void InterpreterImpl::AllocateTensorsOnce() {
   folded_storage_.clear();
   folded_bytes_ = 0;
   folded_.assign(nodes_.size(), 0);
+  for (int32_t t : dynamic_tensors_) {
+    tensors_[t].storage = TensorStorage::kArena;
+    tensors_[t].data = nullptr;
+  }
+  dynamic_tensors_.clear();
+  deferred_.clear();
+  deferred_.resize(nodes_.size());
   // Produced tensors are marked unsized so a Prepare that forgets an output is caught.
   constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
   for (int index : execution_plan_)
@@ -442,7 +449,20 @@ void InterpreterImpl::AllocateTensorsOnce() {
     Node& node = nodes_[index];
     if (node.kernel != &kDelegateOpKernel) node.op_data.reset();  // a delegate node keeps its kernel
     node.scratch_bytes = 0;
-    node.kernel->prepare(context_, node);
+    bool after_dynamic = false;
+    for (int32_t t : node.inputs)
+      if (t >= 0 && tensors_[t].storage == TensorStorage::kDynamic) after_dynamic = true;
+    if (after_dynamic && node.kernel != &kDelegateOpKernel) {
+      Defer(index, -1);
+      continue;
+    }
+    try {
+      node.kernel->prepare(context_, node);
+    } catch (const RuntimeValuesNeeded& e) {
+      if (node.kernel == &kDelegateOpKernel) throw Error(e.what());
+      Defer(index, e.tensor());
+      continue;
+    }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const Tensor& t = tensors_[node.outputs[k]];
       if (t.storage == TensorStorage::kArena && t.bytes == kUnsized)
@@ -598,6 +618,111 @@ bool InterpreterImpl::TryFoldInPrepare(Node& node) {
   return true;
 }
 
+void InterpreterImpl::Defer(int index, int32_t value_tensor) {
+  DeferredNode& d = deferred_[index];
+  d.active = true;
+  if (value_tensor >= 0) d.value_inputs.push_back(value_tensor);
+  for (int32_t t : nodes_[index].outputs) {
+    Tensor& out = tensors_[t];
+    if (out.storage != TensorStorage::kArena) continue;
+    out.storage = TensorStorage::kDynamic;
+    out.bytes = 0;
+    out.data = nullptr;
+    dynamic_tensors_.push_back(t);
+  }
+}
+
+std::string InterpreterImpl::PrepareDeferred(int index) {
+  DeferredNode& d = deferred_[index];
+  Node& node = nodes_[index];
+  // Unchanged inputs (dims, and the values Prepare reads): the last Prepare holds.
+  bool changed = !d.prepared || d.seen_dims.size() != node.inputs.size() ||
+                 d.seen_values.size() != d.value_inputs.size();
+  for (size_t k = 0; !changed && k < node.inputs.size(); ++k)
+    changed = node.inputs[k] >= 0 && tensors_[node.inputs[k]].dims != d.seen_dims[k];
+  for (size_t k = 0; !changed && k < d.value_inputs.size(); ++k) {
+    const Tensor& t = tensors_[d.value_inputs[k]];
+    changed = t.bytes != d.seen_values[k].size() ||
+              (t.bytes != 0 && std::memcmp(t.data, d.seen_values[k].data(), t.bytes) != 0);
+  }
+  if (!changed) return {};
+
+  constexpr size_t kUnsized = std::numeric_limits<size_t>::max();
+  d.prepared = false;
+  // Prepare reads the value inputs as it reads constants; each RuntimeValuesNeeded
+  // names one more (bounded by the node's inputs).
+  for (size_t attempt = 0;; ++attempt) {
+    std::vector<std::pair<int32_t, TensorStorage>> saved;
+    for (int32_t t : d.value_inputs) {
+      saved.emplace_back(t, tensors_[t].storage);
+      tensors_[t].storage = TensorStorage::kConstant;
+    }
+    auto restore = [&] {
+      for (const auto& [t, storage] : saved) tensors_[t].storage = storage;
+    };
+    for (int32_t t : node.outputs)
+      if (tensors_[t].storage == TensorStorage::kDynamic) tensors_[t].bytes = kUnsized;
+    node.op_data.reset();
+    node.scratch_bytes = 0;
+    try {
+      node.kernel->prepare(context_, node);
+      restore();
+      break;
+    } catch (const RuntimeValuesNeeded& e) {
+      restore();
+      const bool known = std::find(d.value_inputs.begin(), d.value_inputs.end(), e.tensor()) !=
+                         d.value_inputs.end();
+      if (known || e.tensor() < 0 || attempt >= node.inputs.size()) return e.what();
+      d.value_inputs.push_back(e.tensor());
+    } catch (const std::exception& e) {
+      restore();
+      return e.what();
+    }
+  }
+  constexpr size_t kAlign = 64;
+  auto aligned = [](uint8_t* p) {
+    return p + (kAlign - reinterpret_cast<uintptr_t>(p) % kAlign) % kAlign;
+  };
+  try {
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int32_t t = node.outputs[k];
+      Tensor& out = tensors_[t];
+      if (out.storage != TensorStorage::kDynamic) continue;
+      if (out.bytes == kUnsized)
+        Fail("node ", node.index, " (", node.op_name, "): output ", k, " (tensor \"", out.name,
+             "\") was not sized by Prepare");
+      CheckFitsBudget(StrCat("node ", node.index, " (", node.op_name, "): output ", k), t,
+                      out.bytes);
+      DynamicBuffer& buffer = dynamic_storage_[t];
+      if (buffer.capacity < out.bytes || !buffer.data) {
+        buffer.data.reset(new uint8_t[out.bytes + kAlign]());
+        buffer.capacity = out.bytes;
+      }
+      out.data = aligned(buffer.data.get());
+    }
+    if (node.scratch_bytes > memory_budget_)
+      Fail("node ", node.index, " (", node.op_name, "): needs ", node.scratch_bytes,
+           " bytes of scratch memory, over the memory budget of ", memory_budget_, " bytes");
+    if (node.scratch_bytes > d.scratch_capacity || !d.scratch) {
+      d.scratch.reset(new uint8_t[node.scratch_bytes + kAlign]);
+      d.scratch_capacity = node.scratch_bytes;
+    }
+    node.scratch = aligned(d.scratch.get());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  d.seen_dims.assign(node.inputs.size(), {});
+  for (size_t k = 0; k < node.inputs.size(); ++k)
+    if (node.inputs[k] >= 0) d.seen_dims[k] = tensors_[node.inputs[k]].dims;
+  d.seen_values.assign(d.value_inputs.size(), {});
+  for (size_t k = 0; k < d.value_inputs.size(); ++k) {
+    const Tensor& t = tensors_[d.value_inputs[k]];
+    d.seen_values[k].assign(t.data, t.data + t.bytes);
+  }
+  d.prepared = true;
+  return {};
+}
+
 void InterpreterImpl::CheckFitsBudget(const std::string& what, int index, size_t bytes) const {
   if (bytes <= memory_budget_) return;
   const Tensor& t = tensors_[index];
@@ -695,6 +820,10 @@ std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) 
     if (folded_[index]) {  // computed in Prepare; its outputs are constants now
       if (after_node != nullptr) (*after_node)(node.index);
       continue;
+    }
+    if (deferred_[index].active) {
+      const std::string error = PrepareDeferred(index);
+      if (!error.empty()) return error;
     }
     node.kernel->eval(context_, node);
     if (context_.eval_error() != nullptr)

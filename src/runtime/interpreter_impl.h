@@ -83,6 +83,12 @@ class InterpreterImpl {
   // STRIDED_SLICE -> PACK -> RESHAPE) resolve whenever the input dims are
   // known. Returns whether it did.
   bool TryFoldInPrepare(Node& node);
+  // A node whose shapes depend on run-time values (or on such a node's
+  // outputs) is prepared during Invoke: Defer marks it and makes its outputs
+  // dynamic; PrepareDeferred prepares it again when its inputs' dims or the
+  // values it reads changed, and sizes its outputs. Returns "" or the error.
+  void Defer(int index, int32_t value_tensor);
+  std::string PrepareDeferred(int index);
   // Fails naming `what` (tensor index, name, type, shape, bytes) when a
   // tensor of `bytes` bytes cannot fit in the memory budget.
   void CheckFitsBudget(const std::string& what, int index, size_t bytes) const;
@@ -127,6 +133,22 @@ class InterpreterImpl {
   std::vector<int32_t> folded_tensors_;
   std::vector<std::unique_ptr<uint8_t[]>> folded_storage_;
   size_t folded_bytes_ = 0;
+  struct DeferredNode {
+    bool active = false;
+    bool prepared = false;
+    std::vector<int32_t> value_inputs;              // tensors whose values Prepare reads
+    std::vector<std::vector<int32_t>> seen_dims;    // every input's dims at the last Prepare
+    std::vector<std::vector<uint8_t>> seen_values;  // value_inputs' bytes at the last Prepare
+    std::unique_ptr<uint8_t[]> scratch;
+    size_t scratch_capacity = 0;
+  };
+  std::vector<DeferredNode> deferred_;
+  std::vector<int32_t> dynamic_tensors_;
+  struct DynamicBuffer {
+    std::unique_ptr<uint8_t[]> data;
+    size_t capacity = 0;
+  };
+  std::map<int32_t, DynamicBuffer> dynamic_storage_;  // grows only when a shape needs more
   size_t arena_bytes_ = 0;
   size_t max_arena_bytes_ = 0;
   size_t memory_budget_ = 0;  // InterpreterOptions::max_memory_bytes, resolved

@@ -17,6 +17,7 @@ enum class TensorStorage : uint8_t {
   kArena,     // planned by the arena planner (inputs, outputs, intermediates)
   kVariable,  // persistent state (is_variable), own allocation
   kNone,      // optional input left out / not yet allocated
+  kDynamic,   // sized during Invoke (its shape depends on run-time values); own allocation
 };
 
 struct Tensor {

@@ -195,17 +195,6 @@ TEST(Conv3D, Refusals) {
     ASSERT_FALSE(s.ok());
     EXPECT_THAT(s.message(), HasSubstr("strides must be positive"));
   }
-  {  // transpose with a run-time output shape
-    OpModel m;
-    const int shape = m.AddInput(DataType::kInt32, {5});
-    const int w = m.AddConst<float>(DataType::kFloat32, {1, 1, 1, 1, 1}, {1.f});
-    const int in = m.AddInput(DataType::kFloat32, {1, 2, 2, 2, 1});
-    const int out = m.AddOutput(DataType::kFloat32);
-    m.AddOp(BuiltinOp::kConv3dTranspose, {shape, w, in}, {out}, Conv3DParams{});
-    const Status s = m.TryBuild();
-    ASSERT_FALSE(s.ok());
-    EXPECT_THAT(s.message(), HasSubstr("run-time values"));
-  }
 }
 
 }  // namespace

@@ -93,15 +93,5 @@ TEST(DynamicShapes, ResizeThatTheFoldedShapeCannotTakeNamesTheNode) {
   EXPECT_THAT(status.message(), HasSubstr("RESHAPE"));
 }
 
-TEST(DynamicShapes, RunTimeValuesAreNotFolded) {
-  // The shape comes from the data of a graph input: still a clear error.
-  OpModel m;
-  const int input = m.AddInput(DataType::kFloat32, {2, 6});
-  const int shape = m.AddInput(DataType::kInt32, {2});
-  const int output = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kReshape, {input, shape}, {output}, ReshapeParams{});
-  EXPECT_FALSE(m.TryBuild().ok());
-}
-
 }  // namespace
 }  // namespace delegato

@@ -88,17 +88,6 @@ TEST(ResizeBilinear, BothFlagsFail) {
   EXPECT_THAT(s.message(), HasSubstr("cannot both be set"));
 }
 
-TEST(ResizeBilinear, NonConstantSizeFails) {
-  OpModel m;
-  int in = m.AddInput(DataType::kFloat32, {1, 2, 2, 1});
-  int size = m.AddInput(DataType::kInt32, {2});
-  int out = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kResizeBilinear, {in, size}, {out}, ResizeParams{});
-  Status s = m.TryBuild();
-  ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("must be a constant"));
-}
-
 TEST(ResizeBilinear, NotFourDFails) {
   OpModel m;
   int in = m.AddInput(DataType::kFloat32, {2, 2, 1});

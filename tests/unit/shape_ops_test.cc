@@ -89,15 +89,6 @@ TEST(Reshape, TwoInferredDimsFail) {
   EXPECT_THAT(BuildError(m), HasSubstr("more than one -1"));
 }
 
-TEST(Reshape, NonConstantShapeFails) {
-  OpModel m;
-  int in = m.AddInput(DataType::kFloat32, {2, 3});
-  int shape = m.AddInput(DataType::kInt32, {2});
-  int out = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kReshape, {in, shape}, {out});
-  EXPECT_THAT(BuildError(m), HasSubstr("dynamic shapes are not supported"));
-}
-
 // ---------------------------------------------------------------- SQUEEZE
 
 TEST(Squeeze, AllUnitDims) {
@@ -315,15 +306,6 @@ TEST(Split, NegativeAxisUInt8) {
   EXPECT_THAT(m.GetOutput<uint8_t>(1), ElementsAre(2, 3, 6, 7));
 }
 
-TEST(Split, NonConstantAxisFails) {
-  OpModel m;
-  int axis = m.AddInput(DataType::kInt32, {});
-  int in = m.AddInput(DataType::kFloat32, {2, 4});
-  int o0 = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kSplit, {axis, in}, {o0}, SplitParams{1});
-  EXPECT_THAT(BuildError(m), HasSubstr("axis input (tensor"));
-}
-
 TEST(Split, IndivisibleFails) {
   OpModel m;
   int axis = m.AddConst<int32_t>(DataType::kInt32, {}, {1});
@@ -474,15 +456,6 @@ TEST(Pad, NegativePaddingFails) {
   int out = m.AddOutput(DataType::kFloat32);
   m.AddOp(BuiltinOp::kPad, {in, pads}, {out}, EmptyParams{});
   EXPECT_THAT(BuildError(m), HasSubstr("must not be negative"));
-}
-
-TEST(Pad, NonConstantPaddingsFail) {
-  OpModel m;
-  int in = m.AddInput(DataType::kFloat32, {2});
-  int pads = m.AddInput(DataType::kInt32, {1, 2});
-  int out = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kPad, {in, pads}, {out}, EmptyParams{});
-  EXPECT_THAT(BuildError(m), HasSubstr("must be a constant"));
 }
 
 // -------------------------------------------------------------- TRANSPOSE
