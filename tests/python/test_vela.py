@@ -89,3 +89,27 @@ def test_vela_reasons_are_reported(delegato_bin, shared_models, vela):
 def test_u85_plan_prints_its_known_differences(delegato_bin, shared_models):
     plan = vela_compare.plan(delegato_bin, shared_models / "keyword_scrambled.tflite", "ethos-u85")
     assert plan["known_differences"] and all(d["oracle"].startswith("Vela") for d in plan["known_differences"])
+
+
+def zoo_int8_models():
+    spec = importlib.util.spec_from_file_location("make_zoo", REPO / "scripts" / "make_zoo.py")
+    make_zoo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_zoo)
+    zoo = make_zoo.zoo_dir()
+    return sorted(list(zoo.glob("*_int8.tflite")) + list(zoo.glob("*_uint8io.tflite")))
+
+
+@pytest.mark.parametrize("config", ["ethos-u55-256", "ethos-u85-256"])
+def test_zoo_int8_models_agree_with_vela(delegato_bin, vela, config):
+    # The converter-made zoo (scripts/make_zoo.py): per-channel FULLY_CONNECTED,
+    # 3-D FULLY_CONNECTED, BATCH_MATMUL, GELU, RSQRT, SQUARED_DIFFERENCE, a biased
+    # TRANSPOSE_CONV, a fused LSTM: each placed where Vela 5.2 places it.
+    models = zoo_int8_models()
+    if not models:
+        pytest.skip("the converter-made zoo is not generated (scripts/make_zoo.py)")
+    for model in models:
+        r = vela_compare.compare(delegato_bin, model, config)
+        if r["agree"] is None:
+            continue  # Vela cannot compile it: nothing to compare
+        assert r["agree"], (model.name, config, r["cpu_only_in_plan"], r["cpu_only_in_vela"],
+                            r["vela_unmatched"])
