@@ -571,8 +571,17 @@ void NeonRowSums(const uint8_t* panel, size_t stride, int rows, int32_t coef, in
 
 #endif  // DELEGATO_ARM
 
+// GCC 12's aarch64 loop vectorizer turns this loop into loads past the end
+// of the panel (a fault when the panel ends a mapping, as under qemu): there
+// it stays scalar (the neon and dotprod kernels are the fast paths).
+#if DELEGATO_ARM && !defined(__clang__)
+#define DLG_SCALAR_SLAB_ATTRIBUTES __attribute__((optimize("no-tree-loop-vectorize")))
+#else
+#define DLG_SCALAR_SLAB_ATTRIBUTES
+#endif
+
 template <int MR>
-void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
+DLG_SCALAR_SLAB_ATTRIBUTES void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                       const int16_t* weights, const int32_t* column_bias,
                       const RequantChannels& rq, const double* double_scale, int n0, int n,
                       uint8_t* out, size_t out_stride) {
