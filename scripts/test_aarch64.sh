@@ -9,9 +9,6 @@
 #      thread pool with 2 threads (the interpreter-level ones and PAD): Debian
 #      12's qemu-aarch64 hangs when a program creates a thread (even a bare
 #      std::thread);
-#      and the RESIZE_BILINEAR cases (the
-#      reference's float arithmetic is contracted into fused multiply-adds by
-#      the aarch64 compiler, so the optimized kernel's bytes differ from it);
 #   3. a sample of the shared models (../shared/models) on each ISA path of
 #      each CPU, outputs compared with the x86 build's reference kernels
 #      (build/delegato, conformance-tested against LiteRT): bit-exact for
@@ -42,7 +39,7 @@ failed=0
 
 QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
 TESTS="${AARCH64_TESTS:-^Optimized}"
-EXCLUDE="${AARCH64_EXCLUDE:-Interpreter|PadMergedRows|Resize}"
+EXCLUDE="${AARCH64_EXCLUDE:-Interpreter|PadMergedRows}"
 JOBS="${JOBS:-$(nproc)}"
 for cpu in cortex-a53 max; do
   t=$SECONDS
