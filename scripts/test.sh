@@ -3,12 +3,14 @@
 # ../shared/models (skipped with a message when absent), the unit tests again
 # under AddressSanitizer + UndefinedBehaviorSanitizer (with every fuzz
 # target's regression corpus), the thread pool's test under ThreadSanitizer,
-# and a bounded run of every fuzz target (scripts/fuzz_long.sh for long runs).
+# and a bounded run of every fuzz target (scripts/fuzz_long.sh for long runs);
+# the aarch64 cross build's tests under qemu-aarch64 (scripts/test_aarch64.sh).
 #   FUZZ_SECONDS (default 60) bounds the fuzzers in all; SKIP_SANITIZE=1 skips the
 #   sanitizer build (for quick local runs); SKIP_FIDELITY=1 skips regenerating
 #   the target fidelity report (build/target_fidelity.md; docs/ holds the committed one);
 #   SKIP_ZOO=1 skips the converter-made zoo (scripts/make_zoo.py, cached in
 #   $DELEGATO_ZOO_DIR or ~/.cache/delegato/zoo, then tests/conformance/test_zoo.py).
+#   SKIP_AARCH64=1 skips the aarch64 stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -64,6 +66,9 @@ if python3 -m venv build-venv && CXX="${CXX:-c++}" build-venv/bin/pip install -q
 else
   failed=1
 fi
+
+echo "== aarch64: cross build, unit tests and sample models under qemu-aarch64 -cpu cortex-a53 / max (SKIP_AARCH64=1 skips)"
+scripts/test_aarch64.sh || failed=1
 
 if [ "${SKIP_FIDELITY:-0}" != "1" ] && [ -d ../shared/models/edgetpu ]; then
   echo "== target fidelity against edgetpu_compiler pairs and Vela (about 3 minutes; SKIP_FIDELITY=1 skips)"

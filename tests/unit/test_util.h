@@ -135,9 +135,10 @@ std::string SharedModelPath(const std::string& name);
 // The kernel ISAs this CPU can run (optimized-kernel tests run each).
 inline std::vector<optimized::Isa> SupportedIsas() {
   std::vector<optimized::Isa> isas;
-  for (optimized::Isa isa :
-       {optimized::Isa::kScalar, optimized::Isa::kAvx2, optimized::Isa::kAvx512Vnni})
+  for (int i = 0; i < optimized::kNumIsas; ++i) {
+    const auto isa = static_cast<optimized::Isa>(i);
     if (optimized::IsaSupported(isa)) isas.push_back(isa);
+  }
   return isas;
 }
 

@@ -1,8 +1,13 @@
 #include "kernels/optimized/isa.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#if DELEGATO_ARM && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 namespace delegato::optimized {
 namespace {
@@ -25,6 +30,18 @@ bool DetectSupported(Isa isa) {
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
 #endif
+#if DELEGATO_ARM
+    case Isa::kNeon:
+      return true;  // Advanced SIMD is part of every aarch64 Linux target
+    case Isa::kDotprod: {
+#if defined(__linux__)
+      constexpr unsigned long kHwcapAsimdDp = 1ul << 20;  // HWCAP_ASIMDDP
+      return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#else
+      return false;
+#endif
+    }
+#endif
     default:
       return false;
   }
@@ -43,12 +60,15 @@ const char* IsaName(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512Vnni: return "avx512vnni";
+    case Isa::kNeon: return "neon";
+    case Isa::kDotprod: return "dotprod";
   }
   return "unknown";
 }
 
 bool ParseIsa(const char* name, Isa* isa) {
-  for (Isa candidate : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni}) {
+  for (int i = 0; i < kNumIsas; ++i) {
+    const Isa candidate = static_cast<Isa>(i);
     if (std::strcmp(name, IsaName(candidate)) == 0) {
       *isa = candidate;
       return true;
@@ -58,14 +78,17 @@ bool ParseIsa(const char* name, Isa* isa) {
 }
 
 bool IsaSupported(Isa isa) {
-  static const bool supported[3] = {DetectSupported(Isa::kScalar), DetectSupported(Isa::kAvx2),
-                                    DetectSupported(Isa::kAvx512Vnni)};
+  static const auto supported = [] {
+    std::array<bool, kNumIsas> s{};
+    for (int i = 0; i < kNumIsas; ++i) s[i] = DetectSupported(static_cast<Isa>(i));
+    return s;
+  }();
   const int i = static_cast<int>(isa);
-  return i >= 0 && i < 3 && supported[i];
+  return i >= 0 && i < kNumIsas && supported[i];
 }
 
 Isa BestIsa() {
-  static const Isa best = Clamp(Isa::kAvx512Vnni);
+  static const Isa best = Clamp(static_cast<Isa>(kNumIsas - 1));
   return best;
 }
 

@@ -1,16 +1,18 @@
 // Run-time instruction-set selection for the optimized kernels.
 //
-// The library is compiled for baseline x86-64; kernels that use AVX2 or
-// AVX-512 carry a per-function target attribute and are only called after
-// the CPU reported the feature. Each optimized op picks its ISA once, in
+// The library is compiled for baseline x86-64 (or Armv8.0 aarch64); kernels
+// that use AVX2, AVX-512 or Arm dot products carry a per-function target
+// attribute and are only called after the CPU reported the feature (cpuid on
+// x86, getauxval(AT_HWCAP) on Linux aarch64). Each optimized op picks its ISA once, in
 // Prepare, and keeps it in its node data, so Eval never branches on
 // features. Every ISA computes identical results (exact integer arithmetic,
 // the reference's requantization), so the choice only changes speed.
 //
 // Selection order: a test override (SetIsaOverride), then the environment
-// variable DELEGATO_ISA=scalar|avx2|avx512vnni (for benchmarks), then the
+// variable DELEGATO_ISA=scalar|avx2|avx512vnni|neon|dotprod (for benchmarks), then the
 // best the CPU supports. Requests the CPU cannot honour fall back to the best
-// supported ISA below them.
+// supported ISA below them (an x86 ISA asked for on Arm, or the reverse,
+// gives scalar).
 #pragma once
 
 #include <cstdint>
@@ -25,13 +27,25 @@
 #define DELEGATO_X86 0
 #endif
 
+#if defined(__aarch64__)
+#define DELEGATO_ARM 1
+// Armv8.2 dot products (SDOT/UDOT): per function, so the library keeps
+// running on Armv8.0 cores (Cortex-A53) that lack them.
+#define DLG_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#else
+#define DELEGATO_ARM 0
+#endif
+
 namespace delegato::optimized {
 
 enum class Isa : int8_t {
   kScalar = 0,      // portable C++, any CPU
   kAvx2 = 1,        // AVX2 (16-bit multiply-add, vpmaddwd)
   kAvx512Vnni = 2,  // AVX-512 F/BW/VL/DQ + VNNI (vpdpbusd u8 x s8 -> s32)
+  kNeon = 3,        // aarch64 Advanced SIMD, Armv8.0 (16-bit widening multiply-add, smlal)
+  kDotprod = 4,     // aarch64 Armv8.2 dot product (sdot/udot 8-bit x 4 -> s32)
 };
+inline constexpr int kNumIsas = 5;
 
 const char* IsaName(Isa isa);
 bool ParseIsa(const char* name, Isa* isa);

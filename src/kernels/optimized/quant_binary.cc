@@ -8,6 +8,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -45,6 +48,109 @@ inline int32_t RescaleAddInput(int32_t x, int32_t offset, int left_shift, int32_
   return quant::MultiplyByQuantizedMultiplierSmallerThanOneExp((offset + x) * (1 << left_shift),
                                                                multiplier, shift);
 }
+
+#if DELEGATO_ARM
+
+// 8 bytes widened to two int32x4 (lanes 0-3, 4-7).
+template <bool kSigned>
+inline int32x4x2_t Load8Neon(const uint8_t* p) {
+  const uint8x8_t bytes = vld1_u8(p);
+  const int16x8_t h = kSigned ? vmovl_s8(vreinterpret_s8_u8(bytes))
+                              : vreinterpretq_s16_u16(vmovl_u8(bytes));
+  return int32x4x2_t{{vmovl_s16(vget_low_s16(h)), vmovl_high_s16(h)}};
+}
+
+// The reference adds the output offset in int32 (wrapping), then clamps.
+inline int32x4_t OutputStageNeon(int32x4_t q, int32x4_t offset, int32x4_t lo, int32x4_t hi) {
+  return vminq_s32(vmaxq_s32(vaddq_s32(q, offset), lo), hi);
+}
+
+// Whole groups of 8 (as Avx2Span); the caller finishes the tail with the scalar loop.
+template <bool kSigned, Kind kKind>
+int64_t NeonSpan(const QuantBinary& k, const uint8_t* a, int64_t sa, const uint8_t* b,
+                 int64_t sb, uint8_t* out, int64_t n) {
+  const int64_t full = n / 8 * 8;
+  if constexpr (kKind == Kind::kMul) {
+    const reference::QuantizedMulDivParams& p = k.mul();
+    const RequantNeon rq = BroadcastRequantNeon(p.output_multiplier, p.output_shift);
+    const int32x4_t off1 = vdupq_n_s32(p.input1_offset);
+    const int32x4_t off2 = vdupq_n_s32(p.input2_offset);
+    const int32x4_t out_off = vdupq_n_s32(p.output_offset);
+    const int32x4_t lo = vdupq_n_s32(p.act_min);
+    const int32x4_t hi = vdupq_n_s32(p.act_max);
+    const int32x4_t a_const = vdupq_n_s32(Load8(a, !kSigned) + p.input1_offset);
+    const int32x4_t b_const = vdupq_n_s32(Load8(b, !kSigned) + p.input2_offset);
+    for (int64_t i = 0; i < full; i += 8) {
+      int32x4x2_t va{{a_const, a_const}}, vb{{b_const, b_const}};
+      if (sa) {
+        va = Load8Neon<kSigned>(a + i);
+        va.val[0] = vaddq_s32(va.val[0], off1);
+        va.val[1] = vaddq_s32(va.val[1], off1);
+      }
+      if (sb) {
+        vb = Load8Neon<kSigned>(b + i);
+        vb.val[0] = vaddq_s32(vb.val[0], off2);
+        vb.val[1] = vaddq_s32(vb.val[1], off2);
+      }
+      int32x4_t v[2];
+      for (int h = 0; h < 2; ++h)
+        v[h] = OutputStageNeon(
+            MultiplyByQuantizedMultiplierNeon(vmulq_s32(va.val[h], vb.val[h]), rq), out_off, lo, hi);
+      vst1_u8(out + i, vget_low_u8(NarrowToBytesNeon(v[0], v[1], v[0], v[1])));
+    }
+  } else {
+    const reference::QuantizedAddParams& p = k.add();
+    const RequantNeon r1 = BroadcastRequantNeon(p.input1_multiplier, p.input1_shift);
+    const RequantNeon r2 = BroadcastRequantNeon(p.input2_multiplier, p.input2_shift);
+    const RequantNeon ro = BroadcastRequantNeon(p.output_multiplier, p.output_shift);
+    const int32x4_t off1 = vdupq_n_s32(p.input1_offset);
+    const int32x4_t off2 = vdupq_n_s32(p.input2_offset);
+    const int32x4_t out_off = vdupq_n_s32(p.output_offset);
+    const int32x4_t lo = vdupq_n_s32(p.act_min);
+    const int32x4_t hi = vdupq_n_s32(p.act_max);
+    const int32x4_t shift = vdupq_n_s32(p.left_shift);
+    const int32x4_t a_const = vdupq_n_s32(RescaleAddInput(
+        Load8(a, !kSigned), p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift));
+    const int32x4_t b_const = vdupq_n_s32(RescaleAddInput(
+        Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
+    for (int64_t i = 0; i < full; i += 8) {
+      int32x4x2_t va{{a_const, a_const}}, vb{{b_const, b_const}};
+      if (sa) {
+        va = Load8Neon<kSigned>(a + i);
+        for (int h = 0; h < 2; ++h)
+          va.val[h] = MultiplyByQuantizedMultiplierNeon(
+              vshlq_s32(vaddq_s32(va.val[h], off1), shift), r1);
+      }
+      if (sb) {
+        vb = Load8Neon<kSigned>(b + i);
+        for (int h = 0; h < 2; ++h)
+          vb.val[h] = MultiplyByQuantizedMultiplierNeon(
+              vshlq_s32(vaddq_s32(vb.val[h], off2), shift), r2);
+      }
+      int32x4_t v[2];
+      for (int h = 0; h < 2; ++h) {
+        const int32x4_t raw = kKind == Kind::kSub ? vsubq_s32(va.val[h], vb.val[h])
+                                                  : vaddq_s32(va.val[h], vb.val[h]);
+        v[h] = OutputStageNeon(MultiplyByQuantizedMultiplierNeon(raw, ro), out_off, lo, hi);
+      }
+      vst1_u8(out + i, vget_low_u8(NarrowToBytesNeon(v[0], v[1], v[0], v[1])));
+    }
+  }
+  return full;
+}
+
+template <bool kSigned>
+int64_t NeonDispatch(const QuantBinary& k, const uint8_t* a, int64_t sa, const uint8_t* b,
+                     int64_t sb, uint8_t* out, int64_t n) {
+  switch (k.kind()) {
+    case Kind::kAdd: return NeonSpan<kSigned, Kind::kAdd>(k, a, sa, b, sb, out, n);
+    case Kind::kSub: return NeonSpan<kSigned, Kind::kSub>(k, a, sa, b, sb, out, n);
+    case Kind::kMul: return NeonSpan<kSigned, Kind::kMul>(k, a, sa, b, sb, out, n);
+  }
+  return 0;
+}
+
+#endif  // DELEGATO_ARM
 
 #if DELEGATO_X86
 
@@ -769,6 +875,15 @@ void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_
       return;
     }
 #endif
+#if DELEGATO_ARM
+    case Isa::kNeon:
+    case Isa::kDotprod: {  // no dot products here: the neon loop
+      const int64_t done = is_uint8_ ? NeonDispatch<false>(*this, a, sa, b, sb, out, n)
+                                     : NeonDispatch<true>(*this, a, sa, b, sb, out, n);
+      ScalarSpan(*this, a + done * sa, sa, b + done * sb, sb, out + done, n - done);
+      return;
+    }
+#endif
     default:
       ScalarSpan(*this, a, sa, b, sb, out, n);
       return;
@@ -797,7 +912,7 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
     b_offset += index[d] * plan.b_strides[d];
   }
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
-  // (Scalar ISA; the vector ISAs took RunBlocks above.) Short rows where one
+  // (Scalar and Arm ISAs; the x86 vector ISAs took RunBlocks above.) Short rows where one
   // input is contiguous over the last two dimensions
   // and the other repeats one row: several rows per vector call, the
   // repeating row copied side by side (x[i % n] for i < kGroup * n).

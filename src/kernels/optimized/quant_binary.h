@@ -18,6 +18,10 @@
 // outputs, the outputs for every byte and phase are first computed with
 // these same vector steps into a table, then looked up (byte shuffles for
 // P = 1, gathers otherwise).
+//
+// aarch64 (neon; dotprod runs the same code): only the runs, 8 lanes at a
+// time, the same integer steps (sqrdmulh for the fixed-point multiplies);
+// not the row tiles or the lookup tables.
 #pragma once
 
 #include <cstdint>

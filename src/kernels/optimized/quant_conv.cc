@@ -9,6 +9,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -25,6 +28,15 @@ constexpr int kMaxBlockRows = 1536;
 constexpr size_t kIm2colOverwrite = 64;
 
 // ------------------------------------------------------------ slab kernels
+
+// The double rescale of one channel, then offset and clamp.
+inline uint8_t RescaleDoubleOne(const RequantChannels& rq, const double* scale, int c,
+                                int32_t acc) {
+  int32_t v = reference::RescaleDouble(acc, scale[c]);
+  v = v < rq.clamp_min ? rq.clamp_min : v;
+  v = v > rq.clamp_max ? rq.clamp_max : v;
+  return static_cast<uint8_t>(v + rq.output_offset);
+}
 
 #if DELEGATO_X86
 
@@ -129,15 +141,6 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
       }
     }
   }
-}
-
-// The double rescale of one channel, then offset and clamp.
-inline uint8_t RescaleDoubleOne(const RequantChannels& rq, const double* scale, int c,
-                                int32_t acc) {
-  int32_t v = reference::RescaleDouble(acc, scale[c]);
-  v = v < rq.clamp_min ? rq.clamp_min : v;
-  v = v > rq.clamp_max ? rq.clamp_max : v;
-  return static_cast<uint8_t>(v + rq.output_offset);
 }
 
 template <int MR>
@@ -401,8 +404,184 @@ DLG_TARGET_AVX2 void Avx2Widen(int16_t* dst, const uint8_t* src, size_t n, bool 
 
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+
+// Requantizes (or double-rescales) one row of 16 channel sums and stores the
+// `valid` leading bytes.
+inline void StoreRowNeon(const int32x4_t acc[4], const RequantNeon p[4],
+                         const RequantChannels& rq, const double* double_scale, int n0,
+                         int valid, uint8_t* dst) {
+  if (double_scale != nullptr) {
+    int32_t sums[16];
+    for (int j = 0; j < 4; ++j) vst1q_s32(sums + 4 * j, acc[j]);
+    for (int l = 0; l < valid; ++l) dst[l] = RescaleDoubleOne(rq, double_scale, n0 + l, sums[l]);
+    return;
+  }
+  const int32x4_t lo = vdupq_n_s32(rq.clamp_min);
+  const int32x4_t hi = vdupq_n_s32(rq.clamp_max);
+  const int32x4_t offset = vdupq_n_s32(rq.output_offset);
+  const uint8x16_t bytes = NarrowToBytesNeon(
+      RequantizeNeon(acc[0], p[0], lo, hi, offset), RequantizeNeon(acc[1], p[1], lo, hi, offset),
+      RequantizeNeon(acc[2], p[2], lo, hi, offset), RequantizeNeon(acc[3], p[3], lo, hi, offset));
+  if (valid >= 16) {
+    vst1q_u8(dst, bytes);
+  } else {
+    uint8_t tmp[16];
+    vst1q_u8(tmp, bytes);
+    std::memcpy(dst, tmp, valid);
+  }
+}
+
+// Armv8.0: rows [0, rows) of an int16 panel (x - x_zp) times one 16-channel
+// block of int16 weights [k/2][16][2] (w - w_zp), MR rows at a time; each
+// product is exact in int32 (smlal), sums wrap modulo 2^32 as the reference's.
 template <int MR>
-void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
+void NeonSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
+                    const int16_t* weights, const int32_t* column_bias,
+                    const RequantChannels& rq, const double* double_scale, int n0, int n,
+                    uint8_t* out, size_t out_stride) {
+  const int valid = std::min(16, n - n0);
+  RequantNeon p[4];
+  int32x4_t bias[4];
+  for (int j = 0; j < 4; ++j) {
+    p[j] = LoadRequantNeon(rq, n0 + 4 * j);
+    bias[j] = vld1q_s32(column_bias + n0 + 4 * j);
+  }
+  for (int r0 = 0; r0 < rows; r0 += MR) {
+    int32x4_t acc[MR][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < 4; ++j) acc[r][j] = bias[j];
+    const int16_t* a = panel + static_cast<size_t>(r0) * stride;
+    const int16_t* w = weights;
+    for (int t = 0; t < k2; ++t, w += 32, a += 2) {
+      // val[0]: the even tap of channels 0-7, val[1]: the odd tap.
+      const int16x8x2_t w0 = vld2q_s16(w);
+      const int16x8x2_t w1 = vld2q_s16(w + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, a + r * stride, 4);
+        const int16x4_t av = vreinterpret_s16_s32(vdup_n_s32(pair));
+        acc[r][0] = vmlal_lane_s16(acc[r][0], vget_low_s16(w0.val[0]), av, 0);
+        acc[r][1] = vmlal_high_lane_s16(acc[r][1], w0.val[0], av, 0);
+        acc[r][2] = vmlal_lane_s16(acc[r][2], vget_low_s16(w1.val[0]), av, 0);
+        acc[r][3] = vmlal_high_lane_s16(acc[r][3], w1.val[0], av, 0);
+        acc[r][0] = vmlal_lane_s16(acc[r][0], vget_low_s16(w0.val[1]), av, 1);
+        acc[r][1] = vmlal_high_lane_s16(acc[r][1], w0.val[1], av, 1);
+        acc[r][2] = vmlal_lane_s16(acc[r][2], vget_low_s16(w1.val[1]), av, 1);
+        acc[r][3] = vmlal_high_lane_s16(acc[r][3], w1.val[1], av, 1);
+      }
+    }
+    const int valid_rows = std::min(MR, rows - r0);
+    for (int r = 0; r < valid_rows; ++r)
+      StoreRowNeon(acc[r], p, rq, double_scale, n0, valid,
+                   out + static_cast<size_t>(r0 + r) * out_stride + n0);
+  }
+}
+
+// Armv8.2 dot products: rows of a byte panel (raw x, k padded to 4) times one
+// 16-channel block of byte weights [k/4][16][4] (raw w): sdot for int8,
+// udot for uint8, four products per lane and instruction, wrapping modulo
+// 2^32. The zero points come back as the folded column bias and, for uint8
+// with w_zp != 0, a per-row term -w_zp * sum(x).
+template <int MR, bool kUnsigned>
+DLG_TARGET_DOTPROD void DotSlabKernel(const uint8_t* panel, size_t stride, int rows, int k4,
+                                      const uint8_t* weights, const int32_t* column_bias,
+                                      const int32_t* row_terms, const RequantChannels& rq,
+                                      const double* double_scale, int n0, int n, uint8_t* out,
+                                      size_t out_stride) {
+  const int valid = std::min(16, n - n0);
+  RequantNeon p[4];
+  int32x4_t bias[4];
+  for (int j = 0; j < 4; ++j) {
+    p[j] = LoadRequantNeon(rq, n0 + 4 * j);
+    bias[j] = vld1q_s32(column_bias + n0 + 4 * j);
+  }
+  for (int r0 = 0; r0 < rows; r0 += MR) {
+    int32x4_t acc[MR][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < 4; ++j) acc[r][j] = bias[j];
+    const uint8_t* a = panel + static_cast<size_t>(r0) * stride;
+    const uint8_t* w = weights;
+    for (int t = 0; t < k4; ++t, w += 64, a += 4) {
+      uint8x16_t wv[4];
+      for (int j = 0; j < 4; ++j) wv[j] = vld1q_u8(w + 16 * j);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        uint32_t quad;
+        std::memcpy(&quad, a + r * stride, 4);
+        const uint8x16_t av = vreinterpretq_u8_u32(vdupq_n_u32(quad));
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (kUnsigned)
+            acc[r][j] = vreinterpretq_s32_u32(
+                vdotq_u32(vreinterpretq_u32_s32(acc[r][j]), wv[j], av));
+          else
+            acc[r][j] =
+                vdotq_s32(acc[r][j], vreinterpretq_s8_u8(wv[j]), vreinterpretq_s8_u8(av));
+        }
+      }
+    }
+    const int valid_rows = std::min(MR, rows - r0);
+    for (int r = 0; r < valid_rows; ++r) {
+      if (row_terms != nullptr) {
+        const int32x4_t term = vdupq_n_s32(row_terms[r0 + r]);
+        for (int j = 0; j < 4; ++j) acc[r][j] = vaddq_s32(acc[r][j], term);
+      }
+      StoreRowNeon(acc[r], p, rq, double_scale, n0, valid,
+                   out + static_cast<size_t>(r0 + r) * out_stride + n0);
+    }
+  }
+}
+
+void NeonWiden(int16_t* dst, const uint8_t* src, size_t n, bool is_uint8, int32_t zero_point) {
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(zero_point));
+  for (; n >= 16; n -= 16, src += 16, dst += 16) {
+    const uint8x16_t b = vld1q_u8(src);
+    int16x8_t lo, hi;
+    if (is_uint8) {
+      lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(b)));
+      hi = vreinterpretq_s16_u16(vmovl_high_u8(b));
+    } else {
+      lo = vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(b)));
+      hi = vmovl_high_s8(vreinterpretq_s8_u8(b));
+    }
+    vst1q_s16(dst, vsubq_s16(lo, zp));
+    vst1q_s16(dst + 8, vsubq_s16(hi, zp));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t x = is_uint8 ? int32_t{src[i]} : int32_t{static_cast<int8_t>(src[i])};
+    dst[i] = static_cast<int16_t>(x - zero_point);
+  }
+}
+
+// coef * (sum of each panel row's bytes), modulo 2^32.
+void NeonRowSums(const uint8_t* panel, size_t stride, int rows, int32_t coef, int32_t* out) {
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* p = panel + static_cast<size_t>(r) * stride;
+    uint32x4_t sum = vdupq_n_u32(0);
+    size_t k = 0;
+    for (; k + 16 <= stride; k += 16) sum = vpadalq_u16(sum, vpaddlq_u8(vld1q_u8(p + k)));
+    uint32_t total = vaddvq_u32(sum);
+    for (; k < stride; ++k) total += p[k];
+    out[r] = static_cast<int32_t>(static_cast<uint32_t>(coef) * total);
+  }
+}
+
+#endif  // DELEGATO_ARM
+
+// GCC 12's aarch64 loop vectorizer turns this loop into loads past the end
+// of the panel (a fault when the panel ends a mapping, as under qemu): there
+// it stays scalar (the neon and dotprod kernels are the fast paths).
+#if DELEGATO_ARM && !defined(__clang__)
+#define DLG_SCALAR_SLAB_ATTRIBUTES __attribute__((optimize("no-tree-loop-vectorize")))
+#else
+#define DLG_SCALAR_SLAB_ATTRIBUTES
+#endif
+
+template <int MR>
+DLG_SCALAR_SLAB_ATTRIBUTES void ScalarSlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                       const int16_t* weights, const int32_t* column_bias,
                       const RequantChannels& rq, const double* double_scale, int n0, int n,
                       uint8_t* out, size_t out_stride) {
@@ -541,6 +720,45 @@ struct VnniOps {
 };
 #endif
 
+#if DELEGATO_ARM
+struct NeonOps : ScalarOps {
+  static void Copy(const QuantConv& c, Elem* dst, const uint8_t* src, size_t n) {
+    NeonWiden(dst, src, n, c.is_uint8_, c.input_zero_point_);
+  }
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t*, uint8_t* out) {
+    NeonSlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
+                      c.column_bias_.data(), c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
+  }
+};
+
+struct DotprodOps {
+  using Elem = uint8_t;
+  static constexpr bool kOwnIm2col = false;
+  static void Im2col(const QuantConv&, const uint8_t*, int64_t, int, Elem*) {}
+  static void Copy(const QuantConv&, Elem* dst, const uint8_t* src, size_t n) {
+    std::memcpy(dst, src, n);
+  }
+  static void Fill(const QuantConv& c, Elem* dst, size_t n) { std::memset(dst, c.pad_byte_, n); }
+  static void Zero(Elem* dst, size_t n) { std::memset(dst, 0, n); }
+  static void RowSums(const QuantConv& c, const Elem* panel, int rows, int32_t* row_terms) {
+    NeonRowSums(panel, c.k_padded_, rows, c.row_coefficient_, row_terms);
+  }
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t* row_terms, uint8_t* out) {
+    const uint8_t* w = reinterpret_cast<const uint8_t*>(c.weights8_.data()) + s.offset;
+    const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
+    if (c.is_uint8_)
+      DotSlabKernel<6, true>(panel, c.k_padded_, rows, c.k_padded_ / 4, w, c.column_bias_.data(),
+                             terms, c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
+    else
+      DotSlabKernel<6, false>(panel, c.k_padded_, rows, c.k_padded_ / 4, w,
+                              c.column_bias_.data(), terms, c.requant_, c.DoubleScale(), s.n0,
+                              c.n_, out, c.n_);
+  }
+};
+#endif
+
 // ------------------------------------------------------------ QuantConv
 
 bool QuantConv::Covers(const reference::ConvGeometry& g) {
@@ -562,7 +780,9 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   m_ = int64_t{g.batches} * g.output_height * g.output_width;
   input_zero_point_ = p.input_zero_point;
   const bool vnni = isa_ == Isa::kAvx512Vnni;
-  const int group = vnni ? 4 : 2;
+  const bool dot = isa_ == Isa::kDotprod;
+  const bool byte_panel = vnni || dot;  // 8-bit panel and weights8_ (else int16)
+  const int group = byte_panel ? 4 : 2;
   k_padded_ = static_cast<int>(RoundUp(k_, group));
   const int blocks16 = (n_ + 15) / 16;
   const int padded_n = blocks16 * 16;
@@ -579,6 +799,10 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       offset += static_cast<size_t>(k_padded_) * blocks * 16;
     }
     weights8_.Resize(offset);
+  } else if (dot) {
+    for (int i = 0; i < blocks16; ++i)
+      slabs_.push_back(Slab{i * 16, 1, static_cast<size_t>(i) * k_padded_ * 16});
+    weights8_.Resize(static_cast<size_t>(blocks16) * k_padded_ * 16);
   } else {
     for (int i = 0; i < blocks16; ++i)
       slabs_.push_back(Slab{i * 16, 1, static_cast<size_t>(i) * k_padded_ * 16});
@@ -609,6 +833,12 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
         } else {
           b -= static_cast<uint32_t>(128 + x_zp) * sum;
         }
+      } else if (dot) {
+        // Raw bytes: sum (w - w_zp)(x - x_zp) = sum w x - x_zp sum w
+        //   + K w_zp x_zp - w_zp sum x (the last per row).
+        if (is_uint8_)
+          b += static_cast<uint32_t>(k_) * static_cast<uint32_t>(w_zp) * static_cast<uint32_t>(x_zp);
+        b -= static_cast<uint32_t>(x_zp) * sum;
       }
       column_bias_[n] = static_cast<int32_t>(b);
     }
@@ -617,7 +847,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
     for (const Slab& s : slabs_) {
       for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
         const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-        if (vnni) continue;  // below, written in destination order
+        if (byte_panel) continue;  // below, written in destination order
         {
           // [k/2][16][2]
           int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
@@ -628,8 +858,8 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
         }
       }
     }
-    if (vnni) {
-      // [k/4][block][16][4], written sequentially; the slab's source rows stay
+    if (byte_panel) {
+      // [k/4][block][16][4] (dotprod: one block per slab), written sequentially; the slab's source rows stay
       // in cache across consecutive groups of 4.
       for (const Slab& s : slabs_) {
         const int channels = std::min(s.blocks * 16, n_ - s.n0);
@@ -640,7 +870,9 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
             for (int i = 0; i < 4; ++i) {
               const int k = 4 * k4 + i;
               if (k >= k_) break;
-              const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - 128 : int32_t{f_s8[row + k]};
+              // vnni: uint8 weights as w - 128 (signed); dotprod: raw bytes.
+              const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - (vnni ? 128 : 0)
+                                          : int32_t{f_s8[row + k]};
               dst[j * 4 + i] = static_cast<int8_t>(v);
             }
           }
@@ -648,7 +880,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       }
     }
   }
-  row_coefficient_ = vnni && is_uint8_ ? 128 - w_zp : 0;
+  row_coefficient_ = vnni && is_uint8_ ? 128 - w_zp : dot && is_uint8_ ? -w_zp : 0;
   xor_mask_ = vnni && !is_uint8_ ? 0x80 : 0;
   pad_byte_ = static_cast<uint8_t>(static_cast<uint8_t>(x_zp) ^ xor_mask_);
   if (p.output_scale != nullptr) {
@@ -674,7 +906,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   num_tasks_ = m_ * k_ * n_ < kMinParallelMacs ? 1 : std::max(1, num_threads);
   split_rows_ = num_tasks_ == 1 || m_ >= 16 * num_tasks_ ||
                 static_cast<int>(slabs_.size()) < num_tasks_;
-  const size_t elem = vnni ? 1 : 2;
+  const size_t elem = byte_panel ? 1 : 2;
   const size_t row_bytes = static_cast<size_t>(k_padded_) * elem;
   int block = static_cast<int>(std::clamp<size_t>(
       kPanelTargetBytes / row_bytes / kPanelRowMultiple * kPanelRowMultiple, kPanelRowMultiple,
@@ -809,6 +1041,14 @@ void QuantConv::RunTask(int task, const void* input, void* output, uint8_t* scra
       return;
     case Isa::kAvx2:
       Run<Avx2Ops>(task, in, out, scratch);
+      return;
+#endif
+#if DELEGATO_ARM
+    case Isa::kDotprod:
+      Run<DotprodOps>(task, in, out, scratch);
+      return;
+    case Isa::kNeon:
+      Run<NeonOps>(task, in, out, scratch);
       return;
 #endif
     default:

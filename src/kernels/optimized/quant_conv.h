@@ -20,9 +20,14 @@
 //                                + K w_zp x_zp - x_zp sum w,
 //     per-channel terms folded into the bias, the per-pixel sum of x computed
 //     while packing.
-//   avx2 / scalar: A holds x - x_zp and W holds w - w_zp as int16 (both in
+//   dotprod (aarch64): sdot (int8) / udot (uint8) of raw bytes, 4 per lane;
+//     sum (w - w_zp)(x - x_zp) = sum w x - x_zp sum w + K w_zp x_zp
+//     - w_zp sum x: per-channel terms folded into the bias, the per-pixel
+//     sum of x (uint8 with w_zp != 0 only) computed after packing.
+//   avx2 / neon / scalar: A holds x - x_zp and W holds w - w_zp as int16 (both in
 //     [-255, 255]); vpmaddwd adds two products (|sum| <= 130050) into int32
-//     exactly, with no saturation. No correction terms.
+//     exactly, with no saturation (neon: smlal, one product at a time).
+//     No correction terms.
 // The int32 sum is then requantized exactly as the reference does
 // (requantize.h; on vnni as one 64-bit rounding shift, requantize64.h, when
 // every channel's shift allows: with few input channels requantization, not
@@ -116,17 +121,19 @@ class QuantConv {
   friend struct VnniOps;
   friend struct Avx2Ops;
   friend struct ScalarOps;
+  friend struct NeonOps;
+  friend struct DotprodOps;
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
   bool is_uint8_ = false;
   int k_ = 0;         // filter_height * filter_width * input_depth
-  int k_padded_ = 0;  // rounded up to the k group (4 for vnni, 2 otherwise)
+  int k_padded_ = 0;  // rounded up to the k group (4 for vnni/dotprod, 2 otherwise)
   int n_ = 0;
   int64_t m_ = 0;  // output pixels
   std::vector<Slab> slabs_;
-  AlignedBuffer<int8_t> weights8_;    // vnni: [slab][k/4][block][16][4]
-  AlignedBuffer<int16_t> weights16_;  // avx2/scalar: [slab][k/2][16][2]
+  AlignedBuffer<int8_t> weights8_;    // vnni: [slab][k/4][block][16][4]; dotprod: [slab][k/4][16][4]
+  AlignedBuffer<int16_t> weights16_;  // avx2/neon/scalar: [slab][k/2][16][2]
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
   RequantChannels requant_;
   // vnni: requantization as one 64-bit rounding shift (requantize64.h) when
@@ -135,8 +142,8 @@ class QuantConv {
   bool shift64_requant_ = false;
   AlignedBuffer<double> double_scale_;  // FULLY_CONNECTED mode (empty otherwise)
   bool double_rescale_ = false;
-  int32_t row_coefficient_ = 0;  // vnni uint8: 128 - w_zp, times each row's sum of x
-  uint8_t pad_byte_ = 0;         // vnni: packed value of a padded tap
+  int32_t row_coefficient_ = 0;  // uint8: times each row's sum of x (vnni 128 - w_zp, dotprod -w_zp)
+  uint8_t pad_byte_ = 0;         // vnni/dotprod: packed value of a padded tap
   uint8_t xor_mask_ = 0;         // vnni: 0x80 turns int8 into x + 128
   int32_t input_zero_point_ = 0;
   int block_rows_ = 0;  // rows packed at a time (a multiple of 48)

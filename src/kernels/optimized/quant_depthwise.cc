@@ -6,6 +6,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "(may be) used uninitialized" warnings from inside
 // its own AVX-512 intrinsic headers.
@@ -1181,6 +1184,108 @@ void Avx512PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, con
 
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+
+// Multiplier 1: blocks of 4 * NB channels (16, then one of 8); the remaining
+// channels go through ScalarRows. Inputs widen to int16 (x, or x - x_zp at
+// the border, both within [-255, 255]); the weights' low int16 halves come
+// out of their int32 lanes with a de-interleaving load (vld2q_s16); each
+// product is exact in int32 (smlal) and sums wrap modulo 2^32.
+template <bool kSigned, int NB>
+void NeonRowsBlock(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* input,
+                   uint8_t* output, int32_t c_begin, int32_t c_end) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const size_t padded = d.padded_channels();
+  const size_t batch_size = static_cast<size_t>(g.input_height) * g.input_width * channels;
+  const RequantChannels& rq = d.requant();
+  const int32x4_t lo = vdupq_n_s32(rq.clamp_min);
+  const int32x4_t hi = vdupq_n_s32(rq.clamp_max);
+  const int32x4_t offset = vdupq_n_s32(rq.output_offset);
+  const int16x8_t x_off = vdupq_n_s16(static_cast<int16_t>(d.input_offset()));
+  for (int64_t row = begin; row < end; ++row) {
+    const int32_t b = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const int32_t fy_lo = d.y_taps()[oy].lo, fy_hi = d.y_taps()[oy].hi;
+    const bool rows_full = fy_lo == 0 && fy_hi == g.filter_height;
+    const uint8_t* in_batch = input + b * batch_size;
+    uint8_t* out_row = output + static_cast<size_t>(row) * g.output_width * channels;
+    for (int32_t cb = c_begin; cb + 4 * NB <= c_end; cb += 4 * NB) {
+      RequantNeon p[NB];
+      int32x4_t bias_interior[NB], bias_border[NB];
+      for (int j = 0; j < NB; ++j) {
+        p[j] = LoadRequantNeon(rq, cb + 4 * j);
+        bias_interior[j] = vld1q_s32(d.bias_interior() + cb + 4 * j);
+        bias_border[j] = vld1q_s32(d.bias_border() + cb + 4 * j);
+      }
+      const int32_t* w = d.weights() + cb;
+      for (int32_t ox = 0; ox < g.output_width; ++ox) {
+        const int32_t ix0 = ox * g.stride_width - g.pad_width;
+        const int32_t fx_lo = d.x_taps()[ox].lo, fx_hi = d.x_taps()[ox].hi;
+        const bool interior = rows_full && fx_lo == 0 && fx_hi == g.filter_width;
+        int32x4_t acc[NB];
+        for (int j = 0; j < NB; ++j) acc[j] = interior ? bias_interior[j] : bias_border[j];
+        for (int32_t fy = fy_lo; fy < fy_hi; ++fy) {
+          const int32_t iy = iy0 + g.dilation_height * fy;
+          const uint8_t* in_row = in_batch + static_cast<size_t>(iy) * g.input_width * channels + cb;
+          for (int32_t fx = fx_lo; fx < fx_hi; ++fx) {
+            const int32_t ix = ix0 + g.dilation_width * fx;
+            const uint8_t* px = in_row + static_cast<size_t>(ix) * channels;
+            const int16_t* wt =
+                reinterpret_cast<const int16_t*>(w + (fy * g.filter_width + fx) * padded);
+            int16x8_t x[NB / 2];
+            if constexpr (NB == 4) {
+              const uint8x16_t bytes = vld1q_u8(px);
+              if constexpr (kSigned) {
+                x[0] = vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(bytes)));
+                x[1] = vmovl_high_s8(vreinterpretq_s8_u8(bytes));
+              } else {
+                x[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(bytes)));
+                x[1] = vreinterpretq_s16_u16(vmovl_high_u8(bytes));
+              }
+            } else {
+              const uint8x8_t bytes = vld1_u8(px);
+              x[0] = kSigned ? vmovl_s8(vreinterpret_s8_u8(bytes))
+                             : vreinterpretq_s16_u16(vmovl_u8(bytes));
+            }
+            for (int h = 0; h < NB / 2; ++h) {
+              const int16x8_t xv = interior ? x[h] : vaddq_s16(x[h], x_off);
+              const int16x8_t wv = vld2q_s16(wt + 16 * h).val[0];  // 8 channels' low halves
+              acc[2 * h] = vmlal_s16(acc[2 * h], vget_low_s16(xv), vget_low_s16(wv));
+              acc[2 * h + 1] = vmlal_high_s16(acc[2 * h + 1], xv, wv);
+            }
+          }
+        }
+        uint8_t* dst = out_row + static_cast<size_t>(ox) * channels + cb;
+        int32x4_t v[4];
+        for (int j = 0; j < NB; ++j) v[j] = RequantizeNeon(acc[j], p[j], lo, hi, offset);
+        if constexpr (NB == 4) {
+          vst1q_u8(dst, NarrowToBytesNeon(v[0], v[1], v[2], v[3]));
+        } else {
+          vst1_u8(dst, vget_low_u8(NarrowToBytesNeon(v[0], v[1], v[0], v[1])));
+        }
+      }
+    }
+  }
+}
+
+template <bool kSigned>
+void NeonRows(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* input,
+              uint8_t* output) {
+  const int32_t channels = d.geometry().output_depth;
+  const int32_t full16 = channels / 16 * 16;
+  if (full16 > 0) NeonRowsBlock<kSigned, 4>(d, begin, end, input, output, 0, full16);
+  int32_t done = full16;
+  if (channels - full16 >= 8) {
+    NeonRowsBlock<kSigned, 2>(d, begin, end, input, output, full16, full16 + 8);
+    done = full16 + 8;
+  }
+  if (done < channels) ScalarRows(d, begin, end, input, output, done, channels);
+}
+
+#endif  // DELEGATO_ARM
+
 }  // namespace
 
 bool QuantDepthwise::Covers(const reference::DepthwiseGeometry& g) {
@@ -1325,10 +1430,20 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
         Avx2Dispatch<true>(*this, begin, end, in, out);
       return;
 #endif
-    default:
-      ScalarRows(*this, begin, end, in, out, 0, g_.output_depth);
+#if DELEGATO_ARM
+    case Isa::kNeon:
+    case Isa::kDotprod:  // no dot-product variant: the Armv8.0 loop
+      if (g_.depth_multiplier != 1) break;
+      if (is_uint8_)
+        NeonRows<false>(*this, begin, end, in, out);
+      else
+        NeonRows<true>(*this, begin, end, in, out);
       return;
+#endif
+    default:
+      break;
   }
+  ScalarRows(*this, begin, end, in, out, 0, g_.output_depth);
 }
 
 }  // namespace delegato::optimized

@@ -27,6 +27,11 @@
 // points, which contribute exactly nothing against the interior bias, so
 // every pixel takes the same path. With stride 1 or 2 and dilation 1, two
 // output pixels share the interleaved columns of their windows.
+//
+// aarch64 (neon, and dotprod, which has no variant of its own): multiplier 1
+// only, blocks of 16 channels (then one of 8, the rest scalar), one tap at a
+// time: the input widened to int16 times the weights' int16 halves (smlal).
+// Other multipliers run the scalar loop.
 #pragma once
 
 #include <cstddef>

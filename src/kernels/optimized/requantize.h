@@ -23,6 +23,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -169,5 +172,54 @@ DLG_TARGET_AVX2 inline __m128i NarrowToBytes256(__m256i a, __m256i b) {
 }
 
 #endif  // DELEGATO_X86
+
+#if DELEGATO_ARM
+
+// 4 channels starting at c (c a multiple of 4). right_shift is stored negated
+// (vshlq_s32 shifts right by a negative count).
+struct RequantNeon {
+  int32x4_t multiplier, left_shift, neg_right_shift, remainder_mask, threshold;
+};
+
+inline RequantNeon LoadRequantNeon(const RequantChannels& rq, int c) {
+  return RequantNeon{vld1q_s32(rq.multiplier.data() + c), vld1q_s32(rq.left_shift.data() + c),
+                     vnegq_s32(vld1q_s32(rq.right_shift.data() + c)),
+                     vld1q_s32(rq.remainder_mask.data() + c), vld1q_s32(rq.threshold.data() + c)};
+}
+
+inline RequantNeon BroadcastRequantNeon(int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const int64_t mask = (int64_t{1} << right) - 1;
+  return RequantNeon{vdupq_n_s32(multiplier), vdupq_n_s32(left), vdupq_n_s32(-right),
+                     vdupq_n_s32(static_cast<int32_t>(mask)),
+                     vdupq_n_s32(static_cast<int32_t>(mask >> 1))};
+}
+
+// MultiplyByQuantizedMultiplier per lane: sqrdmulh is the rounding doubling
+// high multiply (floor((x * m + 2^30) / 2^31), see above; m >= 0 so it never
+// saturates), then RoundingDivideByPOT as on x86.
+inline int32x4_t MultiplyByQuantizedMultiplierNeon(int32x4_t acc, const RequantNeon& p) {
+  const int32x4_t x = vshlq_s32(acc, p.left_shift);
+  const int32x4_t high = vqrdmulhq_s32(x, p.multiplier);
+  const int32x4_t remainder = vandq_s32(high, p.remainder_mask);
+  const int32x4_t threshold = vsubq_s32(p.threshold, vshrq_n_s32(high, 31));
+  const int32x4_t q = vshlq_s32(high, p.neg_right_shift);
+  return vsubq_s32(q, vreinterpretq_s32_u32(vcgtq_s32(remainder, threshold)));
+}
+
+inline int32x4_t RequantizeNeon(int32x4_t acc, const RequantNeon& p, int32x4_t lo, int32x4_t hi,
+                                int32x4_t offset) {
+  const int32x4_t q = MultiplyByQuantizedMultiplierNeon(acc, p);
+  return vaddq_s32(vminq_s32(vmaxq_s32(q, lo), hi), offset);
+}
+
+// Low bytes of 16 int32 lanes, in order.
+inline uint8x16_t NarrowToBytesNeon(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
+  const int16x8_t ab = vmovn_high_s32(vmovn_s32(a), b);
+  const int16x8_t cd = vmovn_high_s32(vmovn_s32(c), d);
+  return vreinterpretq_u8_s8(vmovn_high_s16(vmovn_s16(ab), cd));
+}
+
+#endif  // DELEGATO_ARM
 
 }  // namespace delegato::optimized
