@@ -147,6 +147,13 @@ struct SvdfParams {
   bool asymmetric_quantize_inputs = false;
 };
 
+// RNNOptions (time_major unused) and SequenceRNNOptions.
+struct RnnParams {
+  Activation activation = Activation::kNone;
+  bool asymmetric_quantize_inputs = false;
+  bool time_major = false;  // SequenceRNNOptions only
+};
+
 struct SequenceLstmParams {
   Activation activation = Activation::kNone;
   float cell_clip = 0.0f, proj_clip = 0.0f;
@@ -245,7 +252,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               ReducerParams, ResizeParams, ArgMinMaxParams, CastParams,
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
-                              SvdfParams, SequenceLstmParams,
+                              SvdfParams, SequenceLstmParams, RnnParams,
                               BatchMatMulParams, Conv3DParams,
                               GeluParams, L2NormParams, LocalResponseNormParams,
                               ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,

@@ -623,6 +623,23 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::RNNOptions: {
+        const auto* o = fb.builtin_options_as_RNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
+      case BO::SequenceRNNOptions: {
+        const auto* o = fb.builtin_options_as_SequenceRNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        p.time_major = o->time_major();
+        op.params = p;
+        break;
+      }
       case BO::UnidirectionalSequenceLSTMOptions: {
         const auto* o = fb.builtin_options_as_UnidirectionalSequenceLSTMOptions();
         SequenceLstmParams p;

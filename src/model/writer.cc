@@ -351,6 +351,17 @@ class Writer {
             return {expected, tflite::CreateSVDFOptions(fbb, p.rank, ToFb(p.activation),
                                                         p.asymmetric_quantize_inputs)
                                   .Union()};
+          } else if constexpr (std::is_same_v<P, RnnParams>) {
+            if (expected == BO::SequenceRNNOptions) {
+              return {expected,
+                      tflite::CreateSequenceRNNOptions(fbb, p.time_major, ToFb(p.activation),
+                                                       p.asymmetric_quantize_inputs)
+                          .Union()};
+            }
+            require(expected == BO::RNNOptions, "RnnParams");
+            return {expected, tflite::CreateRNNOptions(fbb, ToFb(p.activation),
+                                                       p.asymmetric_quantize_inputs)
+                                  .Union()};
           } else if constexpr (std::is_same_v<P, SequenceLstmParams>) {
             require(expected == BO::UnidirectionalSequenceLSTMOptions, "SequenceLstmParams");
             return {expected, tflite::CreateUnidirectionalSequenceLSTMOptions(
