@@ -154,12 +154,15 @@ struct RnnParams {
   bool time_major = false;  // SequenceRNNOptions only
 };
 
+// UnidirectionalSequenceLSTMOptions, and LSTMOptions (time_major and
+// diagonal_recurrent_tensors unused; basic_kernel is its kernel_type BASIC).
 struct SequenceLstmParams {
   Activation activation = Activation::kNone;
   float cell_clip = 0.0f, proj_clip = 0.0f;
   bool time_major = false;
   bool asymmetric_quantize_inputs = false;
   bool diagonal_recurrent_tensors = false;
+  bool basic_kernel = false;  // LSTMOptions only
 };
 
 struct BatchMatMulParams {

@@ -640,6 +640,17 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::LSTMOptions: {
+        const auto* o = fb.builtin_options_as_LSTMOptions();
+        SequenceLstmParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.cell_clip = o->cell_clip();
+        p.proj_clip = o->proj_clip();
+        p.basic_kernel = o->kernel_type() == tflite::LSTMKernelType::BASIC;
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
       case BO::UnidirectionalSequenceLSTMOptions: {
         const auto* o = fb.builtin_options_as_UnidirectionalSequenceLSTMOptions();
         SequenceLstmParams p;

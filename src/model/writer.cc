@@ -363,6 +363,14 @@ class Writer {
                                                        p.asymmetric_quantize_inputs)
                                   .Union()};
           } else if constexpr (std::is_same_v<P, SequenceLstmParams>) {
+            if (expected == BO::LSTMOptions) {
+              return {expected,
+                      tflite::CreateLSTMOptions(fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,
+                                                p.basic_kernel ? tflite::LSTMKernelType::BASIC
+                                                               : tflite::LSTMKernelType::FULL,
+                                                p.asymmetric_quantize_inputs)
+                          .Union()};
+            }
             require(expected == BO::UnidirectionalSequenceLSTMOptions, "SequenceLstmParams");
             return {expected, tflite::CreateUnidirectionalSequenceLSTMOptions(
                                   fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,

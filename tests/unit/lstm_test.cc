@@ -14,6 +14,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "test_util.h"
@@ -350,7 +351,18 @@ struct FloatSpec {
   bool cifg = false, peephole = false, layer_norm = false, projection = false;
   bool time_major = false;
   float cell_clip = 0, proj_clip = 0;
+  bool single_step = false;  // the LSTM op: input [batch, n_input], time must be 1
 };
+
+std::vector<int32_t> InputDims(const FloatSpec& s) {
+  if (s.single_step) return {s.batch, s.n_input};
+  return s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
+                      : std::vector<int32_t>{s.batch, s.time, s.n_input};
+}
+
+BuiltinOp OpOf(const FloatSpec& s) {
+  return s.single_step ? BuiltinOp::kLstm : BuiltinOp::kUnidirectionalSequenceLstm;
+}
 
 struct FloatWeights {
   std::vector<float> w[4], r[4], p[4], ln[4], b[4], proj, proj_bias;
@@ -381,8 +393,7 @@ FloatWeights RandomWeights(const FloatSpec& s, std::mt19937& rng) {
 
 void BuildFloatLstm(OpModel& m, const FloatSpec& s, const FloatWeights& w) {
   std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
-  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
-                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  const std::vector<int32_t> dims = InputDims(s);
   in[0] = m.AddInput(DataType::kFloat32, dims);
   for (int g = 0; g < 4; ++g) {
     if (g == 0 && s.cifg) continue;
@@ -406,7 +417,7 @@ void BuildFloatLstm(OpModel& m, const FloatSpec& s, const FloatWeights& w) {
   p.cell_clip = s.cell_clip;
   p.proj_clip = s.proj_clip;
   p.time_major = s.time_major;
-  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, 1);
+  m.AddOp(OpOf(s), in, {out}, p, 1);
 }
 
 // Runs the sequence from the given states (updated), returns the outputs in
@@ -521,8 +532,7 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   };
   OpModel m;
   std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
-  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
-                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  const std::vector<int32_t> dims = InputDims(s);
   in[0] = m.AddInput(DataType::kFloat32, dims);
   for (int g = 0; g < 4; ++g) {
     if (g == 0 && s.cifg) continue;
@@ -553,7 +563,11 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   p.proj_clip = s.proj_clip;
   p.time_major = s.time_major;
   p.asymmetric_quantize_inputs = asymmetric;
-  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  if (s.single_step) {
+    m.AddOp(BuiltinOp::kLstm, in, {out}, p, asymmetric ? 4 : 3);
+  } else {
+    m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  }
   m.Build(threads);
   std::vector<double> h(size_t(s.batch) * s.n_output, 0.0), c(size_t(s.batch) * s.n_cell, 0.0);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -611,6 +625,64 @@ TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
   s.cifg = s.layer_norm = true;
   s.cell_clip = 0.7f;
   float_lstm::RunHybrid(s, false, 23, GetParam());
+}
+
+// The LSTM op (one step per invocation, the state carried between them).
+TEST_P(LstmThreads, SingleStepFloat) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  float_lstm::RunFloat(s, 31, GetParam());
+  s.cifg = s.peephole = s.layer_norm = s.projection = true;
+  s.n_output = 3;
+  s.batch = 3;
+  s.cell_clip = 0.8f;
+  s.proj_clip = 0.4f;
+  float_lstm::RunFloat(s, 32, GetParam());
+}
+
+TEST_P(LstmThreads, SingleStepHybrid) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  float_lstm::RunHybrid(s, false, 41, GetParam());
+  s.peephole = s.projection = true;
+  s.n_output = 3;
+  s.proj_clip = 0.5f;
+  float_lstm::RunHybrid(s, true, 42, GetParam());
+  s.projection = s.peephole = false;
+  s.n_output = 4;
+  s.cifg = s.layer_norm = true;
+  s.cell_clip = 0.7f;
+  float_lstm::RunHybrid(s, true, 43, GetParam());
+}
+
+TEST(LstmSingleStep, RejectsBasicKernelAndSequenceInput) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  std::mt19937 rng(5);
+  const float_lstm::FloatWeights w = float_lstm::RandomWeights(s, rng);
+  {
+    OpModel m;
+    float_lstm::BuildFloatLstm(m, s, w);
+    auto& op = m.model().subgraphs[0].operators.back();
+    std::get<SequenceLstmParams>(op.params).basic_kernel = true;
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("node 0 (LSTM)"));
+    EXPECT_THAT(st.message(), HasSubstr("kernel_type BASIC is not supported"));
+  }
+  {
+    OpModel m;
+    float_lstm::BuildFloatLstm(m, s, w);
+    auto& graph = m.model().subgraphs[0];
+    graph.tensors[graph.operators.back().inputs[0]].shape = {s.batch, 1, s.n_input};
+    graph.tensors[graph.operators.back().inputs[0]].name = "seq";
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("input \"seq\" must have rank 2"));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));

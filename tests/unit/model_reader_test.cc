@@ -534,17 +534,19 @@ TEST(ModelReaderBadInput, OptionsTypeWithoutTable) {
 }
 
 TEST(ModelReaderBadInput, UnknownOptionsAreCarriedAsUnparsed) {
-  // An op whose options delegato does not interpret (LSTM) loads, flagged.
+  // An op whose options delegato does not interpret (BIDIRECTIONAL_SEQUENCE_LSTM) loads, flagged.
   const auto bytes = Mutated([](tflite::ModelT& m) {
-    m.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(BuiltinOp::kLstm);
-    m.operator_codes[1]->builtin_code = static_cast<int32_t>(BuiltinOp::kLstm);
+    const auto op = BuiltinOp::kBidirectionalSequenceLstm;
+    m.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(op);
+    m.operator_codes[1]->builtin_code = static_cast<int32_t>(op);
     auto& options = m.subgraphs[0]->operators[1]->builtin_options;
     options.Reset();
-    options.Set(tflite::LSTMOptionsT{});
+    options.Set(tflite::BidirectionalSequenceLSTMOptionsT{});
   });
   const auto model = ReadModelBuffer(bytes.data(), bytes.size(), "lstm.tflite");
   EXPECT_TRUE(model->subgraphs[0].operators[1].unparsed_options);
-  ExpectError([&] { WriteModel(*model); }, {"operator 1 (LSTM)", "not parsed"});
+  ExpectError([&] { WriteModel(*model); },
+              {"operator 1 (BIDIRECTIONAL_SEQUENCE_LSTM)", "not parsed"});
 }
 
 TEST(ModelReaderBadInput, SignatureAndSubgraphs) {
