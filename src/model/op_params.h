@@ -163,6 +163,7 @@ struct SequenceLstmParams {
   bool asymmetric_quantize_inputs = false;
   bool diagonal_recurrent_tensors = false;
   bool basic_kernel = false;  // LSTMOptions only
+  bool merge_outputs = false;  // BidirectionalSequenceLSTMOptions only
 };
 
 struct BatchMatMulParams {

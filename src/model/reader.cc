@@ -651,6 +651,18 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::BidirectionalSequenceLSTMOptions: {
+        const auto* o = fb.builtin_options_as_BidirectionalSequenceLSTMOptions();
+        SequenceLstmParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.cell_clip = o->cell_clip();
+        p.proj_clip = o->proj_clip();
+        p.merge_outputs = o->merge_outputs();
+        p.time_major = o->time_major();
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
       case BO::UnidirectionalSequenceLSTMOptions: {
         const auto* o = fb.builtin_options_as_UnidirectionalSequenceLSTMOptions();
         SequenceLstmParams p;

@@ -363,6 +363,12 @@ class Writer {
                                                        p.asymmetric_quantize_inputs)
                                   .Union()};
           } else if constexpr (std::is_same_v<P, SequenceLstmParams>) {
+            if (expected == BO::BidirectionalSequenceLSTMOptions) {
+              return {expected, tflite::CreateBidirectionalSequenceLSTMOptions(
+                                    fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,
+                                    p.merge_outputs, p.time_major, p.asymmetric_quantize_inputs)
+                                    .Union()};
+            }
             if (expected == BO::LSTMOptions) {
               return {expected,
                       tflite::CreateLSTMOptions(fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,

@@ -584,6 +584,99 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   }
 }
 
+// BIDIRECTIONAL_SEQUENCE_LSTM (float): forward and backward weights from two
+// specs sharing batch, time, n_input and layout; the backward expectation runs
+// the time-reversed sequence.
+void AddDirection(OpModel& m, const FloatSpec& s, const FloatWeights& w, int base,
+                  std::vector<int32_t>& in) {
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    in[base + 1 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_input}, w.w[g]);
+    in[base + 5 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_output}, w.r[g]);
+    in[base + 12 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.b[g]);
+    if (!w.p[g].empty())
+      in[base + (g == 0 ? 9 : g == 1 ? 10 : 11)] =
+          m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.p[g]);
+  }
+  if (s.projection) {
+    in[base + 16] = m.AddConst<float>(DataType::kFloat32, {s.n_output, s.n_cell}, w.proj);
+    in[base + 17] = m.AddConst<float>(DataType::kFloat32, {s.n_output}, w.proj_bias);
+  }
+}
+
+std::vector<float> ReverseTime(const FloatSpec& s, const std::vector<float>& x, int width) {
+  std::vector<float> y(x.size());
+  for (int b = 0; b < s.batch; ++b)
+    for (int t = 0; t < s.time; ++t) {
+      auto row = [&](int tt) {
+        return s.time_major ? size_t(tt) * s.batch + b : size_t(b) * s.time + tt;
+      };
+      std::copy_n(x.begin() + row(t) * width, width, y.begin() + row(s.time - 1 - t) * width);
+    }
+  return y;
+}
+
+void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int seed) {
+  std::mt19937 rng(seed);
+  const FloatWeights wf = RandomWeights(fw, rng), wb = RandomWeights(bw, rng);
+  OpModel m;
+  std::vector<int32_t> in(48, -1);
+  in[0] = m.AddInput(DataType::kFloat32, InputDims(fw));
+  AddDirection(m, fw, wf, 0, in);
+  AddDirection(m, bw, wb, 17, in);
+  in[35] = m.AddTensor(DataType::kFloat32, {}, {fw.batch, fw.n_output});
+  in[36] = m.AddTensor(DataType::kFloat32, {}, {fw.batch, fw.n_cell});
+  in[37] = m.AddTensor(DataType::kFloat32, {}, {bw.batch, bw.n_output});
+  in[38] = m.AddTensor(DataType::kFloat32, {}, {bw.batch, bw.n_cell});
+  for (int i = 35; i <= 38; ++i) m.model().subgraphs[0].tensors[in[i]].is_variable = true;
+  std::vector<int32_t> outs = {m.AddOutput(DataType::kFloat32)};
+  if (!merge) outs.push_back(m.AddOutput(DataType::kFloat32));
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.cell_clip = fw.cell_clip;
+  p.proj_clip = fw.proj_clip;
+  p.time_major = fw.time_major;
+  p.merge_outputs = merge;
+  m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, outs, p, 1);
+  m.Build();
+  std::vector<double> hf(size_t(fw.batch) * fw.n_output, 0.0), cf(size_t(fw.batch) * fw.n_cell, 0.0);
+  std::vector<double> hb(size_t(bw.batch) * bw.n_output, 0.0), cb(size_t(bw.batch) * bw.n_cell, 0.0);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const size_t rows = size_t(fw.batch) * fw.time;
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    std::vector<float> input(rows * fw.n_input);
+    for (float& v : input) v = dist(rng);
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<double> ef = Expected(fw, wf, input, hf, cf);
+    const std::vector<float> reversed = ReverseTime(fw, input, fw.n_input);
+    const std::vector<double> eb_rev = Expected(bw, wb, reversed, hb, cb);
+    std::vector<float> eb_rev_f(eb_rev.begin(), eb_rev.end());
+    const std::vector<float> eb = ReverseTime(bw, eb_rev_f, bw.n_output);
+    auto check = [&](const std::vector<float>& got, int width, int offset, int n,
+                     const std::vector<float>& want) {
+      for (size_t r = 0; r < rows; ++r)
+        for (int k = 0; k < n; ++k)
+          EXPECT_NEAR(got[r * width + offset + k], want[r * n + k], 1e-5)
+              << "invoke " << invoke << ", row " << r << ", column " << offset + k;
+    };
+    const std::vector<float> ef_f(ef.begin(), ef.end());
+    if (merge) {
+      const std::vector<float> got = m.GetOutput<float>(0);
+      const int width = fw.n_output + bw.n_output;
+      ASSERT_EQ(got.size(), rows * width);
+      check(got, width, 0, fw.n_output, ef_f);
+      check(got, width, fw.n_output, bw.n_output, eb);
+    } else {
+      const std::vector<float> got_f = m.GetOutput<float>(0), got_b = m.GetOutput<float>(1);
+      ASSERT_EQ(got_f.size(), rows * fw.n_output);
+      ASSERT_EQ(got_b.size(), rows * bw.n_output);
+      check(got_f, fw.n_output, 0, fw.n_output, ef_f);
+      check(got_b, bw.n_output, 0, bw.n_output, eb);
+    }
+  }
+}
+
 }  // namespace float_lstm
 
 TEST_P(LstmThreads, FloatBasic) {
@@ -682,6 +775,92 @@ TEST(LstmSingleStep, RejectsBasicKernelAndSequenceInput) {
     Status st = m.TryBuild();
     ASSERT_FALSE(st.ok());
     EXPECT_THAT(st.message(), HasSubstr("input \"seq\" must have rank 2"));
+  }
+}
+
+TEST(BidirectionalLstmFloat, SeparateOutputsBatchMajor) {
+  float_lstm::FloatSpec fw, bw;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 51);
+}
+
+TEST(BidirectionalLstmFloat, MergedOutputsTimeMajorPeepholeProjectionCifg) {
+  float_lstm::FloatSpec fw, bw;
+  fw.time_major = bw.time_major = true;
+  fw.peephole = fw.projection = bw.projection = true;
+  fw.n_output = bw.n_output = 3;
+  bw.cifg = true;
+  fw.cell_clip = bw.cell_clip = 0.8f;
+  fw.proj_clip = bw.proj_clip = 0.4f;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 52);
+}
+
+TEST(BidirectionalLstmFloat, MergedOutputsBatchMajorOneRow) {
+  float_lstm::FloatSpec fw, bw;
+  fw.batch = bw.batch = 1;
+  fw.time = bw.time = 4;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 53);
+}
+
+TEST(BidirectionalLstmFloat, SeparateOutputsTimeMajorThreeRows) {
+  float_lstm::FloatSpec fw, bw;
+  fw.batch = bw.batch = 3;
+  fw.time = bw.time = 4;
+  fw.time_major = bw.time_major = true;
+  fw.peephole = bw.peephole = true;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 54);
+}
+
+TEST(BidirectionalLstmFloat, RejectsAuxInputAndHybridWeights) {
+  auto base = [](OpModel& m, std::vector<int32_t>& in) {
+    float_lstm::FloatSpec s;
+    std::mt19937 rng(7);
+    const float_lstm::FloatWeights w = float_lstm::RandomWeights(s, rng);
+    in.assign(48, -1);
+    in[0] = m.AddInput(DataType::kFloat32, float_lstm::InputDims(s));
+    float_lstm::AddDirection(m, s, w, 0, in);
+    float_lstm::AddDirection(m, s, w, 17, in);
+    for (int i = 35; i <= 38; ++i) {
+      in[i] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_cell});
+      m.model().subgraphs[0].tensors[in[i]].is_variable = true;
+    }
+  };
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.merge_outputs = true;
+  {
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    in[39] = m.AddInput(DataType::kFloat32, {2, 3, 3});
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, {m.AddOutput(DataType::kFloat32)}, p, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("node 0 (BIDIRECTIONAL_SEQUENCE_LSTM)"));
+    EXPECT_THAT(st.message(), HasSubstr("auxiliary input"));
+  }
+  {
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    in[18 + 2] = m.AddConst<int8_t>(DataType::kInt8, {4, 3}, std::vector<int8_t>(12, 1), Q(0.1f, 0));
+    m.model().subgraphs[0].tensors[in[20]].name = "bw_cell_w";
+    SequenceLstmParams separate = p;
+    separate.merge_outputs = false;
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in,
+            {m.AddOutput(DataType::kFloat32), m.AddOutput(DataType::kFloat32)}, separate, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("backward cell input weights \"bw_cell_w\" has type INT8"));
+  }
+  {
+    // Merged outputs of a batch-major input with two batch rows.
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, {m.AddOutput(DataType::kFloat32)}, p, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("supported for batch 1 only (got 2)"));
   }
 }
 

@@ -534,19 +534,19 @@ TEST(ModelReaderBadInput, OptionsTypeWithoutTable) {
 }
 
 TEST(ModelReaderBadInput, UnknownOptionsAreCarriedAsUnparsed) {
-  // An op whose options delegato does not interpret (BIDIRECTIONAL_SEQUENCE_LSTM) loads, flagged.
+  // An op whose options delegato does not interpret (EMBEDDING_LOOKUP_SPARSE) loads, flagged.
   const auto bytes = Mutated([](tflite::ModelT& m) {
-    const auto op = BuiltinOp::kBidirectionalSequenceLstm;
+    const auto op = BuiltinOp::kEmbeddingLookupSparse;
     m.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(op);
     m.operator_codes[1]->builtin_code = static_cast<int32_t>(op);
     auto& options = m.subgraphs[0]->operators[1]->builtin_options;
     options.Reset();
-    options.Set(tflite::BidirectionalSequenceLSTMOptionsT{});
+    options.Set(tflite::EmbeddingLookupSparseOptionsT{});
   });
   const auto model = ReadModelBuffer(bytes.data(), bytes.size(), "lstm.tflite");
   EXPECT_TRUE(model->subgraphs[0].operators[1].unparsed_options);
   ExpectError([&] { WriteModel(*model); },
-              {"operator 1 (BIDIRECTIONAL_SEQUENCE_LSTM)", "not parsed"});
+              {"operator 1 (EMBEDDING_LOOKUP_SPARSE)", "not parsed"});
 }
 
 TEST(ModelReaderBadInput, SignatureAndSubgraphs) {
