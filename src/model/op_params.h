@@ -147,11 +147,12 @@ struct SvdfParams {
   bool asymmetric_quantize_inputs = false;
 };
 
-// RNNOptions (time_major unused) and SequenceRNNOptions.
+// RNNOptions (time_major unused), SequenceRNNOptions and BidirectionalSequenceRNNOptions.
 struct RnnParams {
   Activation activation = Activation::kNone;
   bool asymmetric_quantize_inputs = false;
-  bool time_major = false;  // SequenceRNNOptions only
+  bool time_major = false;  // SequenceRNNOptions and BidirectionalSequenceRNNOptions
+  bool merge_outputs = false;  // BidirectionalSequenceRNNOptions only
 };
 
 // UnidirectionalSequenceLSTMOptions, and LSTMOptions (time_major and

@@ -631,6 +631,16 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::BidirectionalSequenceRNNOptions: {
+        const auto* o = fb.builtin_options_as_BidirectionalSequenceRNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        p.time_major = o->time_major();
+        p.merge_outputs = o->merge_outputs();
+        op.params = p;
+        break;
+      }
       case BO::SequenceRNNOptions: {
         const auto* o = fb.builtin_options_as_SequenceRNNOptions();
         RnnParams p;

@@ -352,6 +352,12 @@ class Writer {
                                                         p.asymmetric_quantize_inputs)
                                   .Union()};
           } else if constexpr (std::is_same_v<P, RnnParams>) {
+            if (expected == BO::BidirectionalSequenceRNNOptions) {
+              return {expected, tflite::CreateBidirectionalSequenceRNNOptions(
+                                    fbb, p.time_major, ToFb(p.activation), p.merge_outputs,
+                                    p.asymmetric_quantize_inputs)
+                                    .Union()};
+            }
             if (expected == BO::SequenceRNNOptions) {
               return {expected,
                       tflite::CreateSequenceRNNOptions(fbb, p.time_major, ToFb(p.activation),

@@ -241,5 +241,153 @@ TEST(SequenceRnnFloat, RejectsInputOfWrongRank) {
   EXPECT_THAT(s.message(), HasSubstr("input \"x\" must have rank 3, has rank 2"));
 }
 
+// ------------------------------------------------ BIDIRECTIONAL_SEQUENCE_RNN
+
+void RunBidiRnn(const RnnGeometry& g, int bw_units, bool time_major, bool merge, Activation act,
+                bool hybrid, bool asymmetric, float tol) {
+  SCOPED_TRACE(::testing::Message() << "batch " << g.batch << " time " << g.time << " units "
+                                    << g.units << "/" << bw_units << " time_major " << time_major
+                                    << " merge " << merge << " hybrid " << hybrid);
+  OpModel m;
+  const std::vector<int32_t> in_dims = time_major
+                                           ? std::vector<int32_t>{g.time, g.batch, g.input_size}
+                                           : std::vector<int32_t>{g.batch, g.time, g.input_size};
+  std::vector<int32_t> in(12, -1);
+  in[0] = m.AddInput(DataType::kFloat32, in_dims);
+  RnnOracle o[2];
+  const int units[2] = {g.units, bw_units};
+  for (int k = 0; k < 2; ++k) {
+    o[k] = RnnOracle{g.input_size, units[k], {}, {}, {}, act};
+    const int u = units[k];
+    if (hybrid) {
+      const float ws = 0.005f, rs = 0.004f;
+      auto qw = PatternInt8(static_cast<size_t>(u * g.input_size), 1 + 3 * k);
+      auto qr = PatternInt8(static_cast<size_t>(u * u), 2 + 3 * k);
+      for (int8_t v : qw) o[k].w.push_back(v * ws);
+      for (int8_t v : qr) o[k].r.push_back(v * rs);
+      in[1 + 4 * k] = m.AddConst<int8_t>(DataType::kInt8, {u, g.input_size}, qw, Q(ws, 0));
+      in[2 + 4 * k] = m.AddConst<int8_t>(DataType::kInt8, {u, u}, qr, Q(rs, 0));
+    } else {
+      o[k].w = Pattern(static_cast<size_t>(u * g.input_size), 0.6f, 1 + 3 * k);
+      o[k].r = Pattern(static_cast<size_t>(u * u), 0.4f, 2 + 3 * k);
+      in[1 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {u, g.input_size}, o[k].w);
+      in[2 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {u, u}, o[k].r);
+    }
+    o[k].bias = Pattern(static_cast<size_t>(u), 0.3f, 3 + 3 * k);
+    in[3 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {u}, o[k].bias);
+    in[4 + 4 * k] = m.AddTensor(DataType::kFloat32, {}, {g.batch, u});
+    m.model().subgraphs[0].tensors[in[4 + 4 * k]].is_variable = true;
+  }
+  std::vector<int32_t> outs = {m.AddOutput(DataType::kFloat32)};
+  if (!merge) outs.push_back(m.AddOutput(DataType::kFloat32));
+  RnnParams p;
+  p.activation = act;
+  p.time_major = time_major;
+  p.merge_outputs = merge;
+  p.asymmetric_quantize_inputs = asymmetric;
+  m.AddOp(BuiltinOp::kBidirectionalSequenceRnn, in, outs, p,
+          hybrid ? (asymmetric ? 3 : 2) : 1);
+  m.Build();
+  std::vector<std::vector<float>> h[2];
+  for (int k = 0; k < 2; ++k)
+    h[k].assign(static_cast<size_t>(g.batch), std::vector<float>(static_cast<size_t>(units[k]), 0.0f));
+  const size_t rows = static_cast<size_t>(g.batch) * g.time;
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    auto x = Pattern(rows * g.input_size, 1.0f + invoke * 0.5f, invoke + 5);
+    m.SetInput<float>(0, x);
+    m.Invoke();
+    std::vector<float> want[2];
+    for (int k = 0; k < 2; ++k) {
+      want[k].assign(rows * units[k], 0.0f);
+      for (int b = 0; b < g.batch; ++b)
+        for (int i = 0; i < g.time; ++i) {
+          const int t = k == 0 ? i : g.time - 1 - i;
+          const size_t row = time_major ? static_cast<size_t>(t) * g.batch + b
+                                        : static_cast<size_t>(b) * g.time + t;
+          auto y = o[k].Step(x.data() + row * g.input_size, h[k][b]);
+          std::copy(y.begin(), y.end(), want[k].begin() + static_cast<std::ptrdiff_t>(row * units[k]));
+        }
+    }
+    if (merge) {
+      const int width = g.units + bw_units;
+      std::vector<float> merged(rows * width);
+      for (size_t r = 0; r < rows; ++r) {
+        std::copy_n(want[0].begin() + r * g.units, g.units, merged.begin() + r * width);
+        std::copy_n(want[1].begin() + r * bw_units, bw_units, merged.begin() + r * width + g.units);
+      }
+      ExpectNear(m.GetOutput<float>(0), merged, tol);
+    } else {
+      ExpectNear(m.GetOutput<float>(0), want[0], tol);
+      ExpectNear(m.GetOutput<float>(1), want[1], tol);
+    }
+  }
+}
+
+TEST(BidirectionalRnnFloat, LayoutsAndMerging) {
+  RunBidiRnn({2, 3, 4, 3}, 3, false, false, Activation::kTanh, false, false, 1e-5f);
+  RunBidiRnn({2, 3, 4, 3}, 5, true, false, Activation::kRelu, false, false, 1e-5f);
+  RunBidiRnn({3, 4, 5, 2}, 4, true, true, Activation::kTanh, false, false, 1e-5f);
+  RunBidiRnn({3, 4, 5, 4}, 2, false, true, Activation::kNone, false, false, 1e-5f);
+}
+
+TEST(BidirectionalRnnHybrid, SymmetricAndAsymmetric) {
+  RunBidiRnn({2, 3, 4, 3}, 3, false, false, Activation::kTanh, true, false, 0.03f);
+  RunBidiRnn({3, 4, 5, 2}, 4, false, true, Activation::kRelu6, true, true, 0.03f);
+  RunBidiRnn({2, 3, 6, 4}, 3, false, true, Activation::kTanh, true, true, 0.03f);
+}
+
+TEST(BidirectionalRnnHybrid, RejectsTimeMajorInput) {
+  OpModel m;
+  std::vector<int32_t> in(12, -1);
+  in[0] = m.AddInput(DataType::kFloat32, {4, 3, 5});  // time-major: batch 3
+  for (int k = 0; k < 2; ++k) {
+    in[1 + 4 * k] = m.AddConst<int8_t>(DataType::kInt8, {2, 5}, std::vector<int8_t>(10, 1), Q(0.1f, 0));
+    in[2 + 4 * k] = m.AddConst<int8_t>(DataType::kInt8, {2, 2}, std::vector<int8_t>(4, 1), Q(0.1f, 0));
+    in[3 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {2}, {0.0f, 0.0f});
+    in[4 + 4 * k] = m.AddTensor(DataType::kFloat32, {}, {3, 2});
+    m.model().subgraphs[0].tensors[in[4 + 4 * k]].is_variable = true;
+  }
+  RnnParams p;
+  p.time_major = true;
+  p.merge_outputs = true;
+  p.asymmetric_quantize_inputs = true;
+  m.AddOp(BuiltinOp::kBidirectionalSequenceRnn, in, {m.AddOutput(DataType::kFloat32)}, p, 3);
+  Status s = m.TryBuild();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("node 0 (BIDIRECTIONAL_SEQUENCE_RNN)"));
+  EXPECT_THAT(s.message(), HasSubstr("batch-major inputs only"));
+}
+
+TEST(BidirectionalRnnFloat, RejectsAuxInputAndBadHiddenState) {
+  auto build = [](bool aux, std::vector<int32_t> bw_hidden_dims) {
+    OpModel m;
+    std::vector<int32_t> in(12, -1);
+    in[0] = m.AddInput(DataType::kFloat32, {2, 3, 4});
+    for (int k = 0; k < 2; ++k) {
+      in[1 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {3, 4}, std::vector<float>(12, 0.1f));
+      in[2 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {3, 3}, std::vector<float>(9, 0.1f));
+      in[3 + 4 * k] = m.AddConst<float>(DataType::kFloat32, {3}, std::vector<float>(3, 0.1f));
+      in[4 + 4 * k] = m.AddTensor(DataType::kFloat32, {}, k == 0 ? std::vector<int32_t>{2, 3}
+                                                                 : bw_hidden_dims);
+      m.model().subgraphs[0].tensors[in[4 + 4 * k]].is_variable = true;
+    }
+    m.model().subgraphs[0].tensors[in[8]].name = "bw_h";
+    if (aux) in[9] = m.AddInput(DataType::kFloat32, {2, 3, 4});
+    RnnParams p;
+    p.activation = Activation::kTanh;
+    p.merge_outputs = true;
+    m.AddOp(BuiltinOp::kBidirectionalSequenceRnn, in, {m.AddOutput(DataType::kFloat32)}, p, 1);
+    return m.TryBuild();
+  };
+  EXPECT_TRUE(build(false, {2, 3}).ok());
+  Status s = build(true, {2, 3});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("node 0 (BIDIRECTIONAL_SEQUENCE_RNN)"));
+  EXPECT_THAT(s.message(), HasSubstr("auxiliary input"));
+  s = build(false, {3, 3});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("backward hidden_state \"bw_h\" must have shape [2, 3]"));
+}
+
 }  // namespace
 }  // namespace delegato

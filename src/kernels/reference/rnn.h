@@ -121,4 +121,36 @@ void RnnSequence(const RnnShape& s, int32_t time, bool time_major, const float* 
            output + (static_cast<int64_t>(b) * time + t) * s.units);
 }
 
+// One direction of BIDIRECTIONAL_SEQUENCE_RNN: as RnnSequence, time running
+// backwards when !forward, each step's [rows, units] result (computed into
+// `step_out`) written at column `output_offset` of output rows
+// `output_stride` wide.
+template <class Step>
+void RnnSequenceDirection(const RnnShape& s, int32_t time, bool time_major, bool forward,
+                          const float* input, float* hidden, float* output,
+                          int32_t output_offset, int32_t output_stride, float* step_out,
+                          Step step) {
+  auto scatter = [&](int32_t rows, float* out_row0) {
+    for (int32_t r = 0; r < rows; ++r)
+      std::copy_n(step_out + static_cast<int64_t>(r) * s.units, s.units,
+                  out_row0 + static_cast<int64_t>(r) * output_stride + output_offset);
+  };
+  if (time_major) {
+    for (int32_t i = 0; i < time; ++i) {
+      const int32_t t = forward ? i : time - 1 - i;
+      const int64_t row0 = static_cast<int64_t>(t) * s.batch;
+      step(s.batch, input + row0 * s.input_size, hidden, step_out);
+      scatter(s.batch, output + row0 * output_stride);
+    }
+    return;
+  }
+  for (int32_t b = 0; b < s.batch; ++b)
+    for (int32_t i = 0; i < time; ++i) {
+      const int32_t t = forward ? i : time - 1 - i;
+      const int64_t row = static_cast<int64_t>(b) * time + t;
+      step(1, input + row * s.input_size, hidden + static_cast<int64_t>(b) * s.units, step_out);
+      scatter(1, output + row * output_stride);
+    }
+}
+
 }  // namespace delegato::reference
