@@ -147,12 +147,24 @@ struct SvdfParams {
   bool asymmetric_quantize_inputs = false;
 };
 
+// RNNOptions (time_major unused), SequenceRNNOptions and BidirectionalSequenceRNNOptions.
+struct RnnParams {
+  Activation activation = Activation::kNone;
+  bool asymmetric_quantize_inputs = false;
+  bool time_major = false;  // SequenceRNNOptions and BidirectionalSequenceRNNOptions
+  bool merge_outputs = false;  // BidirectionalSequenceRNNOptions only
+};
+
+// UnidirectionalSequenceLSTMOptions, and LSTMOptions (time_major and
+// diagonal_recurrent_tensors unused; basic_kernel is its kernel_type BASIC).
 struct SequenceLstmParams {
   Activation activation = Activation::kNone;
   float cell_clip = 0.0f, proj_clip = 0.0f;
   bool time_major = false;
   bool asymmetric_quantize_inputs = false;
   bool diagonal_recurrent_tensors = false;
+  bool basic_kernel = false;  // LSTMOptions only
+  bool merge_outputs = false;  // BidirectionalSequenceLSTMOptions only
 };
 
 struct BatchMatMulParams {
@@ -245,7 +257,7 @@ using OpParams = std::variant<std::monostate, EmptyParams, Conv2DParams, Depthwi
                               ReducerParams, ResizeParams, ArgMinMaxParams, CastParams,
                               PackParams, UnpackParams, SqueezeParams, GatherParams,
                               StridedSliceParams, LeakyReluParams, TransposeConvParams,
-                              SvdfParams, SequenceLstmParams,
+                              SvdfParams, SequenceLstmParams, RnnParams,
                               BatchMatMulParams, Conv3DParams,
                               GeluParams, L2NormParams, LocalResponseNormParams,
                               ShapeParams, MirrorPadParams, BlockSizeParams, OneHotParams,

@@ -623,6 +623,56 @@ class Reader {
         op.params = p;
         break;
       }
+      case BO::RNNOptions: {
+        const auto* o = fb.builtin_options_as_RNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
+      case BO::BidirectionalSequenceRNNOptions: {
+        const auto* o = fb.builtin_options_as_BidirectionalSequenceRNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        p.time_major = o->time_major();
+        p.merge_outputs = o->merge_outputs();
+        op.params = p;
+        break;
+      }
+      case BO::SequenceRNNOptions: {
+        const auto* o = fb.builtin_options_as_SequenceRNNOptions();
+        RnnParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        p.time_major = o->time_major();
+        op.params = p;
+        break;
+      }
+      case BO::LSTMOptions: {
+        const auto* o = fb.builtin_options_as_LSTMOptions();
+        SequenceLstmParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.cell_clip = o->cell_clip();
+        p.proj_clip = o->proj_clip();
+        p.basic_kernel = o->kernel_type() == tflite::LSTMKernelType::BASIC;
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
+      case BO::BidirectionalSequenceLSTMOptions: {
+        const auto* o = fb.builtin_options_as_BidirectionalSequenceLSTMOptions();
+        SequenceLstmParams p;
+        p.activation = ToActivation(o->fused_activation_function(), where);
+        p.cell_clip = o->cell_clip();
+        p.proj_clip = o->proj_clip();
+        p.merge_outputs = o->merge_outputs();
+        p.time_major = o->time_major();
+        p.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
+        op.params = p;
+        break;
+      }
       case BO::UnidirectionalSequenceLSTMOptions: {
         const auto* o = fb.builtin_options_as_UnidirectionalSequenceLSTMOptions();
         SequenceLstmParams p;

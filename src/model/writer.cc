@@ -351,7 +351,38 @@ class Writer {
             return {expected, tflite::CreateSVDFOptions(fbb, p.rank, ToFb(p.activation),
                                                         p.asymmetric_quantize_inputs)
                                   .Union()};
+          } else if constexpr (std::is_same_v<P, RnnParams>) {
+            if (expected == BO::BidirectionalSequenceRNNOptions) {
+              return {expected, tflite::CreateBidirectionalSequenceRNNOptions(
+                                    fbb, p.time_major, ToFb(p.activation), p.merge_outputs,
+                                    p.asymmetric_quantize_inputs)
+                                    .Union()};
+            }
+            if (expected == BO::SequenceRNNOptions) {
+              return {expected,
+                      tflite::CreateSequenceRNNOptions(fbb, p.time_major, ToFb(p.activation),
+                                                       p.asymmetric_quantize_inputs)
+                          .Union()};
+            }
+            require(expected == BO::RNNOptions, "RnnParams");
+            return {expected, tflite::CreateRNNOptions(fbb, ToFb(p.activation),
+                                                       p.asymmetric_quantize_inputs)
+                                  .Union()};
           } else if constexpr (std::is_same_v<P, SequenceLstmParams>) {
+            if (expected == BO::BidirectionalSequenceLSTMOptions) {
+              return {expected, tflite::CreateBidirectionalSequenceLSTMOptions(
+                                    fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,
+                                    p.merge_outputs, p.time_major, p.asymmetric_quantize_inputs)
+                                    .Union()};
+            }
+            if (expected == BO::LSTMOptions) {
+              return {expected,
+                      tflite::CreateLSTMOptions(fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,
+                                                p.basic_kernel ? tflite::LSTMKernelType::BASIC
+                                                               : tflite::LSTMKernelType::FULL,
+                                                p.asymmetric_quantize_inputs)
+                          .Union()};
+            }
             require(expected == BO::UnidirectionalSequenceLSTMOptions, "SequenceLstmParams");
             return {expected, tflite::CreateUnidirectionalSequenceLSTMOptions(
                                   fbb, ToFb(p.activation), p.cell_clip, p.proj_clip,

@@ -6,6 +6,8 @@
 // per-tensor weights, symmetric or asymmetric input quantization) with the
 // same options, in the order of TFLite's float and hybrid LSTM steps
 // (kernels/reference/lstm_float.h).
+// LSTM (the single-step op, kernel_type FULL) takes the same inputs with input
+// [batch, n_input] and output [batch, n_output], float32 and hybrid only.
 //
 //   inputs (20, or 24 with layer norm; absent optional inputs are -1):
 //     0 input [batch, time, n_input] ([time, batch, n_input] when time_major)
@@ -436,7 +438,11 @@ void PrepareHybrid(KernelContext& ctx, Node& node, const SequenceLstmParams& par
   node.scratch_bytes = d.hybrid_offsets[3] + 6 * batch * sizeof(float);
 }
 
-void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
+namespace {
+
+// sequence: UNIDIRECTIONAL_SEQUENCE_LSTM (input rank 3); otherwise LSTM, one
+// step of input [batch, n_input] (kernel_type FULL, float32 or hybrid).
+void PrepareLstmNode(KernelContext& ctx, Node& node, bool sequence) {
   const int input_count = static_cast<int>(node.inputs.size());
   DLG_NODE_CHECK(ctx, node, input_count == 20 || input_count == 24, "expects 20 or 24 inputs, has ",
                  input_count);
@@ -453,12 +459,23 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   reference::LstmShape& s = d.shape;
 
   const Tensor& input = ctx.input(node, kInput);
-  DLG_NODE_CHECK(ctx, node, input.rank() == 3, "input ", Describe(input),
-                 " must have rank 3 (batch, time, features), has rank ", input.rank());
-  s.time_major = params.time_major;
-  s.n_time = s.time_major ? input.dim(0) : input.dim(1);
-  s.n_batch = s.time_major ? input.dim(1) : input.dim(0);
-  s.n_input = input.dim(2);
+  if (sequence) {
+    DLG_NODE_CHECK(ctx, node, input.rank() == 3, "input ", Describe(input),
+                   " must have rank 3 (batch, time, features), has rank ", input.rank());
+    s.time_major = params.time_major;
+    s.n_time = s.time_major ? input.dim(0) : input.dim(1);
+    s.n_batch = s.time_major ? input.dim(1) : input.dim(0);
+    s.n_input = input.dim(2);
+  } else {
+    DLG_NODE_CHECK(ctx, node, !params.basic_kernel,
+                   "kernel_type BASIC is not supported (FULL only)");
+    DLG_NODE_CHECK(ctx, node, input.rank() == 2, "input ", Describe(input),
+                   " must have rank 2 (batch, features), has rank ", input.rank());
+    s.time_major = true;
+    s.n_time = 1;
+    s.n_batch = input.dim(0);
+    s.n_input = input.dim(1);
+  }
 
   const Tensor& input_to_output = ctx.input(node, kInputToGateWeights + kOutputGate);
   const Tensor& recurrent_to_output = ctx.input(node, kRecurrentToGateWeights + kOutputGate);
@@ -557,6 +574,9 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
 
   const DataType weight_type = input_to_output.type;
   if (input.type == DataType::kInt8 && weight_type == DataType::kInt8) {
+    DLG_NODE_CHECK(ctx, node, sequence,
+                   "integer LSTM is not supported (float32 and hybrid only); "
+                   "UNIDIRECTIONAL_SEQUENCE_LSTM has the integer kernel");
     PrepareInteger(ctx, node, params, d);
   } else if (input.type == DataType::kFloat32 && weight_type == DataType::kInt8) {
     PrepareHybrid(ctx, node, params, d);
@@ -571,10 +591,18 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
   }
 
   std::vector<int32_t> output_dims = input.dims;
-  output_dims[2] = s.n_output;
+  output_dims.back() = s.n_output;
   ctx.SetOutputDims(node, 0, std::move(output_dims));
   node.op_data = std::move(data);
 }
+
+}  // namespace
+
+void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
+  PrepareLstmNode(ctx, node, /*sequence=*/true);
+}
+
+void PrepareLstm(KernelContext& ctx, Node& node) { PrepareLstmNode(ctx, node, /*sequence=*/false); }
 
 void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
   reference::LstmFloatParams p = d.float_params;
@@ -700,5 +728,8 @@ void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
       p, d.shape, ctx.in(node, kInput).data_as<int8_t>(), output_state.data_as<int8_t>(),
       cell_state.data_as<int16_t>(), ctx.out(node, 0).data_as<int8_t>(), scratch);
 }
+
+// LSTM runs the same step functions with one time step.
+void EvalLstm(KernelContext& ctx, const Node& node) { EvalUnidirectionalSequenceLstm(ctx, node); }
 
 }  // namespace delegato

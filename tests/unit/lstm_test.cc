@@ -14,6 +14,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "test_util.h"
@@ -350,7 +351,18 @@ struct FloatSpec {
   bool cifg = false, peephole = false, layer_norm = false, projection = false;
   bool time_major = false;
   float cell_clip = 0, proj_clip = 0;
+  bool single_step = false;  // the LSTM op: input [batch, n_input], time must be 1
 };
+
+std::vector<int32_t> InputDims(const FloatSpec& s) {
+  if (s.single_step) return {s.batch, s.n_input};
+  return s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
+                      : std::vector<int32_t>{s.batch, s.time, s.n_input};
+}
+
+BuiltinOp OpOf(const FloatSpec& s) {
+  return s.single_step ? BuiltinOp::kLstm : BuiltinOp::kUnidirectionalSequenceLstm;
+}
 
 struct FloatWeights {
   std::vector<float> w[4], r[4], p[4], ln[4], b[4], proj, proj_bias;
@@ -381,8 +393,7 @@ FloatWeights RandomWeights(const FloatSpec& s, std::mt19937& rng) {
 
 void BuildFloatLstm(OpModel& m, const FloatSpec& s, const FloatWeights& w) {
   std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
-  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
-                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  const std::vector<int32_t> dims = InputDims(s);
   in[0] = m.AddInput(DataType::kFloat32, dims);
   for (int g = 0; g < 4; ++g) {
     if (g == 0 && s.cifg) continue;
@@ -406,7 +417,7 @@ void BuildFloatLstm(OpModel& m, const FloatSpec& s, const FloatWeights& w) {
   p.cell_clip = s.cell_clip;
   p.proj_clip = s.proj_clip;
   p.time_major = s.time_major;
-  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, 1);
+  m.AddOp(OpOf(s), in, {out}, p, 1);
 }
 
 // Runs the sequence from the given states (updated), returns the outputs in
@@ -521,8 +532,7 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   };
   OpModel m;
   std::vector<int32_t> in(s.layer_norm ? 24 : 20, -1);
-  const std::vector<int32_t> dims = s.time_major ? std::vector<int32_t>{s.time, s.batch, s.n_input}
-                                                 : std::vector<int32_t>{s.batch, s.time, s.n_input};
+  const std::vector<int32_t> dims = InputDims(s);
   in[0] = m.AddInput(DataType::kFloat32, dims);
   for (int g = 0; g < 4; ++g) {
     if (g == 0 && s.cifg) continue;
@@ -553,7 +563,11 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   p.proj_clip = s.proj_clip;
   p.time_major = s.time_major;
   p.asymmetric_quantize_inputs = asymmetric;
-  m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  if (s.single_step) {
+    m.AddOp(BuiltinOp::kLstm, in, {out}, p, asymmetric ? 4 : 3);
+  } else {
+    m.AddOp(BuiltinOp::kUnidirectionalSequenceLstm, in, {out}, p, asymmetric ? 3 : 2);
+  }
   m.Build(threads);
   std::vector<double> h(size_t(s.batch) * s.n_output, 0.0), c(size_t(s.batch) * s.n_cell, 0.0);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -567,6 +581,99 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], expected[i], 0.03) << "invoke " << invoke << ", output " << i;
+  }
+}
+
+// BIDIRECTIONAL_SEQUENCE_LSTM (float): forward and backward weights from two
+// specs sharing batch, time, n_input and layout; the backward expectation runs
+// the time-reversed sequence.
+void AddDirection(OpModel& m, const FloatSpec& s, const FloatWeights& w, int base,
+                  std::vector<int32_t>& in) {
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && s.cifg) continue;
+    in[base + 1 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_input}, w.w[g]);
+    in[base + 5 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell, s.n_output}, w.r[g]);
+    in[base + 12 + g] = m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.b[g]);
+    if (!w.p[g].empty())
+      in[base + (g == 0 ? 9 : g == 1 ? 10 : 11)] =
+          m.AddConst<float>(DataType::kFloat32, {s.n_cell}, w.p[g]);
+  }
+  if (s.projection) {
+    in[base + 16] = m.AddConst<float>(DataType::kFloat32, {s.n_output, s.n_cell}, w.proj);
+    in[base + 17] = m.AddConst<float>(DataType::kFloat32, {s.n_output}, w.proj_bias);
+  }
+}
+
+std::vector<float> ReverseTime(const FloatSpec& s, const std::vector<float>& x, int width) {
+  std::vector<float> y(x.size());
+  for (int b = 0; b < s.batch; ++b)
+    for (int t = 0; t < s.time; ++t) {
+      auto row = [&](int tt) {
+        return s.time_major ? size_t(tt) * s.batch + b : size_t(b) * s.time + tt;
+      };
+      std::copy_n(x.begin() + row(t) * width, width, y.begin() + row(s.time - 1 - t) * width);
+    }
+  return y;
+}
+
+void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int seed) {
+  std::mt19937 rng(seed);
+  const FloatWeights wf = RandomWeights(fw, rng), wb = RandomWeights(bw, rng);
+  OpModel m;
+  std::vector<int32_t> in(48, -1);
+  in[0] = m.AddInput(DataType::kFloat32, InputDims(fw));
+  AddDirection(m, fw, wf, 0, in);
+  AddDirection(m, bw, wb, 17, in);
+  in[35] = m.AddTensor(DataType::kFloat32, {}, {fw.batch, fw.n_output});
+  in[36] = m.AddTensor(DataType::kFloat32, {}, {fw.batch, fw.n_cell});
+  in[37] = m.AddTensor(DataType::kFloat32, {}, {bw.batch, bw.n_output});
+  in[38] = m.AddTensor(DataType::kFloat32, {}, {bw.batch, bw.n_cell});
+  for (int i = 35; i <= 38; ++i) m.model().subgraphs[0].tensors[in[i]].is_variable = true;
+  std::vector<int32_t> outs = {m.AddOutput(DataType::kFloat32)};
+  if (!merge) outs.push_back(m.AddOutput(DataType::kFloat32));
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.cell_clip = fw.cell_clip;
+  p.proj_clip = fw.proj_clip;
+  p.time_major = fw.time_major;
+  p.merge_outputs = merge;
+  m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, outs, p, 1);
+  m.Build();
+  std::vector<double> hf(size_t(fw.batch) * fw.n_output, 0.0), cf(size_t(fw.batch) * fw.n_cell, 0.0);
+  std::vector<double> hb(size_t(bw.batch) * bw.n_output, 0.0), cb(size_t(bw.batch) * bw.n_cell, 0.0);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const size_t rows = size_t(fw.batch) * fw.time;
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    std::vector<float> input(rows * fw.n_input);
+    for (float& v : input) v = dist(rng);
+    m.SetInput<float>(0, input);
+    m.Invoke();
+    const std::vector<double> ef = Expected(fw, wf, input, hf, cf);
+    const std::vector<float> reversed = ReverseTime(fw, input, fw.n_input);
+    const std::vector<double> eb_rev = Expected(bw, wb, reversed, hb, cb);
+    std::vector<float> eb_rev_f(eb_rev.begin(), eb_rev.end());
+    const std::vector<float> eb = ReverseTime(bw, eb_rev_f, bw.n_output);
+    auto check = [&](const std::vector<float>& got, int width, int offset, int n,
+                     const std::vector<float>& want) {
+      for (size_t r = 0; r < rows; ++r)
+        for (int k = 0; k < n; ++k)
+          EXPECT_NEAR(got[r * width + offset + k], want[r * n + k], 1e-5)
+              << "invoke " << invoke << ", row " << r << ", column " << offset + k;
+    };
+    const std::vector<float> ef_f(ef.begin(), ef.end());
+    if (merge) {
+      const std::vector<float> got = m.GetOutput<float>(0);
+      const int width = fw.n_output + bw.n_output;
+      ASSERT_EQ(got.size(), rows * width);
+      check(got, width, 0, fw.n_output, ef_f);
+      check(got, width, fw.n_output, bw.n_output, eb);
+    } else {
+      const std::vector<float> got_f = m.GetOutput<float>(0), got_b = m.GetOutput<float>(1);
+      ASSERT_EQ(got_f.size(), rows * fw.n_output);
+      ASSERT_EQ(got_b.size(), rows * bw.n_output);
+      check(got_f, fw.n_output, 0, fw.n_output, ef_f);
+      check(got_b, bw.n_output, 0, bw.n_output, eb);
+    }
   }
 }
 
@@ -611,6 +718,150 @@ TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
   s.cifg = s.layer_norm = true;
   s.cell_clip = 0.7f;
   float_lstm::RunHybrid(s, false, 23, GetParam());
+}
+
+// The LSTM op (one step per invocation, the state carried between them).
+TEST_P(LstmThreads, SingleStepFloat) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  float_lstm::RunFloat(s, 31, GetParam());
+  s.cifg = s.peephole = s.layer_norm = s.projection = true;
+  s.n_output = 3;
+  s.batch = 3;
+  s.cell_clip = 0.8f;
+  s.proj_clip = 0.4f;
+  float_lstm::RunFloat(s, 32, GetParam());
+}
+
+TEST_P(LstmThreads, SingleStepHybrid) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  float_lstm::RunHybrid(s, false, 41, GetParam());
+  s.peephole = s.projection = true;
+  s.n_output = 3;
+  s.proj_clip = 0.5f;
+  float_lstm::RunHybrid(s, true, 42, GetParam());
+  s.projection = s.peephole = false;
+  s.n_output = 4;
+  s.cifg = s.layer_norm = true;
+  s.cell_clip = 0.7f;
+  float_lstm::RunHybrid(s, true, 43, GetParam());
+}
+
+TEST(LstmSingleStep, RejectsBasicKernelAndSequenceInput) {
+  float_lstm::FloatSpec s;
+  s.single_step = true;
+  s.time = 1;
+  std::mt19937 rng(5);
+  const float_lstm::FloatWeights w = float_lstm::RandomWeights(s, rng);
+  {
+    OpModel m;
+    float_lstm::BuildFloatLstm(m, s, w);
+    auto& op = m.model().subgraphs[0].operators.back();
+    std::get<SequenceLstmParams>(op.params).basic_kernel = true;
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("node 0 (LSTM)"));
+    EXPECT_THAT(st.message(), HasSubstr("kernel_type BASIC is not supported"));
+  }
+  {
+    OpModel m;
+    float_lstm::BuildFloatLstm(m, s, w);
+    auto& graph = m.model().subgraphs[0];
+    graph.tensors[graph.operators.back().inputs[0]].shape = {s.batch, 1, s.n_input};
+    graph.tensors[graph.operators.back().inputs[0]].name = "seq";
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("input \"seq\" must have rank 2"));
+  }
+}
+
+TEST(BidirectionalLstmFloat, SeparateOutputsBatchMajor) {
+  float_lstm::FloatSpec fw, bw;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 51);
+}
+
+TEST(BidirectionalLstmFloat, MergedOutputsTimeMajorPeepholeProjectionCifg) {
+  float_lstm::FloatSpec fw, bw;
+  fw.time_major = bw.time_major = true;
+  fw.peephole = fw.projection = bw.projection = true;
+  fw.n_output = bw.n_output = 3;
+  bw.cifg = true;
+  fw.cell_clip = bw.cell_clip = 0.8f;
+  fw.proj_clip = bw.proj_clip = 0.4f;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 52);
+}
+
+TEST(BidirectionalLstmFloat, MergedOutputsBatchMajorOneRow) {
+  float_lstm::FloatSpec fw, bw;
+  fw.batch = bw.batch = 1;
+  fw.time = bw.time = 4;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 53);
+}
+
+TEST(BidirectionalLstmFloat, SeparateOutputsTimeMajorThreeRows) {
+  float_lstm::FloatSpec fw, bw;
+  fw.batch = bw.batch = 3;
+  fw.time = bw.time = 4;
+  fw.time_major = bw.time_major = true;
+  fw.peephole = bw.peephole = true;
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 54);
+}
+
+TEST(BidirectionalLstmFloat, RejectsAuxInputAndHybridWeights) {
+  auto base = [](OpModel& m, std::vector<int32_t>& in) {
+    float_lstm::FloatSpec s;
+    std::mt19937 rng(7);
+    const float_lstm::FloatWeights w = float_lstm::RandomWeights(s, rng);
+    in.assign(48, -1);
+    in[0] = m.AddInput(DataType::kFloat32, float_lstm::InputDims(s));
+    float_lstm::AddDirection(m, s, w, 0, in);
+    float_lstm::AddDirection(m, s, w, 17, in);
+    for (int i = 35; i <= 38; ++i) {
+      in[i] = m.AddTensor(DataType::kFloat32, {}, {s.batch, s.n_cell});
+      m.model().subgraphs[0].tensors[in[i]].is_variable = true;
+    }
+  };
+  SequenceLstmParams p;
+  p.activation = Activation::kTanh;
+  p.merge_outputs = true;
+  {
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    in[39] = m.AddInput(DataType::kFloat32, {2, 3, 3});
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, {m.AddOutput(DataType::kFloat32)}, p, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("node 0 (BIDIRECTIONAL_SEQUENCE_LSTM)"));
+    EXPECT_THAT(st.message(), HasSubstr("auxiliary input"));
+  }
+  {
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    in[18 + 2] = m.AddConst<int8_t>(DataType::kInt8, {4, 3}, std::vector<int8_t>(12, 1), Q(0.1f, 0));
+    m.model().subgraphs[0].tensors[in[20]].name = "bw_cell_w";
+    SequenceLstmParams separate = p;
+    separate.merge_outputs = false;
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in,
+            {m.AddOutput(DataType::kFloat32), m.AddOutput(DataType::kFloat32)}, separate, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("backward cell input weights \"bw_cell_w\" has type INT8"));
+  }
+  {
+    // Merged outputs of a batch-major input with two batch rows.
+    OpModel m;
+    std::vector<int32_t> in;
+    base(m, in);
+    m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, {m.AddOutput(DataType::kFloat32)}, p, 1);
+    Status st = m.TryBuild();
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.message(), HasSubstr("supported for batch 1 only (got 2)"));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));

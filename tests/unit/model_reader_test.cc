@@ -534,17 +534,19 @@ TEST(ModelReaderBadInput, OptionsTypeWithoutTable) {
 }
 
 TEST(ModelReaderBadInput, UnknownOptionsAreCarriedAsUnparsed) {
-  // An op whose options delegato does not interpret (LSTM) loads, flagged.
+  // An op whose options delegato does not interpret (EMBEDDING_LOOKUP_SPARSE) loads, flagged.
   const auto bytes = Mutated([](tflite::ModelT& m) {
-    m.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(BuiltinOp::kLstm);
-    m.operator_codes[1]->builtin_code = static_cast<int32_t>(BuiltinOp::kLstm);
+    const auto op = BuiltinOp::kEmbeddingLookupSparse;
+    m.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(op);
+    m.operator_codes[1]->builtin_code = static_cast<int32_t>(op);
     auto& options = m.subgraphs[0]->operators[1]->builtin_options;
     options.Reset();
-    options.Set(tflite::LSTMOptionsT{});
+    options.Set(tflite::EmbeddingLookupSparseOptionsT{});
   });
   const auto model = ReadModelBuffer(bytes.data(), bytes.size(), "lstm.tflite");
   EXPECT_TRUE(model->subgraphs[0].operators[1].unparsed_options);
-  ExpectError([&] { WriteModel(*model); }, {"operator 1 (LSTM)", "not parsed"});
+  ExpectError([&] { WriteModel(*model); },
+              {"operator 1 (EMBEDDING_LOOKUP_SPARSE)", "not parsed"});
 }
 
 TEST(ModelReaderBadInput, SignatureAndSubgraphs) {

@@ -83,6 +83,61 @@ inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quanti
   }
 }
 
+// TFLite's portable AsymmetricQuantizeFloats as its BatchQuantizeFloats calls
+// it from the SVDF and RNN kernels: range, scale and zero point in double
+// (the scale stored as float). It differs from AsymmetricQuantizeRow when the
+// zero point is a rounding tie (e.g. a row spanning exactly [-a, a]).
+inline void AsymmetricQuantizeRowDouble(const float* values, int32_t n, int8_t* quantized,
+                                        float* scale, int32_t* zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  float lo = 0.0f, hi = 0.0f;
+  if (n > 0) {
+    const auto [mn, mx] = std::minmax_element(values, values + n);
+    lo = *mn;
+    hi = *mx;
+  }
+  const double rmin = std::min(0.0f, lo);
+  const double rmax = std::max(0.0f, hi);
+  if (rmin == rmax) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    *scale = 1.0f;
+    *zero_point = 0;
+    return;
+  }
+  const double s = (rmax - rmin) / (double{kMax} - double{kMin});
+  const double zp_from_min = kMin - rmin / s;
+  const double zp_from_max = kMax - rmax / s;
+  const double error_from_min = std::fabs(double{kMin}) + std::fabs(rmin / s);
+  const double error_from_max = std::fabs(double{kMax}) + std::fabs(rmax / s);
+  const double zp = error_from_min < error_from_max ? zp_from_min : zp_from_max;
+  int32_t nudged;
+  if (zp <= kMin) nudged = kMin;
+  else if (zp >= kMax) nudged = kMax;
+  else nudged = static_cast<int8_t>(std::round(zp));
+  *scale = static_cast<float>(s);
+  *zero_point = nudged;
+  const float inverse = 1.0f / *scale;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto q = static_cast<int32_t>(std::round(nudged + values[i] * inverse));
+    quantized[i] = static_cast<int8_t>(std::min(kMax, std::max(kMin, q)));
+  }
+}
+
+// Each of n_batch rows of n values quantized on its own (BatchQuantizeFloats):
+// symmetric (zero point 0) or asymmetric in double (above).
+inline void BatchQuantizeRows(const float* v, int32_t n_batch, int32_t n, bool asymmetric,
+                              int8_t* q, float* scales, int32_t* zero_points) {
+  for (int32_t b = 0; b < n_batch; ++b) {
+    const int64_t o = static_cast<int64_t>(b) * n;
+    if (asymmetric) {
+      AsymmetricQuantizeRowDouble(v + o, n, q + o, &scales[b], &zero_points[b]);
+    } else {
+      SymmetricQuantizeRow(v + o, n, q + o, &scales[b]);
+      zero_points[b] = 0;
+    }
+  }
+}
+
 struct HybridFullyConnectedParams {
   int32_t batches = 0, depth = 0, units = 0;
   const int8_t* weights = nullptr;      // [units][depth]

@@ -413,4 +413,44 @@ inline void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const Ls
   }
 }
 
+// One direction of BIDIRECTIONAL_SEQUENCE_LSTM (TFLite's EvalFloat with
+// forward_sequence, output_offset and output_batch_leading_dim): time runs
+// backwards when !forward, and each step's [rows, n_output] result is written
+// at column `output_offset` of output rows `output_stride` wide. `step_out`
+// holds n_batch * n_output floats.
+inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape& shape,
+                                       bool forward, const float* input, float* output_state,
+                                       float* cell_state, float* output, int output_offset,
+                                       int output_stride, float* step_out,
+                                       const LstmFloatScratch& scratch) {
+  const int n_input = shape.n_input, n_output = shape.n_output, n_cell = shape.n_cell;
+  auto scatter = [&](int rows, float* out_row0) {
+    for (int r = 0; r < rows; ++r)
+      std::copy_n(step_out + static_cast<size_t>(r) * n_output, n_output,
+                  out_row0 + static_cast<size_t>(r) * output_stride + output_offset);
+  };
+  if (shape.time_major) {
+    for (int i = 0; i < shape.n_time; ++i) {
+      const int t = forward ? i : shape.n_time - 1 - i;
+      const size_t row0 = static_cast<size_t>(t) * shape.n_batch;
+      lstm_float_internal::StepFloat(p, shape.n_batch, n_input, n_cell, n_output,
+                                     input + row0 * n_input, output_state, cell_state, step_out,
+                                     scratch);
+      scatter(shape.n_batch, output + row0 * output_stride);
+    }
+  } else {
+    for (int b = 0; b < shape.n_batch; ++b) {
+      for (int i = 0; i < shape.n_time; ++i) {
+        const int t = forward ? i : shape.n_time - 1 - i;
+        const size_t row = static_cast<size_t>(b) * shape.n_time + t;
+        lstm_float_internal::StepFloat(p, 1, n_input, n_cell, n_output, input + row * n_input,
+                                       output_state + static_cast<size_t>(b) * n_output,
+                                       cell_state + static_cast<size_t>(b) * n_cell, step_out,
+                                       scratch);
+        scatter(1, output + row * output_stride);
+      }
+    }
+  }
+}
+
 }  // namespace delegato::reference

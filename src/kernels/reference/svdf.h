@@ -1,6 +1,7 @@
 // SVDF: a fully connected layer factored into a feature filter and a time
-// filter over a rolling memory (the state), bit-exact with TFLite's
-// full-integer kernel (int8 activations, int16 state).
+// filter over a rolling memory (the state): TFLite's full-integer kernel (int8
+// activations, int16 state, bit-exact), its float kernel and its hybrid kernel
+// (int8 weights, float activations and state; within float rounding).
 //
 // Shapes: input [batch, input_size], weights_feature [filters, input_size],
 // weights_time [filters, memory], bias [units] (optional), state
@@ -17,6 +18,7 @@
 #include <cstdint>
 
 #include "kernels/quantization.h"
+#include "kernels/reference/lstm_float.h"
 
 namespace delegato::reference {
 
@@ -92,6 +94,95 @@ inline void SvdfInteger(const SvdfShape& s, const SvdfIntegerParams& p, const in
       output[o] = static_cast<int8_t>(value);
     }
   }
+}
+
+// Float and hybrid SVDF share the tail: state * weights_time per filter, the
+// rank sum per unit, the bias, the activation.
+struct SvdfFloatParams {
+  LstmActivation activation = LstmActivation::kNone;
+};
+
+namespace svdf_internal {
+
+// `scratch` holds batch * filters floats.
+inline void TimeWeightsBiasActivation(const SvdfShape& s, LstmActivation activation,
+                                      const float* weights_time, const float* bias,
+                                      const float* state, float* scratch, float* output) {
+  for (int32_t b = 0; b < s.batch; ++b) {
+    for (int32_t f = 0; f < s.filters; ++f) {
+      const int64_t i = static_cast<int64_t>(b) * s.filters + f;
+      const float* m = state + i * s.memory;
+      const float* w = weights_time + static_cast<int64_t>(f) * s.memory;
+      float dot = 0.0f;
+      for (int32_t k = 0; k < s.memory; ++k) dot += w[k] * m[k];
+      scratch[i] = dot;
+    }
+  }
+  const int32_t units = s.units();
+  for (int32_t b = 0; b < s.batch; ++b) {
+    for (int32_t u = 0; u < units; ++u) {
+      const int64_t o = static_cast<int64_t>(b) * units + u;
+      float sum = 0.0f;
+      for (int32_t r = 0; r < s.rank; ++r) sum += scratch[o * s.rank + r];
+      if (bias != nullptr) sum += bias[u];
+      output[o] = lstm_float_internal::Activate(activation, sum);
+    }
+  }
+}
+
+}  // namespace svdf_internal
+
+// Float SVDF: every tensor float32. `scratch` holds batch * filters floats.
+inline void SvdfFloat(const SvdfShape& s, const SvdfFloatParams& p, const float* input,
+                      const float* weights_feature, const float* weights_time, const float* bias,
+                      float* state, float* scratch, float* output) {
+  SvdfShiftState(s, state);
+  for (int32_t b = 0; b < s.batch; ++b) {
+    const float* x = input + static_cast<int64_t>(b) * s.input_size;
+    for (int32_t f = 0; f < s.filters; ++f) {
+      const float* w = weights_feature + static_cast<int64_t>(f) * s.input_size;
+      float dot = 0.0f;
+      for (int32_t c = 0; c < s.input_size; ++c) dot += w[c] * x[c];
+      const int64_t i = static_cast<int64_t>(b) * s.filters + f;
+      state[i * s.memory + s.memory - 1] = dot;
+    }
+  }
+  svdf_internal::TimeWeightsBiasActivation(s, p.activation, weights_time, bias, state, scratch,
+                                           output);
+}
+
+// Hybrid SVDF: int8 weights_feature (per-tensor scale, zero point 0) with float
+// input, state, bias and output; weights_time is dequantized once to float by
+// the caller (int8 value * its scale). Each batch row of the input is quantized
+// (symmetric, or asymmetric in double with `feature_row_sums` correcting the
+// zero point, as TFLite's portable BatchQuantizeFloats);
+// an all-zero input skips the feature product (its activations are 0).
+struct SvdfHybridParams {
+  LstmActivation activation = LstmActivation::kNone;
+  bool asymmetric = false;
+  float feature_scale = 1.0f;
+  const int32_t* feature_row_sums = nullptr;  // filters values, used when asymmetric
+};
+
+// scratch: batch * filters floats; quantized: batch * input_size;
+// row_scales, zero_points: batch values each.
+inline void SvdfHybrid(const SvdfShape& s, const SvdfHybridParams& p, const float* input,
+                       const int8_t* weights_feature, const float* weights_time,
+                       const float* bias, float* state, float* scratch, int8_t* quantized,
+                       float* row_scales, int32_t* zero_points, float* output) {
+  SvdfShiftState(s, state);
+  const int64_t n = static_cast<int64_t>(s.batch) * s.filters;
+  std::fill(scratch, scratch + n, 0.0f);
+  if (!lstm_hybrid_internal::AllZero(input, s.batch * s.input_size)) {
+    BatchQuantizeRows(input, s.batch, s.input_size, p.asymmetric, quantized, row_scales,
+                      zero_points);
+    lstm_hybrid_internal::MatVecAccumulate(weights_feature, p.feature_scale, p.feature_row_sums,
+                                           s.filters, s.input_size, quantized, row_scales,
+                                           zero_points, p.asymmetric, s.batch, scratch);
+  }
+  for (int64_t i = 0; i < n; ++i) state[i * s.memory + s.memory - 1] = scratch[i];
+  svdf_internal::TimeWeightsBiasActivation(s, p.activation, weights_time, bias, state, scratch,
+                                           output);
 }
 
 }  // namespace delegato::reference
