@@ -23,7 +23,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 # Why an op of the reference resolver is missing, where a reason is known.
+_STABLEHLO = ("not implemented: StableHLO ops come from the experimental StableHLO/JAX lowering "
+              "path; TFLiteConverter on Keras models and SavedModels does not emit them")
+_HASHING = ("not implemented: legacy text-model op (hashing / sparse lookups of the TF 1.x era) that "
+            "current converters do not emit")
+_COMPLEX = "not implemented: needs COMPLEX64 tensors, which delegato does not represent"
+_RANDOM = ("not implemented: a random op has no bit-exact reference to check against; "
+           "inference graphs seldom carry one")
 MISSING_REASONS = {
+    **{op: _STABLEHLO for op in (
+        "STABLEHLO_ADD", "STABLEHLO_COMPOSITE", "STABLEHLO_GATHER", "STABLEHLO_MAXIMUM",
+        "STABLEHLO_MINIMUM", "STABLEHLO_MULTIPLY", "STABLEHLO_PAD", "STABLEHLO_REDUCE_WINDOW",
+        "STABLEHLO_RNG_BIT_GENERATOR", "STABLEHLO_SCATTER")},
+    "DILATE": "not implemented: the TFLite form of StableHLO's dilation, emitted only by that lowering path",
+    "REDUCE_WINDOW": "not implemented: the TFLite form of StableHLO's reduce_window, emitted only by that lowering path",
+    **{op: _HASHING for op in ("LSH_PROJECTION", "SKIP_GRAM", "HASHTABLE_LOOKUP",
+                               "EMBEDDING_LOOKUP_SPARSE")},
+    **{op: _COMPLEX for op in ("COMPLEX_ABS", "REAL", "IMAG", "RFFT2D")},
+    **{op: _RANDOM for op in ("MULTINOMIAL", "RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM")},
+    "FAKE_QUANT": ("not implemented: the converter folds fake-quantization into quantization "
+                   "parameters; it survives only in legacy quantization-aware-training graphs"),
+    "DENSIFY": ("not implemented: sparse (block-sparse) weights; the converter writes them only "
+                "when sparsity encoding is requested"),
 }
 NOT_YET = "not yet implemented"
 
