@@ -24,7 +24,22 @@ if "DELEGATO_TARGETS_DIR" not in os.environ and os.path.isdir(_package_targets):
 from delegato import _core  # noqa: E402
 
 __version__ = _core.__version__
-__all__ = ["plan", "fix", "diff", "bench", "run_command", "Plan", "CommandError", "list_targets"]
+__all__ = ["plan", "fix", "diff", "bench", "run_command", "Plan", "CommandError", "list_targets",
+           "plugin_path"]
+
+
+def plugin_path():
+    """The path of delegato's TFLite external delegate plugin
+    (``libdelegato_delegate.so``): shipped in the installed package, or beside
+    a build tree's extension. For ``load_delegate(delegato.plugin_path(),
+    {'target': ...})`` in LiteRT or in ``delegato.interpreter``."""
+    candidates = [os.path.join(os.path.dirname(__file__), "libdelegato_delegate.so")]
+    if _extension_dir:  # <build>/python/delegato -> <build>/libdelegato_delegate.so
+        candidates.append(os.path.join(_extension_dir, "..", "..", "libdelegato_delegate.so"))
+    for path in candidates:
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    raise FileNotFoundError("libdelegato_delegate.so not found in " + ", ".join(candidates))
 
 
 class CommandError(RuntimeError):

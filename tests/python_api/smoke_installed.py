@@ -32,6 +32,17 @@ with tempfile.TemporaryDirectory() as tmp:
         interp.invoke()
         outputs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
     assert np.array_equal(outputs[0], outputs[1])
+    # The wheel ships the delegate plugin; delegato hosts it like any TFLite plugin.
+    plugin = delegato.plugin_path()
+    assert pathlib.Path(plugin).resolve().parent == pathlib.Path(delegato.__file__).resolve().parent, plugin
+    from delegato.interpreter import load_delegate
+    interp = Interpreter(model_path=model,
+                         experimental_delegates=[load_delegate(plugin, {"target": "imx8mp-vx"})])
+    interp.allocate_tensors()
+    d = interp.get_input_details()[0]
+    interp.set_tensor(d["index"], np.arange(np.prod(d["shape"])).reshape(d["shape"]).astype(d["dtype"]))
+    interp.invoke()
+    assert np.array_equal(interp.get_tensor(interp.get_output_details()[0]["index"]), outputs[0])
     plan = delegato.plan(model, "imx8mp-vx")
     assert plan.nodes and plan.to_html().startswith("<!DOCTYPE html>")
 print(f"installed delegato {delegato.__version__} OK: {delegato.__file__}; {plan.summary}")
