@@ -14,7 +14,10 @@ import delegato
 from delegato.interpreter import Interpreter, OpResolverType
 
 source_tree = pathlib.Path(__file__).resolve().parents[2]
-assert source_tree not in pathlib.Path(delegato.__file__).resolve().parents, \
+installed = pathlib.Path(delegato.__file__).resolve()
+# The venv may sit inside the checkout (build-venv/): what matters is that the
+# package comes from site-packages, not from the source tree's python/.
+assert "site-packages" in installed.parts and (source_tree / "python") not in installed.parents, \
     f"imported from the source tree: {delegato.__file__}"
 cli = pathlib.Path(sys.executable).with_name("delegato")
 version = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=True).stdout
