@@ -93,6 +93,13 @@ size_t SaturatingAdd(size_t a, size_t b) {
   return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
 }
 
+// Tensor data, scratch and the arena start on a 64-byte boundary: every
+// buffer is allocated kTensorAlign bytes larger and used from AlignedStart.
+constexpr size_t kTensorAlign = 64;
+uint8_t* AlignedStart(uint8_t* p) {
+  return p + (kTensorAlign - reinterpret_cast<uintptr_t>(p) % kTensorAlign) % kTensorAlign;
+}
+
 TensorView MakeView(const Tensor& t, int index) {
   TensorView view;
   view.index = index;
@@ -528,10 +535,8 @@ void InterpreterImpl::AllocateTensorsOnce() {
          " bytes) exceed the memory budget of ", memory_budget_, " bytes (", MiB(memory_budget_),
          ")", culprit);
   }
-  constexpr size_t kAlign = 64;
-  arena_storage_.reset(new uint8_t[arena_bytes_ + kAlign]);
-  uint8_t* base = arena_storage_.get();
-  base += (kAlign - reinterpret_cast<uintptr_t>(base) % kAlign) % kAlign;
+  arena_storage_.reset(new uint8_t[arena_bytes_ + kTensorAlign]);
+  uint8_t* base = AlignedStart(arena_storage_.get());
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (buffer_of_tensor[t] >= 0) tensors_[t].data = base + planner.offset(buffer_of_tensor[t]);
   }
@@ -597,11 +602,9 @@ bool InterpreterImpl::TryFoldInPrepare(Node& node) {
     if (std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end())
       return false;
 
-  constexpr size_t kAlign = 64;
   auto aligned = [&](size_t size) {
-    folded_storage_.emplace_back(new uint8_t[size + kAlign]());
-    uint8_t* p = folded_storage_.back().get();
-    return p + (kAlign - reinterpret_cast<uintptr_t>(p) % kAlign) % kAlign;
+    folded_storage_.emplace_back(new uint8_t[size + kTensorAlign]());
+    return AlignedStart(folded_storage_.back().get());
   };
   for (int32_t t : node.outputs) {
     tensors_[t].storage = TensorStorage::kConstant;
@@ -616,6 +619,14 @@ bool InterpreterImpl::TryFoldInPrepare(Node& node) {
     Fail("node ", node.index, " (", node.op_name, "): ", context_.eval_error());
   node.scratch_bytes = 0;  // used up: the arena plans none for it
   return true;
+}
+
+uint8_t* InterpreterImpl::DynamicBuffer::Reserve(size_t bytes) {
+  if (capacity < bytes || !data) {
+    data.reset(new uint8_t[bytes + kTensorAlign]());
+    capacity = bytes;
+  }
+  return AlignedStart(data.get());
 }
 
 void InterpreterImpl::Defer(int index, int32_t value_tensor) {
@@ -679,10 +690,6 @@ std::string InterpreterImpl::PrepareDeferred(int index) {
       return e.what();
     }
   }
-  constexpr size_t kAlign = 64;
-  auto aligned = [](uint8_t* p) {
-    return p + (kAlign - reinterpret_cast<uintptr_t>(p) % kAlign) % kAlign;
-  };
   try {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
@@ -693,21 +700,12 @@ std::string InterpreterImpl::PrepareDeferred(int index) {
              "\") was not sized by Prepare");
       CheckFitsBudget(StrCat("node ", node.index, " (", node.op_name, "): output ", k), t,
                       out.bytes);
-      DynamicBuffer& buffer = dynamic_storage_[t];
-      if (buffer.capacity < out.bytes || !buffer.data) {
-        buffer.data.reset(new uint8_t[out.bytes + kAlign]());
-        buffer.capacity = out.bytes;
-      }
-      out.data = aligned(buffer.data.get());
+      out.data = dynamic_storage_[t].Reserve(out.bytes);
     }
     if (node.scratch_bytes > memory_budget_)
       Fail("node ", node.index, " (", node.op_name, "): needs ", node.scratch_bytes,
            " bytes of scratch memory, over the memory budget of ", memory_budget_, " bytes");
-    if (node.scratch_bytes > d.scratch_capacity || !d.scratch) {
-      d.scratch.reset(new uint8_t[node.scratch_bytes + kAlign]);
-      d.scratch_capacity = node.scratch_bytes;
-    }
-    node.scratch = aligned(d.scratch.get());
+    node.scratch = d.scratch.Reserve(node.scratch_bytes);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -133,22 +133,24 @@ class InterpreterImpl {
   std::vector<int32_t> folded_tensors_;
   std::vector<std::unique_ptr<uint8_t[]>> folded_storage_;
   size_t folded_bytes_ = 0;
+  // Storage of a dynamic tensor or a deferred node's scratch: grows only when a
+  // shape needs more, else is reused.
+  struct DynamicBuffer {
+    std::unique_ptr<uint8_t[]> data;
+    size_t capacity = 0;
+    uint8_t* Reserve(size_t bytes);  // aligned start of at least `bytes`
+  };
   struct DeferredNode {
     bool active = false;
     bool prepared = false;
     std::vector<int32_t> value_inputs;              // tensors whose values Prepare reads
     std::vector<std::vector<int32_t>> seen_dims;    // every input's dims at the last Prepare
     std::vector<std::vector<uint8_t>> seen_values;  // value_inputs' bytes at the last Prepare
-    std::unique_ptr<uint8_t[]> scratch;
-    size_t scratch_capacity = 0;
+    DynamicBuffer scratch;
   };
   std::vector<DeferredNode> deferred_;
   std::vector<int32_t> dynamic_tensors_;
-  struct DynamicBuffer {
-    std::unique_ptr<uint8_t[]> data;
-    size_t capacity = 0;
-  };
-  std::map<int32_t, DynamicBuffer> dynamic_storage_;  // grows only when a shape needs more
+  std::map<int32_t, DynamicBuffer> dynamic_storage_;
   size_t arena_bytes_ = 0;
   size_t max_arena_bytes_ = 0;
   size_t memory_budget_ = 0;  // InterpreterOptions::max_memory_bytes, resolved
