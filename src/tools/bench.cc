@@ -740,21 +740,10 @@ int Bench(const Args& args) {
                                      &delegate_profile, profile_format);
     if (!profiling_file.empty()) {
       // A temporary file renamed into place: never a partial profile under its name.
-      const std::string temporary = profiling_file + ".partial";
-      {
-        std::ofstream out(temporary, std::ios::binary);
-        if (!out) Fail("--op_profiling_output_file: cannot write ", profiling_file);
-        out << report;
-        out.flush();
-        if (!out) {
-          out.close();
-          std::remove(temporary.c_str());
-          Fail("--op_profiling_output_file: error writing ", profiling_file);
-        }
-      }
-      if (std::rename(temporary.c_str(), profiling_file.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        Fail("--op_profiling_output_file: cannot write ", profiling_file, ": ", std::strerror(errno));
+      try {
+        WriteFileAtomically(profiling_file, {report});
+      } catch (const Error& e) {
+        Fail("--op_profiling_output_file: ", e.what());
       }
       log.Info("Op profile written to " + profiling_file);
     } else {

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "tools/tool_util.h"
 
 namespace delegato::tools {
 namespace {
@@ -133,29 +134,11 @@ void WriteNpy(const std::string& path, DataType type, const std::vector<int32_t>
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  // Written to a temporary file renamed into place: a failed write (disk
-  // full, directory gone) never leaves a partial file under the final name.
-  const std::string temp = path + ".tmp" + std::to_string(getpid());
-  errno = 0;
-  std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-  DLG_CHECK(file, path, ": cannot write: ", errno ? std::strerror(errno) : "unknown error");
   const uint16_t len = static_cast<uint16_t>(header.size());
-  file.write("\x93NUMPY\x01\x00", 8);
-  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  file.write(len_bytes, 2);
-  file.write(header.data(), static_cast<std::streamsize>(header.size()));
-  file.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  file.close();
-  if (!file.good()) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    Fail(path, ": write failed: ", error ? std::strerror(error) : "unknown error");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    Fail(path, ": cannot write: ", std::strerror(error));
-  }
+  const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', '\x01', '\x00',
+                             static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  WriteFileAtomically(path, {std::string_view(preamble, sizeof(preamble)), header,
+                             std::string_view(static_cast<const char*>(data), bytes)});
 }
 
 }  // namespace delegato::tools

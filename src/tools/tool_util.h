@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "delegato/interpreter.h"
@@ -30,6 +32,12 @@ void FillRandomInputs(Interpreter& interpreter, uint64_t seed);
 
 // The model the project generates itself: a small uint8 CNN (see demo_model.cc).
 std::shared_ptr<ModelDef> BuildDemoModel();
+
+// Writes the parts, in order, to a temporary file beside `path` and renames it
+// into place: a failed write (disk full, directory gone) never leaves a partial
+// file under the final name. Throws Error("<path>: cannot write: ..." or
+// "<path>: write failed: ...").
+void WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts);
 
 // "3,7,12" -> {3, 7, 12}; throws UsageError naming --flag on anything else.
 std::vector<int> ParseIntList(const std::string& flag, const std::string& text);
