@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "abi/context_model.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "delegate/emulated_delegate.h"
@@ -200,9 +201,14 @@ std::unique_ptr<PartitionKernel> BuildKernel(const PluginOptions& options, const
   kernel->allocated = true;
   if (kernel->packed && kernel->packed->modified()) {
     const std::vector<uint8_t> bytes = kernel->packed->Serialize();
-    std::ofstream out(kernel->cache_file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) Log(options, LogLevel::kWarning, "cannot write " + kernel->cache_file);
+    // Whole or absent: a process killed mid-write, or a full disk, must not
+    // leave a torn file for the next run to read.
+    try {
+      WriteFileAtomically(kernel->cache_file,
+                          {std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
+    } catch (const std::exception& e) {
+      Log(options, LogLevel::kWarning, std::string("cache not written: ") + e.what());
+    }
   }
   return kernel;
 }
@@ -387,9 +393,11 @@ void WriteReport(const PluginState& state, const ContextGraph& graph, const Dele
                  {"summary", SummaryLine(kPluginName, plan.num_delegated_nodes, total, plan.num_candidate_partitions)},
                  {"nodes", nodes},
                  {"execution_plan", steps}};
-  std::ofstream out(state.options.report, std::ios::trunc);
-  out << report.dump(2) << "\n";
-  if (!out) Log(state.options, LogLevel::kWarning, "cannot write the report to " + state.options.report);
+  try {
+    WriteFileAtomically(state.options.report, {report.dump(2), "\n"});
+  } catch (const std::exception& e) {
+    Log(state.options, LogLevel::kWarning, std::string("report not written: ") + e.what());
+  }
 }
 
 TfLiteStatus DelegatePrepare(TfLiteContext* context, TfLiteDelegate* delegate) {

@@ -3,18 +3,13 @@
 // 16-byte aligned buffers) and what ReadModelBuffer turns back into an equal
 // ModelDef.
 #include <algorithm>
-#include <cstdio>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <unistd.h>
 #include <variant>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "model/model.h"
 #include "model/options_table.h"
@@ -474,25 +469,7 @@ std::vector<uint8_t> WriteModel(const ModelDef& model) { return Writer(model).Wr
 
 void WriteModelFile(const ModelDef& model, const std::string& path) {
   const std::vector<uint8_t> bytes = WriteModel(model);
-  // Write beside the target and rename, so readers never see a partial file.
-  const std::string temp_path = StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream file(temp_path, std::ios::binary | std::ios::trunc);
-    if (!file) Fail(path, ": cannot write: ", std::strerror(errno));
-    file.write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    file.close();
-    if (!file) {
-      std::remove(temp_path.c_str());
-      Fail(path, ": write error");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temp_path, path, error);
-  if (error) {
-    std::remove(temp_path.c_str());
-    Fail(path, ": cannot write: ", error.message());
-  }
+  WriteFileAtomically(path, {std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
 }
 
 }  // namespace delegato

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -443,10 +442,7 @@ int Fix(const Args& args) {
     std::cout << "  (--accept_accuracy_loss writes it anyway; --tolerance sets the bound)\n";
     exit_code = 1;
   } else if (!dry_run) {
-    std::ofstream file(out_path, std::ios::binary);
-    DLG_CHECK(file, out_path, ": cannot write");
-    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    DLG_CHECK(file, out_path, ": write failed");
+    WriteFileAtomically(out_path, {std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
     written = true;
     std::cout << "\nwrote " << out_path << " (" << bytes.size() << " bytes)";
     if (verify) std::cout << (within ? ", verified within tolerance " : ", accuracy loss accepted beyond tolerance ") << tolerance;
@@ -458,9 +454,7 @@ int Fix(const Args& args) {
   report["output"] = written ? out_path : "";
   report["violations"] = violations;
   if (flags.Has("report_json")) {
-    std::ofstream file(flags.GetString("report_json"));
-    DLG_CHECK(file, flags.GetString("report_json"), ": cannot write");
-    file << report.dump(2) << "\n";
+    WriteFileAtomically(flags.GetString("report_json"), {report.dump(2), "\n"});
   }
   return exit_code;
 }

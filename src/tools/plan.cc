@@ -1,7 +1,6 @@
 // delegato plan: which nodes of a model a target's delegate and driver take,
 // which stay on the CPU and why, and what to change. Text for people, JSON
 // for CI (--fail_on), DOT and a self-contained HTML page for pictures.
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -433,8 +432,7 @@ std::vector<std::pair<int, int>> NodeEdges(const ModelDef& model) {
 }
 
 void WriteDot(const ModelDef& model, const Placement& p, const std::string& path) {
-  std::ofstream out(path);
-  DLG_CHECK(out, path, ": cannot write");
+  std::ostringstream out;
   const SubgraphDef& graph = model.subgraphs[0];
   out << "digraph plan {\n  node [shape=box, style=filled, fontname=Helvetica];\n";
   for (size_t i = 0; i < graph.operators.size(); ++i) {
@@ -448,6 +446,7 @@ void WriteDot(const ModelDef& model, const Placement& p, const std::string& path
   }
   for (auto [from, to] : NodeEdges(model)) out << "  n" << from << " -> n" << to << ";\n";
   out << "}\n";
+  WriteFileAtomically(path, {out.str()});
 }
 
 std::string HtmlEscape(const std::string& s) {
@@ -468,8 +467,7 @@ std::string HtmlEscape(const std::string& s) {
 // coloured by placement, reasons in each node's hover title, then the table.
 void WriteHtml(const ModelDef& model, const std::string& label, const Placement& p, const Summary* summary,
                const std::string& path) {
-  std::ofstream out(path);
-  DLG_CHECK(out, path, ": cannot write");
+  std::ostringstream out;
   const SubgraphDef& graph = model.subgraphs[0];
   const int n = static_cast<int>(graph.operators.size());
   const auto edges = NodeEdges(model);
@@ -577,6 +575,7 @@ void WriteHtml(const ModelDef& model, const std::string& label, const Placement&
         << "</td><td>" << HtmlEscape(fixes) << "</td></tr>\n";
   }
   out << "</table></body></html>\n";
+  WriteFileAtomically(path, {out.str()});
 }
 
 // The placement a TFLite external delegate plugin chose, read back from a

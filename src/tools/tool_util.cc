@@ -118,23 +118,4 @@ int RunCommand(const char* name, const std::function<int()>& body) {
   }
 }
 
-void WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts) {
-  const std::string temp = path + ".tmp" + std::to_string(getpid());
-  errno = 0;
-  std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-  DLG_CHECK(file, path, ": cannot write: ", errno ? std::strerror(errno) : "unknown error");
-  for (std::string_view part : parts) file.write(part.data(), static_cast<std::streamsize>(part.size()));
-  file.close();
-  if (!file.good()) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    Fail(path, ": write failed: ", error ? std::strerror(error) : "unknown error");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    Fail(path, ": cannot write: ", std::strerror(error));
-  }
-}
-
 }  // namespace delegato::tools

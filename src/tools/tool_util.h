@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "delegato/interpreter.h"
 #include "model/model.h"
 
@@ -33,11 +34,8 @@ void FillRandomInputs(Interpreter& interpreter, uint64_t seed);
 // The model the project generates itself: a small uint8 CNN (see demo_model.cc).
 std::shared_ptr<ModelDef> BuildDemoModel();
 
-// Writes the parts, in order, to a temporary file beside `path` and renames it
-// into place: a failed write (disk full, directory gone) never leaves a partial
-// file under the final name. Throws Error("<path>: cannot write: ..." or
-// "<path>: write failed: ...").
-void WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts);
+// The tools write every output file whole or not at all (core/atomic_file.h).
+using ::delegato::WriteFileAtomically;
 
 // "3,7,12" -> {3, 7, 12}; throws UsageError naming --flag on anything else.
 std::vector<int> ParseIntList(const std::string& flag, const std::string& text);
