@@ -24,7 +24,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SYSROOT = "/usr/aarch64-linux-gnu"
+# One glibc for loader and libc (see cmake/aarch64-linux-gnu.cmake): the
+# multiarch libc6:arm64 when installed, else the cross package's.
+SYSROOT = "/" if Path("/lib/ld-linux-aarch64.so.1").exists() else "/usr/aarch64-linux-gnu"
 
 
 def build_plugin(out_dir):
