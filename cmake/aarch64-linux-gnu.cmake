@@ -12,7 +12,18 @@ set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_IGNORE_PATH /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/cmake)
 # Tests run under user-mode emulation (ctest, gtest discovery at build time);
 # the environment variable QEMU_CPU picks the emulated CPU (cortex-a53, max, ...).
+# The loader and libc must come from one glibc build: the programs link
+# multiarch libraries (libflatbuffers:arm64), which pull in libc6:arm64, and
+# ld.so finds that libc through the host's /etc/ld.so.cache. Pairing it with
+# the cross package's older ld.so (-L /usr/aarch64-linux-gnu) corrupts the
+# loader's state: pthread_create then loops forever in its stack cache. So
+# with libc6:arm64 installed the emulator takes / as its prefix.
+if(EXISTS /lib/ld-linux-aarch64.so.1)
+  set(DELEGATO_AARCH64_LD_PREFIX /)
+else()
+  set(DELEGATO_AARCH64_LD_PREFIX /usr/aarch64-linux-gnu)
+endif()
 find_program(DELEGATO_QEMU_AARCH64 qemu-aarch64)
 if(DELEGATO_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${DELEGATO_QEMU_AARCH64} -L /usr/aarch64-linux-gnu)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${DELEGATO_QEMU_AARCH64} -L ${DELEGATO_AARCH64_LD_PREFIX})
 endif()
