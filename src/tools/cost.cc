@@ -257,11 +257,13 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
                        output_unit(acc_cycles));
       break;
     }
-    case BuiltinOp::kFullyConnected: {
-      // A vector product: one output row per "pixel", the IFM depth is the filter's.
+    case BuiltinOp::kFullyConnected:
+    case BuiltinOp::kBatchMatmul: {
+      // A vector product: one output row per "pixel", the IFM depth is the
+      // filter's (FULLY_CONNECTED) or the left operand's last dimension.
       const double rows = std::max(1.0, out_elements / std::max(out[3], 1.0));
       const double ublocks = CeilDiv(rows, npu.ublock_h * npu.ublock_w);
-      const double ic = filter(1);
+      const double ic = kind == BuiltinOp::kFullyConnected ? filter(1) : in[3];
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks) * CeilDiv(ic, npu.ifm_block_depth) * (wide ? 2 : 1),
                        output_unit(acc_cycles));
       c.unit = EthosUCycles::Unit::kMacArray;
@@ -274,6 +276,17 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       const double steps = sub_kernels(kh, kw, [](double k) { return std::max(4.0, k); });
       c.npu = std::max(ublocks_xy * ublocks_z * steps * (wide ? 2 : 1),
                        output_unit(kind == BuiltinOp::kMaxPool2d ? npu.output_cycles_max_pool : npu.output_cycles));
+      break;
+    }
+    case BuiltinOp::kResizeBilinear:
+    case BuiltinOp::kResizeNearestNeighbor: {
+      // Vela upscales with one depthwise convolution per output phase (2x2
+      // phases for a 2x upscale) writing a strided output, plus memory copies
+      // of the input's edges. Its per-layer cycles show about 6 output-unit
+      // cycles per output element for the phases together (a 16x16x8 ->
+      // 32x32x8 resize: 4 passes of 3201 cycles on ethos-u55-256).
+      c.npu = 6 * output_unit(npu.output_cycles) * (wide ? 2 : 1);
+      c.operations = 4;
       break;
     }
     case BuiltinOp::kMean:
@@ -332,11 +345,13 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
       break;
     case BuiltinOp::kUnidirectionalSequenceLstm: {
-      // Unrolled per time step into the gates' fully connected layers (input
+      // Unrolled per time step into the gates' 8 fully connected layers (input
       // and recurrent weights, read again every step) and ~20 elementwise ops.
       const double steps = in[2] > 1 ? in[2] : in[1];
       const double units = out[3];
-      c.operations = steps * 28;
+      // Only the fully connected layers count as operations of their own: the
+      // elementwise ones are short (20-50 cycles each in Vela's per-layer CSV).
+      c.operations = steps * 8;
       c.npu = steps * (CeilDiv(4 * units, npu.ublock_d) * weight_load *
                            (CeilDiv(in[3], npu.ifm_block_depth) + CeilDiv(units, npu.ublock_d)) +
                        20 * units * npu.output_cycles_add_sub);
