@@ -291,12 +291,13 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     }
     case BuiltinOp::kMean:
     case BuiltinOp::kSum: {
-      // Vela turns a spatial mean into a depthwise convolution / average pool
-      // whose kernel covers the reduced area.
+      // Vela turns a spatial mean into a depthwise convolution whose kernel
+      // covers the reduced area (its per-layer CSV lists MEAN as
+      // DepthwiseConv2D): priced as one.
       const double kh = in[1] / std::max(1.0, out[1]), kw = in[2] / std::max(1.0, out[2]);
-      const double steps = sub_kernels(kh, kw, [](double k) { return std::max(4.0, k); });
-      c.npu = std::max(ublocks_xy * ublocks_z * steps, output_unit(npu.output_cycles));
-      c.operations = 1;
+      const double steps = sub_kernels(kh, kw, [](double k) { return CeilDiv(k, 4); });
+      c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
+                       output_unit(npu.output_cycles));
       break;
     }
     case BuiltinOp::kReshape:
@@ -311,15 +312,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     case BuiltinOp::kSub:
       c.npu = output_unit(npu.output_cycles_add_sub);
       c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
       break;
     case BuiltinOp::kMul:
       c.npu = output_unit(npu.output_cycles_mul);
       c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
       break;
     case BuiltinOp::kMaximum:
     case BuiltinOp::kMinimum:
       c.npu = output_unit(npu.output_cycles_max_pool);
       c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
       break;
     case BuiltinOp::kLogistic:
     case BuiltinOp::kTanh:
@@ -329,6 +333,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       activation_cycles = npu.activation_cycles_lut;
       c.npu = output_unit(npu.output_cycles);
       c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
       break;
     case BuiltinOp::kSoftmax:
       // Vela's int8 softmax is a sequence of about 30 elementwise and
@@ -336,6 +341,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       // tensor; Vela's per-layer cycles for them show no per-operation cost.
       c.npu = 30 * output_unit(npu.output_cycles);
       c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
       fm_sram *= 10;
       break;
     case BuiltinOp::kArgMax:

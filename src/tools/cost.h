@@ -54,7 +54,10 @@ struct EthosUConstants {
 struct EthosUCycles {
   enum class Unit { kMacArray, kElementwise, kOther };
   double npu = 0, sram = 0, off_chip = 0;  // npu: before the calibrated scale of its unit
-  double operations = 1;  // NPU operations Vela emits for the node (0 = removed)
+  // Vela operations for the node that carry the fixed per-operation cost:
+  // convolution-like passes (convolutions, pooling, vector products) and
+  // memory copies. Elementwise passes show none in Vela's per-layer cycles.
+  double operations = 1;
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
