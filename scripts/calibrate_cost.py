@@ -87,6 +87,8 @@ CONFIGS = {  # Vela accelerator configuration -> delegato target
 FIT_MODELS = ["mobilenet_v2_1.0_224_quant", "person_detect", "keyword_scrambled", "resnet_small_int8",
               "densenet_small_int8"]
 SKIP_MODELS = {"hello_world_float", "model_invoking_error"}  # float (no NPU work) / not a valid model
+CLASSES = ["conv_1x1", "conv_kxk", "depthwise", "fully_connected", "elementwise", "pooling_resize",
+           "data_movement", "other"]  # delegato's op classes (CostOpClassNames), for cpu-profile
 VELA_PKG = "ethos-u-vela 5.2 (PyPI), ethosu/vela/"
 
 
@@ -301,8 +303,8 @@ def vela(args):
     models = vela_models(args.shared)
     version = subprocess.run(["vela", "--version"], capture_output=True, text=True).stdout.strip()
     report = {}
-    work = pathlib.Path(args.vela_out) if args.vela_out else pathlib.Path(tempfile.mkdtemp())
     with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(args.vela_out) if args.vela_out else pathlib.Path(tmp) / "vela"
         targets_dir = pathlib.Path(tmp) / "targets"
         shutil.copytree(REPO / "targets", targets_dir)
         for config, target in CONFIGS.items():
