@@ -11,10 +11,12 @@ docs/cost_model.md with the fit and its errors.
         (op_class_efficiency): delegato's own op profile (`bench
         --enable_op_profiling`, 1 thread, optimized int8 kernels) on this host,
         ops per second of each class over that of conv_1x1.
-    scripts/calibrate_cost.py vela [--write-targets] [--out docs/cost_model.md]
-        Ethos-U op-class throughputs fitted to Vela's per-layer cycle estimates
-        on the fitting models; the estimate vs Vela's summary `inference_time`
-        on held-out models reported separately.
+    scripts/calibrate_cost.py vela [--write-targets] [--out docs/cost_model.md] [--vela-out DIR]
+        The Ethos-U targets' cost.ethos_u sections: Vela's architecture tables
+        and default system configuration (read from Vela's summary CSV), and
+        three corrections fitted to Vela's per-layer cycles on the fitting
+        models; the estimate vs Vela's summary `inference_time` on held-out
+        models reported separately, with a per-node check.
 
 Prints the fitted numbers; --write-targets puts them in targets/*.json.
 """
@@ -74,25 +76,36 @@ def seed000(args):
         print(f"wrote {path}")
 
 
-CONFIGS = {  # Vela accelerator configuration -> delegato target, MACs per cycle
-    "ethos-u55-256": ("ethos-u55", 256),
-    "ethos-u65-256": ("ethos-u65", 256),
-    "ethos-u85-256": ("ethos-u85", 256),
+CONFIGS = {  # Vela accelerator configuration -> delegato target
+    "ethos-u55-256": "ethos-u55",
+    "ethos-u65-256": "ethos-u65",
+    "ethos-u85-256": "ethos-u85",
 }
-# Models whose Vela per-layer cycles the throughputs are fitted to; every other
-# shared int8/uint8 model Vela compiles is held out and only checked.
-FIT_MODELS = ["mobilenet_v2_1.0_224_quant", "movenet_single_pose_lightning_ptq", "person_detect",
-              "keyword_scrambled", "deeplabv3_mnv2_dm05_pascal_quant", "keras_lstm_mnist_ptq", "hello_world_int8"]
+# The three calibrated numbers (op_overhead_cycles, mac_cycle_scale,
+# elementwise_cycle_scale) are fitted to these models' Vela inference_time;
+# every other model Vela compiles is held out and only checked.
+FIT_MODELS = ["mobilenet_v2_1.0_224_quant", "person_detect", "keyword_scrambled", "resnet_small_int8",
+              "densenet_small_int8"]
 SKIP_MODELS = {"hello_world_float", "model_invoking_error"}  # float (no NPU work) / not a valid model
 CLASSES = ["conv_1x1", "conv_kxk", "depthwise", "fully_connected", "elementwise", "pooling_resize",
-           "data_movement", "other"]
-FEATURES = CLASSES + ["activation_bytes", "weight_bytes", "nodes"]
+           "data_movement", "other"]  # delegato's op classes (CostOpClassNames), for cpu-profile
+VELA_PKG = "ethos-u-vela 5.2 (PyPI), ethosu/vela/"
+
+
+def vela_models(shared):
+    """The shared int8/uint8 models and the zoo's int8 and int16x8 variants."""
+    models = [p for p in sorted((pathlib.Path(shared) / "models").glob("*.tflite")) if p.stem not in SKIP_MODELS]
+    zoo = pathlib.Path(os.path.expanduser("~/.cache/delegato/zoo/v1"))
+    models += sorted(zoo.glob("*_int8.tflite")) + sorted(zoo.glob("*_int16x8.tflite"))
+    return models
 
 
 def run_vela(model, config, out):
-    out.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["vela", f"--accelerator-config={config}", "--verbose-performance", "--output-dir", str(out),
-                    str(model)], capture_output=True, text=True, timeout=600, check=True)
+    """Vela's summary row and per-layer rows; reuses an earlier run's files in `out`."""
+    if not list(out.glob("*_summary_*.csv")):
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["vela", f"--accelerator-config={config}", "--verbose-performance", "--output-dir", str(out),
+                        str(model)], capture_output=True, text=True, timeout=900, check=True)
     summary = next(out.glob("*_summary_*.csv"))
     row = next(csv.DictReader(summary.open()))
     layers = list(csv.DictReader(next(out.glob("*_per-layer.csv")).open()))
@@ -103,12 +116,11 @@ def norm_op(name):
     return name.replace("_", "").lower()
 
 
-def node_seconds(plan, layers, clock):
+def node_cycles(plan, layers):
     """Vela's per-layer cycles summed onto the model's nodes: by output tensor
     name (exact, else the longest node output the layer's name starts with);
-    layers Vela created when it rewrote an op (a RESIZE_BILINEAR becomes
-    convolutions, an LSTM fully connected layers) go to the nearest matched
-    layer of the same original operator, else to the nearest matched layer."""
+    layers Vela created when it rewrote an op go to the nearest matched layer
+    of the same original operator, else to the nearest matched layer."""
     names = {n["output"]: n["index"] for n in plan["nodes"]}
     ops = {n["index"]: norm_op(n["op"]) for n in plan["nodes"]}
     by_length = sorted((o for o in names if o), key=len, reverse=True)
@@ -119,112 +131,136 @@ def node_seconds(plan, layers, clock):
             node = next((names[o] for o in by_length if row["Name"].startswith(o)), None)
         owner.append(node)
     matched = [i for i, node in enumerate(owner) if node is not None]
-    seconds = [0.0] * len(plan["nodes"])
-    unmatched = 0.0
+    cycles = [0.0] * len(plan["nodes"])
     for i, row in enumerate(layers):
-        cycles = float(row["Op Cycles"] or 0)
         node = owner[i]
         if node is None and matched:
             op = norm_op(row["Original Operator"])
             same = [j for j in matched if ops[owner[j]] == op]
-            pool = same or matched
-            node = owner[min(pool, key=lambda j: abs(j - i))]
-            unmatched += cycles / clock
+            node = owner[min(same or matched, key=lambda j: abs(j - i))]
         if node is not None:
-            seconds[node] += cycles / clock
-    return seconds, unmatched
+            cycles[node] += float(row["Op Cycles"] or 0)
+    return cycles
 
 
-def features(node):
-    c = node["cost"]
-    f = [0.0] * len(FEATURES)
-    # int16 activations run at half the int8 peak: twice the operations at the int8 rate.
-    f[CLASSES.index(c["op_class"])] = c["ops"] * (2 if node["types"].split("->")[0] == "int16" else 1)
-    f[-3], f[-2], f[-1] = c["activation_bytes"], c["weight_bytes"], 1.0
-    return f
+def ethos_u_section(config, summary, fit, fit_note):
+    """The target's cost.ethos_u numbers: Vela's architecture tables and its
+    default system configuration (as Vela itself reports it in the summary CSV)."""
+    arch = VELA_PKG + "architecture_features.py"
+    u85 = config.startswith("ethos-u85")
+    clock = float(summary["core_clock"])
+    gib = 1024 ** 3
+    sram = float(summary["sram_bandwidth"]) * gib / clock
+    off_chip_area = summary["weights_storage_area"]
+    off_chip = float(summary["dram_bandwidth" if off_chip_area == "DRAM" else "off_chip_flash_bandwidth"]) * gib / clock
+    fm_off_chip = summary["feature_map_storage_area"] != "SRAM"
+    cache = float(summary["arena_cache_size"]) * 1024 if fm_off_chip else 0.0
+    csv_src = lambda field, says: {"observed": f"vela --accelerator-config={config} summary CSV ({field})", "says": says}
+    if u85:
+        # Vela 5.2 models the U85 in its compiled core (regor); its Python tables
+        # stop at the U65. The 256-MAC U55/U65 numbers stand in for it.
+        tab = lambda field, says: {"path": f"{arch}: {field} (Ethos_U55_256 / Ethos_U65_256)",
+                                   "says": says + "; taken for the 256-MAC Ethos-U85 too, whose model Vela 5.2 "
+                                                  "keeps in compiled code"}
+    else:
+        tab = lambda field, says: {"path": f"{arch}: {field} ({config})", "says": says}
+    n = lambda v, src: {"value": float(f"{v:.6g}"), "source": src}
+    ublock = "accelerator_configs[...].ofm_ublock"
+    out = "output_cycles_per_elem"
+    section = {
+        "clock_hz": n(clock, csv_src("core_clock", f"Vela's default system configuration ({summary['system_config']}) "
+                                                   f"clocks the NPU at {clock / 1e6:g} MHz")),
+        "ofm_ublock_height": n(2, tab(ublock, "Block(2, 2, 8): the 256-MAC array computes 2x2x8 output micro-blocks")),
+        "ofm_ublock_width": n(2, tab(ublock, "Block(2, 2, 8)")),
+        "ofm_ublock_depth": n(8, tab(ublock, "Block(2, 2, 8)")),
+        "ifm_block_depth": n(32, {"path": VELA_PKG + "architecture_allocator.py: ifm_blockdepth",
+                                  "says": "round_up(min(ifm depth, 16 if part-kernel else 32), ifm_ublock.depth)"}),
+        "output_cycles_per_element": n(0.25, tab(out, "index 7 (convolution, pooling and other ops): 0.25")),
+        "output_cycles_add_sub": n(0.75, tab(out, "index 5 (advanced ADD/SUB): 0.75")),
+        "output_cycles_mul": n(0.375, tab(out, "index 3 (MUL, or 40-bit accumulators of 16-bit convolutions): 0.375")),
+        "output_cycles_max_pool": n(0.125, tab(out, "index 6 (max pooling): 0.125")),
+        "activation_cycles_lut": n(1.0, tab("activation_cycles_per_elem", "index 0 (sigmoid, tanh, LUT): 1.0")),
+        "activation_cycles_relu": n(0.25, tab("activation_cycles_per_elem", "index 1 (ReLU family): 0.25")),
+        "sram_bytes_per_cycle": n(sram, csv_src("sram_bandwidth", f"{float(summary['sram_bandwidth']):.4g} GiB/s at "
+                                                                  f"{clock / 1e6:g} MHz")),
+        "off_chip_bytes_per_cycle": n(off_chip, csv_src(
+            "weights_storage_area, dram_bandwidth / off_chip_flash_bandwidth",
+            f"weights stream from {off_chip_area} at {off_chip * clock / gib:.4g} GiB/s")),
+        "feature_maps_off_chip": n(1 if fm_off_chip else 0, csv_src(
+            "feature_map_storage_area", f"feature maps live in {summary['feature_map_storage_area']} "
+                                        f"(memory mode {summary['memory_mode']})")),
+        "sram_cache_bytes": n(cache, csv_src("arena_cache_size", f"{float(summary['arena_cache_size']):g} KiB of SRAM "
+                                             "cache the feature maps" if fm_off_chip else "no cache: feature maps are in SRAM")),
+    }
+    for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost"),
+                      ("mac_cycle_scale", "the MAC array's cycles on CONV_2D / FULLY_CONNECTED over the block model's"),
+                      ("elementwise_cycle_scale", "the output unit's cycles on elementwise and copy operations over "
+                                                  "Vela's per-element table")):
+        section[key] = n(fit[key], {"calibration": f"scripts/calibrate_cost.py vela ({config})",
+                                    "says": says + "; " + fit_note})
+    return {"ethos_u": section,
+            "partition_sync_us": {"value": 0, "source": csv_src(
+                "inference_time", "Vela's inference_time counts NPU cycles only; the estimate keeps that scope"),
+                "note": "the Cortex-M driver call and cache maintenance per NPU partition are not modelled"},
+            "first_inference_compile_ms": {"value": 0, "source": {
+                "url": "https://pypi.org/project/ethos-u-vela/",
+                "says": "Vela compiles a TFLite model ahead of time into an optimised model for the Ethos-U NPU"}}}
 
 
-def fit(data, names, peak):
-    """Coefficients (seconds per feature unit) fitted to the Vela per-layer times of `names`."""
-    rows, targets, classes = [], [], set()
-    for name in names:
-        d = data.get(name)
+def model_cycles(d, fit):
+    """The model's NPU cycles under the fitted numbers `fit` (delegato's formula, EthosUCycles::total)."""
+    total = 0.0
+    for node in d["plan"]["nodes"]:
+        if node["placement"] != "delegate":
+            continue
+        e = node["cost"]["ethos_u"]
+        scale = {"mac_array": fit["mac_cycle_scale"], "elementwise": fit["elementwise_cycle_scale"]}.get(e["unit"], 1.0)
+        total += max(e["npu_cycles"] * scale, e["sram_cycles"], e["off_chip_cycles"]) + \
+            e["operations"] * fit["op_overhead_cycles"]
+    return total
+
+
+FITTED = {  # name -> the values scanned
+    "mac_cycle_scale": [0.5 + 0.02 * i for i in range(200)],
+    "elementwise_cycle_scale": [0.5 + 0.02 * i for i in range(300)],
+    "op_overhead_cycles": [4.0 * i for i in range(250)],
+}
+
+
+def fit_numbers(data, names):
+    """The three calibrated numbers minimising the disagreement with Vela on
+    the fitting models: per model, the mean of the per-node error (sum of
+    |delegato - Vela| over its nodes, relative to its Vela total) and of the
+    total's relative error, averaged over the models. Coordinate descent, one
+    scanned number at a time."""
+    import numpy as np
+    fit = {"mac_cycle_scale": 1.0, "elementwise_cycle_scale": 1.0, "op_overhead_cycles": 0.0}
+    models = []  # per fitting model: per-node arrays and Vela's cycles
+    for m in names:
+        d = data.get(m)
         if not d or d["vela_s"] <= 0:
             continue
-        # Each model weighs the same: rows scaled by 1 / its Vela time (relative error).
-        weight = 1.0 / d["vela_s"]
-        for node in d["plan"]["nodes"]:
-            if node["placement"] != "delegate":
-                continue
-            rows.append([weight * f for f in features(node)])
-            targets.append(weight * d["seconds"][node["index"]])
-            classes.add(node["cost"]["op_class"])
-    # No class runs faster than the peak: fit only the time above ops / peak.
-    base = [sum(r[:len(CLASSES)]) / peak for r in rows]
-    coef = nnls(rows, [t - b for t, b in zip(targets, base)])
-    coef[:len(CLASSES)] += 1.0 / peak
-    # A class no fitting model has runs at the peak (delegato counts a missing class as 1).
-    return coef, classes
+        delegated = [n for n in d["plan"]["nodes"] if n["placement"] == "delegate"]
+        es = [n["cost"]["ethos_u"] for n in delegated]
+        vela_nodes = node_cycles(d["plan"], d["layers"])
+        arr = lambda f: np.array([f(e) for e in es], dtype=float)
+        models.append(dict(npu=arr(lambda e: e["npu_cycles"]),
+                           mem=arr(lambda e: max(e["sram_cycles"], e["off_chip_cycles"])),
+                           ops=arr(lambda e: e["operations"]), mac=arr(lambda e: e["unit"] == "mac_array"),
+                           elem=arr(lambda e: e["unit"] == "elementwise"), vela=d["vela_s"] * d["clock"],
+                           vela_nodes=np.array([vela_nodes[n["index"]] for n in delegated], dtype=float)))
 
-
-def predict(d, coef):
-    """The model's accelerator time (s) under `coef`: delegato's formula, summed over delegated nodes."""
-    return sum(sum(c * f for c, f in zip(coef, features(node)))
-               for node in d["plan"]["nodes"] if node["placement"] == "delegate")
-
-
-def nnls(rows, targets):
-    """Least squares with coefficients >= 0 (drop negative ones and refit)."""
-    import numpy as np
-    a, b = np.array(rows), np.array(targets)
-    # Columns scaled to unit norm so bytes and ops are comparable.
-    scale = np.linalg.norm(a, axis=0)
-    scale[scale == 0] = 1
-    active = [j for j in range(a.shape[1]) if np.any(a[:, j])]
-    while True:
-        coef = np.zeros(a.shape[1])
-        sol, *_ = np.linalg.lstsq(a[:, active] / scale[active], b, rcond=None)
-        coef[active] = sol / scale[active]
-        negative = [j for j in active if coef[j] < 0]
-        if not negative:
-            return coef
-        active = [j for j in active if j not in negative]
-
-
-def num(value, source):
-    return {"value": float(f"{value:.4g}"), "source": source}
-
-
-def cost_section(config, target, macs, clock, coef, fitted_classes):
-    cal = {"calibration": f"scripts/calibrate_cost.py vela ({config})",
-           "says": "least-squares fit (coefficients >= 0) to Vela's per-layer cycle estimates on " +
-                   ", ".join(FIT_MODELS)}
-    vela_src = {"observed": f"vela --accelerator-config={config} summary CSV (core_clock)",
-                "says": f"Vela's default system configuration for {config} clocks the NPU at {clock / 1e6:g} MHz; "
-                        f"{macs} MACs per cycle is the configuration's size"}
-    peak = 2 * macs * clock
-    section = {"ops_per_second": {"int8": num(peak, vela_src), "uint8": num(peak, vela_src),
-                                  "int16": dict(num(peak / 2, vela_src),
-                                                note="16-bit activations take about twice the cycles of int8")},
-               "op_class_efficiency": {}}
-    for i, name in enumerate(CLASSES):
-        if name not in fitted_classes:
-            continue
-        entry = num(1.0 / (coef[i] * peak), cal)
-        section["op_class_efficiency"][name] = entry
-    if coef[-3] > 0:
-        section["memory_bytes_per_second"] = num(1.0 / coef[-3], cal)
-    if coef[-2] > 0:
-        section["weight_bytes_per_second"] = num(1.0 / coef[-2], cal)
-    section["node_overhead_us"] = num(coef[-1] * 1e6, cal)
-    section["partition_sync_us"] = {"value": 0, "source": {
-        "observed": f"vela --accelerator-config={config} summary CSV (inference_time)",
-        "says": "Vela's inference_time counts NPU cycles only; the estimate keeps that scope"},
-        "note": "the Cortex-M driver call and cache maintenance per NPU partition are not modelled"}
-    section["first_inference_compile_ms"] = {"value": 0, "source": {
-        "url": "https://pypi.org/project/ethos-u-vela/",
-        "says": "Vela compiles a TFLite model ahead of time into an optimised model for the Ethos-U NPU"}}
-    return section
+    def error(f):
+        err = 0.0
+        for m in models:
+            scale = 1 + m["mac"] * (f["mac_cycle_scale"] - 1) + m["elem"] * (f["elementwise_cycle_scale"] - 1)
+            nodes = np.maximum(m["npu"] * scale, m["mem"]) + m["ops"] * f["op_overhead_cycles"]
+            err += (np.abs(nodes - m["vela_nodes"]).sum() / m["vela"] + abs(nodes.sum() / m["vela"] - 1)) / 2
+        return err / len(models)
+    for _ in range(6):
+        for key, values in FITTED.items():
+            fit[key] = min(values, key=lambda v: error(dict(fit, **{key: v})))
+    return fit
 
 
 def dump_cost(obj, indent, unit="  "):
@@ -264,58 +300,65 @@ def splice_cost(path, section):
 def vela(args):
     if not shutil.which("vela"):
         raise SystemExit("vela (ethos-u-vela) is not installed")
-    models = sorted(p for p in (pathlib.Path(args.shared) / "models").glob("*.tflite") if p.stem not in SKIP_MODELS)
+    models = vela_models(args.shared)
     version = subprocess.run(["vela", "--version"], capture_output=True, text=True).stdout.strip()
     report = {}
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = pathlib.Path(tmp)
-        targets_dir = tmp / "targets"
+        work = pathlib.Path(args.vela_out) if args.vela_out else pathlib.Path(tmp) / "vela"
+        targets_dir = pathlib.Path(tmp) / "targets"
         shutil.copytree(REPO / "targets", targets_dir)
-        for config, (target, macs) in CONFIGS.items():
-            data = {}
+        for config, target in CONFIGS.items():
+            data, summary0 = {}, None
             for model in models:
                 try:
-                    summary, layers = run_vela(model, config, tmp / config / model.stem)
+                    summary, layers = run_vela(model, config, work / config / model.stem)
                 except (subprocess.SubprocessError, StopIteration):
                     continue
-                plan = plan_json(args.delegato, model, target, targets_dir)
-                clock = float(summary["core_clock"])
-                seconds, unmatched = node_seconds(plan, layers, clock)
-                data[model.stem] = dict(plan=plan, seconds=seconds, unmatched=unmatched, clock=clock,
+                summary0 = summary0 or summary
+                data[model.stem] = dict(path=model, layers=layers, clock=float(summary["core_clock"]),
                                         vela_s=float(summary["inference_time"]))
-            clock = next(iter(data.values()))["clock"]
-            peak = 2 * macs * clock
-            coef, fitted_classes = fit(data, FIT_MODELS, peak)
-            # Leave-one-model-out: every model predicted by a fit on all the others.
-            loo = {}
-            for name, d in data.items():
-                if d["vela_s"] > 0:
-                    others = [m for m in data if m != name]
-                    loo[name] = predict(d, fit(data, others, peak)[0]) / d["vela_s"] - 1
-            section = cost_section(config, target, macs, clock, coef, fitted_classes)
+            # The section with neutral calibrated numbers gives every node's cycles; then they are fitted.
+            note = ("fitted with the other two calibrated numbers to Vela's per-layer cycles (summed per node) and "
+                    "inference_time on " +
+                    ", ".join(FIT_MODELS))
+            neutral = {"mac_cycle_scale": 1.0, "elementwise_cycle_scale": 1.0, "op_overhead_cycles": 0.0}
+            splice_cost(targets_dir / f"{target}.json", ethos_u_section(config, summary0, neutral, note))
+            for d in data.values():
+                d["plan"] = plan_json(args.delegato, d["path"], target, targets_dir)
+            fit = fit_numbers(data, FIT_MODELS)
+            section = ethos_u_section(config, summary0, fit, note)
             splice_cost(targets_dir / f"{target}.json", section)
             if args.write_targets:
                 splice_cost(REPO / "targets" / f"{target}.json", section)
             results = []
             for name, d in sorted(data.items()):
-                plan = plan_json(args.delegato, pathlib.Path(args.shared) / "models" / f"{name}.tflite", target,
-                                 targets_dir)
-                est = plan["estimate"]["accelerator_us"] / 1e6
                 if d["vela_s"] <= 0:
                     continue
-                check = predict(d, coef)
+                plan = plan_json(args.delegato, d["path"], target, targets_dir)
+                est = plan["estimate"]["accelerator_us"] / 1e6
+                check = model_cycles(d, fit) / d["clock"]
                 if abs(check - est) > 1e-6 + 1e-3 * est:
                     print(f"warning: {name}: the script's formula gives {check * 1e3:.4f} ms, delegato "
                           f"{est * 1e3:.4f} ms", file=sys.stderr)
-                results.append(dict(model=name, fitted=name in FIT_MODELS, vela_ms=d["vela_s"] * 1e3, loo=loo[name],
+                # Per node: delegato's estimate against Vela's layers summed onto the node.
+                vela_nodes = node_cycles(plan, d["layers"])
+                worst = max(((abs(n["cost"]["accelerator_us"] - vela_nodes[n["index"]] / d["clock"] * 1e6), n["op"])
+                             for n in plan["nodes"] if n["placement"] == "delegate"), default=(0.0, ""))
+                within = [n for n in plan["nodes"] if n["placement"] == "delegate" and vela_nodes[n["index"]] > 0]
+                ok = sum(abs(n["cost"]["accelerator_us"] / (vela_nodes[n["index"]] / d["clock"] * 1e6) - 1) <= 0.3
+                         for n in within)
+                results.append(dict(model=name, fitted=name in FIT_MODELS, vela_ms=d["vela_s"] * 1e3,
                                     delegato_ms=est * 1e3, error=(est - d["vela_s"]) / d["vela_s"],
-                                    unmatched_ms=d["unmatched"] * 1e3,
-                                    placeholders=plan["estimate"]["uses_placeholders"]))
-            report[config] = dict(target=target, section=section, results=results)
+                                    nodes_ok=ok, nodes=len(within), worst_node=worst[1],
+                                    worst_ms=worst[0] / 1e3,
+                                    placeholders=any(n.startswith("ethos_u.")
+                                                     for n in plan["estimate"].get("placeholders", []))))
+            report[config] = dict(target=target, section=section, results=results, fit=fit)
             for r in results:
                 print(f"{config} {'fit ' if r['fitted'] else 'held'} {r['model']:36s} vela {r['vela_ms']:9.3f} ms  "
-                      f"delegato {r['delegato_ms']:9.3f} ms  {100 * r['error']:+6.1f}%  leave-one-out {100 * r['loo']:+6.1f}%  "
-                      f"(by nearest layer {r['unmatched_ms']:.3f} ms)")
+                      f"delegato {r['delegato_ms']:9.3f} ms  {100 * r['error']:+6.1f}%  nodes within 30%: "
+                      f"{r['nodes_ok']}/{r['nodes']}  worst node {r['worst_node']} {r['worst_ms']:.3f} ms"
+                      f"{'  PLACEHOLDER' if r['placeholders'] else ''}")
     write_doc(args.out, report, version)
 
 
@@ -327,22 +370,19 @@ def write_doc(out, report, version):
         mean = lambda xs: sum(abs(x["error"]) for x in xs) / len(xs) if xs else float("nan")
         worst = lambda xs: max((abs(x["error"]) for x in xs), default=float("nan"))
         lines += [f"### {config} (target `{r['target']}`)", "",
-                  f"Held-out models: mean |error| {100 * mean(held):.1f}%, worst {100 * worst(held):.1f}%. "
-                  f"Fitting models: mean |error| {100 * mean(fit):.1f}%, worst {100 * worst(fit):.1f}%.", "",
-                  f"Leave-one-model-out (each model predicted by a fit on all the others): mean |error| "
-                  f"{100 * sum(abs(x['loo']) for x in r['results']) / len(r['results']):.1f}%, within 20% on "
-                  f"{sum(abs(x['loo']) <= 0.2 for x in r['results'])} of {len(r['results'])} models.", "",
-                  "| model | set | Vela inference_time (ms) | delegato accelerator_us (ms) | error | leave-one-out error |",
-                  "|---|---|---:|---:|---:|---:|"]
+                  f"Held-out models: mean |error| {100 * mean(held):.1f}%, worst {100 * worst(held):.1f}%, "
+                  f"within 20% on {sum(abs(x['error']) <= 0.2 for x in held)} of {len(held)}. "
+                  f"Fitting models: mean |error| {100 * mean(fit):.1f}%, worst {100 * worst(fit):.1f}%. "
+                  "Fitted: " + ", ".join(f"{k} {v:.4g}" for k, v in r["fit"].items()) + ". "
+                  f"Ethos-U estimates resting on a placeholder: {sum(x['placeholders'] for x in r['results'])}.", "",
+                  "| model | set | Vela inference_time (ms) | delegato accelerator_us (ms) | error | "
+                  "nodes within 30% of Vela | largest node gap (ms) |",
+                  "|---|---|---:|---:|---:|---:|---|"]
         for x in held + fit:
             lines.append(f"| {x['model']} | {'fit' if x['fitted'] else 'held out'} | {x['vela_ms']:.4f} | "
-                         f"{x['delegato_ms']:.4f} | {100 * x['error']:+.1f}% | {100 * x['loo']:+.1f}% |")
-        eff = ", ".join(f"{k} {v['value']:.3g}" for k, v in r["section"]["op_class_efficiency"].items())
-        extra = []
-        for key in ("memory_bytes_per_second", "weight_bytes_per_second", "node_overhead_us"):
-            if key in r["section"]:
-                extra.append(f"{key} {r['section'][key]['value']:.4g}")
-        lines += ["", f"Fitted: op_class_efficiency {eff}; " + "; ".join(extra) + ".", ""]
+                         f"{x['delegato_ms']:.4f} | {100 * x['error']:+.1f}% | {x['nodes_ok']}/{x['nodes']} | "
+                         f"{x['worst_ms']:.4f} ({x['worst_node']}) |")
+        lines.append("")
     doc = pathlib.Path(out)
     text = doc.read_text() if doc.exists() else ""
     begin, end = "<!-- vela-calibration:begin -->", "<!-- vela-calibration:end -->"
@@ -447,6 +487,7 @@ def main():
     parser.add_argument("--shared", default=str(REPO.parent / "shared"))
     parser.add_argument("--out", default=str(REPO / "docs" / "cost_model.md"))
     parser.add_argument("--write-targets", action="store_true")
+    parser.add_argument("--vela-out", help="keep (and reuse) Vela's output files in this directory")
     args = parser.parse_args()
     if args.what == "seed000":
         seed000(args)

@@ -638,7 +638,7 @@ class Parser {
     RequireObject(j, path);
     CheckKeys(j, path, {"ops_per_second", "op_class_efficiency", "memory_bytes_per_second", "weight_bytes_per_second", "node_overhead_us",
                         "partition_sync_us", "copy_bytes_per_second", "first_inference_compile_ms", "cpu",
-                        "cpu_classes", "driver_fallback", "note"});
+                        "cpu_classes", "driver_fallback", "ethos_u", "note"});
     CostModel cost;
     cost.present = true;
     if (j.contains("ops_per_second")) {
@@ -696,6 +696,22 @@ class Parser {
       cost.fallback_layer = String(f, fp, "layer");
       if (!f.contains("slowdown")) Bad(fp, "needs \"slowdown\"");
       cost.fallback_slowdown = Cost(f.at("slowdown"), Key(fp, "slowdown"), true);
+    }
+    if (j.contains("ethos_u")) {
+      const std::string ep = Key(path, "ethos_u");
+      // Counts and rates must be > 0; a cache size or an overhead may be 0.
+      RequireObject(j.at("ethos_u"), ep);
+      for (const auto& [name, number] : j.at("ethos_u").items()) {
+        const bool may_be_zero = name == "sram_cache_bytes" || name == "op_overhead_cycles" ||
+                                 name == "feature_maps_off_chip" || name.rfind("activation_cycles", 0) == 0;
+        CostTable one = Table(json::object({{name, number}}), ep, EthosUCostNames(), "Ethos-U cost key", !may_be_zero);
+        cost.ethos_u.push_back(std::move(one.front()));
+      }
+      for (const auto& name : EthosUCostNames()) {
+        bool found = false;
+        for (const auto& [have, number] : cost.ethos_u) found = found || have == name;
+        if (!found) Bad(Key(ep, name), "missing (every Ethos-U cost key is required)");
+      }
     }
     return cost;
   }
@@ -1384,6 +1400,16 @@ const std::vector<std::string>& CostOpClassNames() {
   static const std::vector<std::string> names = {"conv_1x1",       "conv_kxk",       "depthwise",
                                                  "fully_connected", "elementwise",    "pooling_resize",
                                                  "data_movement",   "other"};
+  return names;
+}
+
+const std::vector<std::string>& EthosUCostNames() {
+  static const std::vector<std::string> names = {
+      "clock_hz",          "ofm_ublock_height",       "ofm_ublock_width",       "ofm_ublock_depth",
+      "ifm_block_depth",   "output_cycles_per_element", "output_cycles_add_sub", "output_cycles_mul",
+      "output_cycles_max_pool", "activation_cycles_lut", "activation_cycles_relu", "sram_bytes_per_cycle",
+      "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "op_overhead_cycles",
+      "mac_cycle_scale", "elementwise_cycle_scale"};
   return names;
 }
 

@@ -189,6 +189,11 @@ struct CpuClassCost {
 //     "cpu": {"class": "cortex-a53", "cores": N, "clock_hz": N}   the board's CPU
 //     "cpu_classes": {"cortex-a53": {"ops_per_cycle_per_core": {...},
 //                                    "op_class_efficiency": {...}}}   (cpu.json)
+//     "ethos_u": {"clock_hz": N, "ofm_ublock_height": N, ...}   an Arm Ethos-U
+//                            NPU priced per node from its MAC array's block
+//                            geometry and memory ports (EthosUCostNames(),
+//                            docs/cost_model.md); replaces ops_per_second and the
+//                            byte rates above for the accelerator side
 //     "driver_fallback": {"layer": "driver", "slowdown": N}   nodes refused by
 //                            that layer still run inside the delegate's
 //                            execution, on the runtime's CPU fallback, N times
@@ -210,7 +215,11 @@ struct CostModel {
   std::vector<std::pair<std::string, CpuClassCost>> cpu_classes;
   std::string fallback_layer;
   std::optional<CostNumber> fallback_slowdown;
+  CostTable ethos_u;  // empty: not an Ethos-U block model
 };
+
+// The keys of "cost.ethos_u" (all required when the section is present).
+const std::vector<std::string>& EthosUCostNames();
 
 // The op classes the cost model distinguishes: conv_1x1, conv_kxk, depthwise,
 // fully_connected, elementwise, pooling_resize, data_movement, other.

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <variant>
 #include <set>
 
 namespace delegato::tools {
@@ -153,6 +154,260 @@ NodeWork NodeWorkOf(const ModelDef& model, int node) {
   return w;
 }
 
+namespace {
+
+// [N, H, W, C] of a tensor: leading 1s for lower ranks, leading dims folded into N.
+std::array<double, 4> Shape4(const TensorDef& t) {
+  std::array<double, 4> s = {1, 1, 1, 1};
+  const int rank = static_cast<int>(t.shape.size());
+  for (int i = 0; i < rank; ++i) {
+    const double d = std::max(t.shape[i], 1);
+    const int slot = 4 - rank + i;
+    if (slot <= 0) s[0] *= d; else s[slot] = d;
+  }
+  return s;
+}
+
+double CeilDiv(double a, double b) { return std::ceil(a / b); }
+
+Activation FusedActivation(const OperatorDef& op) {
+  return std::visit([](const auto& p) -> Activation {
+    if constexpr (requires { p.activation; }) return p.activation; else return Activation::kNone;
+  }, op.params);
+}
+
+}  // namespace
+
+// The formulas follow Vela's performance model (ethos-u-vela 5.2,
+// ethosu/vela/npu_performance.py, _estimate_conv_cycles and
+// _estimate_output_cycles_per_element) at the level of one whole operation
+// instead of one block: the MAC array works on output micro-blocks
+// (ublock_h x ublock_w x ublock_d outputs), 4 cycles per micro-block and
+// kernel step; the output unit writes each element at a per-op rate. Memory
+// cycles are bytes over each port's bytes per cycle; an operation takes the
+// largest of its compute and memory cycles (Vela's per-layer `Op Cycles`).
+EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  const OperatorDef& op = graph.operators[node];
+  const BuiltinOp kind = model.operator_codes[op.opcode_index].builtin;
+  EthosUCycles c;
+  if (op.outputs.empty() || op.outputs[0] < 0 || op.inputs.empty() || op.inputs[0] < 0) return c;
+  const TensorDef& ofm = graph.tensors[op.outputs[0]];
+  const TensorDef& ifm = graph.tensors[op.inputs[0]];
+  const std::array<double, 4> out = Shape4(ofm), in = Shape4(ifm);
+  const double out_elements = out[0] * out[1] * out[2] * out[3];
+  const bool wide = ElementBytes(ifm.type) >= 2;  // 16-bit IFMs take two passes of the 8-bit datapath
+
+  // Memory traffic: non-constant tensors on the feature-map port(s), constant
+  // ones (encoded weights, biases) streamed from the off-chip port.
+  double fm_sram = 0, fm_off_chip = 0, weights = 0;
+  auto add_feature_map = [&](const TensorDef& t) {
+    const double bytes = Elements(t) * ElementBytes(t.type);
+    if (npu.feature_maps_off_chip && bytes > npu.sram_cache_bytes) fm_off_chip += bytes; else fm_sram += bytes;
+  };
+  for (int32_t t : op.inputs) {
+    if (t < 0) continue;
+    if (IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
+    else add_feature_map(graph.tensors[t]);
+  }
+  for (int32_t t : op.outputs)
+    if (t >= 0) add_feature_map(graph.tensors[t]);
+
+  const double ublocks_xy = out[0] * CeilDiv(out[1], npu.ublock_h) * CeilDiv(out[2], npu.ublock_w);
+  const double ublocks_z = CeilDiv(out[3], npu.ublock_d);
+  // Vela's cycles_wb: a micro-block's weights take 32 * ublock_d / 8 cycles to load.
+  const double weight_load = 32 * npu.ublock_d / 8;
+  const Activation act = FusedActivation(op);
+  double activation_cycles = act == Activation::kNone ? 0 : act == Activation::kTanh ? npu.activation_cycles_lut
+                                                                                      : npu.activation_cycles_relu;
+  auto output_unit = [&](double per_element) { return out_elements * std::max(per_element, activation_cycles); };
+  // Kernel steps of an h x w kernel split into Vela's 8x8 sub-kernels (sub_kernel_limits).
+  auto sub_kernels = [&](double kh, double kw, auto&& per_sub_kernel) {
+    double steps = 0;
+    for (double y = 0; y < kh; y += 8)
+      for (double x = 0; x < kw; x += 8) steps += per_sub_kernel(std::min(8.0, kh - y) * std::min(8.0, kw - x));
+    return steps;
+  };
+  auto filter = [&](int axis) {
+    if (op.inputs.size() < 2 || op.inputs[1] < 0) return 1.0;
+    const auto& s = graph.tensors[op.inputs[1]].shape;
+    return axis < static_cast<int>(s.size()) ? std::max<double>(s[axis], 1) : 1.0;
+  };
+  const double acc_cycles = wide ? npu.output_cycles_mul : npu.output_cycles;  // 40-bit accumulators for 16-bit
+
+  switch (kind) {
+    case BuiltinOp::kConv2d: {
+      // Depth-first: every kernel element over ifm_block_depth channels per
+      // step; part-kernel-first: 4 kernel elements (2 when 16-bit) over 8
+      // channels. Vela's block search keeps the cheaper; small IFM depths
+      // (an RGB input) make the depth-first order waste most of the array.
+      const double ic = in[3];
+      const double depth_first = sub_kernels(filter(1), filter(2), [&](double k) { return k; }) *
+                                 CeilDiv(ic, npu.ifm_block_depth) * (wide ? 2 : 1);
+      const double part_kernel = sub_kernels(filter(1), filter(2), [&](double k) { return CeilDiv(k, wide ? 2 : 4); }) *
+                                 CeilDiv(ic, 8);
+      c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy) * std::min(depth_first, part_kernel),
+                       output_unit(acc_cycles));
+      c.unit = EthosUCycles::Unit::kMacArray;
+      break;
+    }
+    case BuiltinOp::kDepthwiseConv2d: {
+      const double steps = sub_kernels(filter(1), filter(2), [&](double k) { return CeilDiv(k, 4); });
+      c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
+                       output_unit(acc_cycles));
+      break;
+    }
+    case BuiltinOp::kFullyConnected:
+    case BuiltinOp::kBatchMatmul: {
+      // A vector product: one output row per "pixel", the IFM depth is the
+      // filter's (FULLY_CONNECTED) or the left operand's last dimension.
+      const double rows = std::max(1.0, out_elements / std::max(out[3], 1.0));
+      const double ublocks = CeilDiv(rows, npu.ublock_h * npu.ublock_w);
+      const double ic = kind == BuiltinOp::kFullyConnected ? filter(1) : in[3];
+      c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks) * CeilDiv(ic, npu.ifm_block_depth) * (wide ? 2 : 1),
+                       output_unit(acc_cycles));
+      c.unit = EthosUCycles::Unit::kMacArray;
+      break;
+    }
+    case BuiltinOp::kAveragePool2d:
+    case BuiltinOp::kMaxPool2d: {
+      const auto* pool = std::get_if<Pool2DParams>(&op.params);
+      const double kh = pool ? pool->filter_h : 1, kw = pool ? pool->filter_w : 1;
+      const double steps = sub_kernels(kh, kw, [](double k) { return std::max(4.0, k); });
+      c.npu = std::max(ublocks_xy * ublocks_z * steps * (wide ? 2 : 1),
+                       output_unit(kind == BuiltinOp::kMaxPool2d ? npu.output_cycles_max_pool : npu.output_cycles));
+      break;
+    }
+    case BuiltinOp::kResizeBilinear:
+    case BuiltinOp::kResizeNearestNeighbor: {
+      // Vela upscales with one depthwise convolution per output phase (2x2
+      // phases for a 2x upscale) writing a strided output, plus memory copies
+      // of the input's edges. Its per-layer cycles show about 6 output-unit
+      // cycles per output element for the phases together (a 16x16x8 ->
+      // 32x32x8 resize: 4 passes of 3201 cycles on ethos-u55-256).
+      c.npu = 6 * output_unit(npu.output_cycles) * (wide ? 2 : 1);
+      c.operations = 4;
+      break;
+    }
+    case BuiltinOp::kMean:
+    case BuiltinOp::kSum: {
+      // Vela turns a spatial mean into a depthwise convolution whose kernel
+      // covers the reduced area (its per-layer CSV lists MEAN as
+      // DepthwiseConv2D): priced as one.
+      const double kh = in[1] / std::max(1.0, out[1]), kw = in[2] / std::max(1.0, out[2]);
+      const double steps = sub_kernels(kh, kw, [](double k) { return CeilDiv(k, 4); });
+      c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
+                       output_unit(npu.output_cycles));
+      break;
+    }
+    case BuiltinOp::kReshape:
+    case BuiltinOp::kSqueeze:
+    case BuiltinOp::kExpandDims:
+    case BuiltinOp::kPad:
+    case BuiltinOp::kPadv2:
+      // Memory-only reshapes are removed; a PAD becomes the next
+      // convolution's padding. Neither is an NPU operation.
+      return EthosUCycles{0, 0, 0, 0};
+    case BuiltinOp::kAdd:
+    case BuiltinOp::kSub:
+      c.npu = output_unit(npu.output_cycles_add_sub);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
+      break;
+    case BuiltinOp::kMul:
+      c.npu = output_unit(npu.output_cycles_mul);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
+      break;
+    case BuiltinOp::kMaximum:
+    case BuiltinOp::kMinimum:
+      c.npu = output_unit(npu.output_cycles_max_pool);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
+      break;
+    case BuiltinOp::kLogistic:
+    case BuiltinOp::kTanh:
+    case BuiltinOp::kHardSwish:
+    case BuiltinOp::kLeakyRelu:
+      // Table lookups: the activation unit's LUT rate.
+      activation_cycles = npu.activation_cycles_lut;
+      c.npu = output_unit(npu.output_cycles);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
+      break;
+    case BuiltinOp::kSoftmax:
+      // Vela's int8 softmax is a sequence of about 30 elementwise and
+      // reduction operations (ethosu/vela/softmax.py), most over the whole
+      // tensor; Vela's per-layer cycles for them show no per-operation cost.
+      c.npu = 30 * output_unit(npu.output_cycles);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      c.operations = 0;  // elementwise passes carry no fixed cost in Vela's per-layer cycles
+      fm_sram *= 10;
+      break;
+    case BuiltinOp::kArgMax:
+    case BuiltinOp::kArgMin:
+      // Rewritten into one max pooling per 4 output positions over the depth.
+      c.operations = CeilDiv(out_elements, 4);
+      c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
+      break;
+    case BuiltinOp::kUnidirectionalSequenceLstm: {
+      // Unrolled per time step into the gates' 8 fully connected layers (input
+      // and recurrent weights, read again every step) and ~20 elementwise ops.
+      const double steps = in[2] > 1 ? in[2] : in[1];
+      const double units = out[3];
+      // Only the fully connected layers count as operations of their own: the
+      // elementwise ones are short (20-50 cycles each in Vela's per-layer CSV).
+      c.operations = steps * 8;
+      c.npu = steps * (CeilDiv(4 * units, npu.ublock_d) * weight_load *
+                           (CeilDiv(in[3], npu.ifm_block_depth) + CeilDiv(units, npu.ublock_d)) +
+                       20 * units * npu.output_cycles_add_sub);
+      weights *= steps;
+      break;
+    }
+    case BuiltinOp::kConcatenation:
+    case BuiltinOp::kSplit:
+    case BuiltinOp::kSplitV:
+    case BuiltinOp::kUnpack:
+    case BuiltinOp::kPack: {
+      // One memory copy per joined input or split output (Vela's per-layer
+      // CSV lists a MemoryCopy for each).
+      c.npu = output_unit(npu.output_cycles);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      const bool joins = kind == BuiltinOp::kConcatenation || kind == BuiltinOp::kPack;
+      c.operations = 0;
+      for (int32_t t : joins ? op.inputs : op.outputs)
+        if (t >= 0 && !(joins && IsConstant(model, graph.tensors[t]))) c.operations += 1;
+      break;
+    }
+    default:
+      // Copies (slices, transposes), requantization and the
+      // other unary ops: one pass of the output unit.
+      c.npu = output_unit(npu.output_cycles);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      break;
+  }
+  // A constant operand broadcast over the output's positions (a per-channel
+  // scale or shift) is fetched again for every output position, in 16-byte
+  // bricks, from where the constants live: on the U55 the flash makes such an
+  // ADD/MUL memory-bound (Vela's per-layer cycles: about 16 cycles per
+  // position for 16 channels).
+  const bool binary = kind == BuiltinOp::kAdd || kind == BuiltinOp::kSub || kind == BuiltinOp::kMul ||
+                      kind == BuiltinOp::kMaximum || kind == BuiltinOp::kMinimum;
+  if (binary && op.inputs.size() >= 2) {
+    for (size_t k = 0; k < 2; ++k) {
+      if (op.inputs[k] < 0) continue;
+      const TensorDef& operand = graph.tensors[op.inputs[k]];
+      const double elements = Elements(operand);
+      if (!IsConstant(model, operand) || elements <= 1 || elements > out[3]) continue;
+      const double positions = out_elements / std::max(out[3], 1.0);
+      weights += positions * std::ceil(elements * ElementBytes(operand.type) / 16) * 16;
+    }
+  }
+  c.sram = fm_sram / npu.sram_bytes_per_cycle;
+  c.off_chip = (fm_off_chip + weights) / npu.off_chip_bytes_per_cycle;
+  return c;
+}
+
 CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target) {
   CostTables t;
   const SubgraphDef& graph = model.subgraphs[0];
@@ -187,10 +442,42 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     t.cpu_label = cpu_target ? "generic CPU rates of cpu.json" : "no CPU rates";
   }
 
+  // An Ethos-U NPU: Vela's view of each operation (EthosUNodeCycles).
+  std::vector<std::string> ethos_u_used;
+  EthosUConstants ethos_u;
+  if (!acc.ethos_u.empty()) {
+    auto get = [&](const char* key) {
+      const CostNumber* number = Lookup(acc.ethos_u, key);
+      return Use(*number, std::string("ethos_u.") + key, ethos_u_used);
+    };
+    ethos_u.clock_hz = get("clock_hz");
+    ethos_u.ublock_h = get("ofm_ublock_height");
+    ethos_u.ublock_w = get("ofm_ublock_width");
+    ethos_u.ublock_d = get("ofm_ublock_depth");
+    ethos_u.ifm_block_depth = get("ifm_block_depth");
+    ethos_u.output_cycles = get("output_cycles_per_element");
+    ethos_u.output_cycles_add_sub = get("output_cycles_add_sub");
+    ethos_u.output_cycles_mul = get("output_cycles_mul");
+    ethos_u.output_cycles_max_pool = get("output_cycles_max_pool");
+    ethos_u.activation_cycles_lut = get("activation_cycles_lut");
+    ethos_u.activation_cycles_relu = get("activation_cycles_relu");
+    ethos_u.sram_bytes_per_cycle = get("sram_bytes_per_cycle");
+    ethos_u.off_chip_bytes_per_cycle = get("off_chip_bytes_per_cycle");
+    ethos_u.feature_maps_off_chip = get("feature_maps_off_chip") != 0;
+    ethos_u.sram_cache_bytes = get("sram_cache_bytes");
+    ethos_u.op_overhead_cycles = get("op_overhead_cycles");
+    ethos_u.mac_cycle_scale = get("mac_cycle_scale");
+    ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");
+  }
+
   for (int i = 0; i < n; ++i) {
     const NodeWork w = NodeWorkOf(model, i);
-    // Accelerator: compute at the class's share of the dtype peak, plus traffic.
-    if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {
+    if (!acc.ethos_u.empty()) {
+      t.ethos_u.push_back(EthosUNodeCycles(model, i, ethos_u));
+      t.accelerator_us[i] = t.ethos_u.back().total(ethos_u) / ethos_u.clock_hz * 1e6;
+      t.accelerator_placeholders[i] = ethos_u_used;
+    } else if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {
+      // Accelerator: compute at the class's share of the dtype peak, plus traffic.
       auto& ph = t.accelerator_placeholders[i];
       double us = w.ops / (Use(*peak, "ops_per_second." + w.dtype, ph) *
                            Efficiency(acc.op_class_efficiency, w.op_class, "", ph)) * 1e6;

@@ -7,6 +7,7 @@
 // nodes to leave on the CPU. Everything here is an estimate, not a measurement.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +29,45 @@ struct NodeWork {
 
 std::string NodeOpClass(const ModelDef& model, int node);
 NodeWork NodeWorkOf(const ModelDef& model, int node);
+
+// An Ethos-U NPU as Vela's performance model sees it (the target's
+// "cost.ethos_u" section; docs/cost_model.md cites each number).
+struct EthosUConstants;
+struct EthosUConstants {
+  double clock_hz = 0;
+  double ublock_h = 0, ublock_w = 0, ublock_d = 0;  // output micro-block of the MAC array
+  double ifm_block_depth = 0;           // IFM channels one kernel step consumes (8-bit)
+  double output_cycles = 0;             // per output element: convolutions, pooling, other
+  double output_cycles_add_sub = 0, output_cycles_mul = 0, output_cycles_max_pool = 0;
+  double activation_cycles_lut = 0, activation_cycles_relu = 0;
+  double sram_bytes_per_cycle = 0, off_chip_bytes_per_cycle = 0;
+  bool feature_maps_off_chip = false;   // arena in DRAM/flash (Dedicated_Sram), else in SRAM
+  double sram_cache_bytes = 0;          // feature maps up to this size stay in the SRAM cache
+  double op_overhead_cycles = 0;        // per NPU operation Vela emits
+  // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
+  // and of the output unit's on elementwise and copy operations.
+  double mac_cycle_scale = 1, elementwise_cycle_scale = 1;
+};
+
+// One node's cycles: the MAC array / output unit, and each memory port.
+// Vela's per-layer `Op Cycles` is the largest of these.
+struct EthosUCycles {
+  enum class Unit { kMacArray, kElementwise, kOther };
+  double npu = 0, sram = 0, off_chip = 0;  // npu: before the calibrated scale of its unit
+  // Vela operations for the node that carry the fixed per-operation cost:
+  // convolution-like passes (convolutions, pooling, vector products) and
+  // memory copies. Elementwise passes show none in Vela's per-layer cycles.
+  double operations = 1;
+  Unit unit = Unit::kOther;
+  double total(const EthosUConstants& k) const {
+    const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
+                         : unit == Unit::kElementwise ? k.elementwise_cycle_scale
+                                                      : 1.0;
+    return std::max({npu * scale, sram, off_chip}) + operations * k.op_overhead_cycles;
+  }
+};
+
+EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu);
 
 struct CostEstimate {
   double accelerator_us = 0;
@@ -55,6 +95,7 @@ struct CostTables {
   double compile_ms = 0;
   std::vector<std::string> compile_placeholders;
   std::string cpu_label;               // "4x cortex-a53 @ 1.8 GHz" or "generic (cpu.json)"
+  std::vector<EthosUCycles> ethos_u;   // per node, for an Ethos-U target; else empty
 };
 
 // `cpu_target`: the shipped cpu.json (its cpu_classes and generic rates), or

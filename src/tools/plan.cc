@@ -243,6 +243,14 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
                               {"weight_bytes", w.weight_bytes},
                               {"accelerator_us", p.costs.accelerator_us[i]},
                               {"cpu_us", p.costs.cpu_us[i]}};
+      if (!p.costs.ethos_u.empty()) {
+        const EthosUCycles& c = p.costs.ethos_u[i];
+        nodes.back()["cost"]["ethos_u"] = {{"npu_cycles", c.npu}, {"sram_cycles", c.sram},
+                                           {"off_chip_cycles", c.off_chip}, {"operations", c.operations},
+                                           {"unit", c.unit == EthosUCycles::Unit::kMacArray      ? "mac_array"
+                                                    : c.unit == EthosUCycles::Unit::kElementwise ? "elementwise"
+                                                                                                 : "other"}};
+      }
     }
   }
   json plan = json::array();

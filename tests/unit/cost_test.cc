@@ -135,6 +135,129 @@ TEST(CostModel, TrafficOverheadAndCpuClass) {
   EXPECT_EQ(t.cpu_label, "2x small @ 1 GHz");
 }
 
+// An ethos-u55-256-like NPU: 2x2x8 output micro-blocks, Vela's per-element
+// output rates, 8 B/cycle of SRAM for the feature maps, 1 B/cycle of flash
+// for the constants, 10 cycles per convolution-like pass, the output unit's elementwise
+// cycles doubled by the calibrated scale.
+EthosUConstants TinyEthosU() {
+  EthosUConstants k;
+  k.clock_hz = 5e8;
+  k.ublock_h = 2, k.ublock_w = 2, k.ublock_d = 8;
+  k.ifm_block_depth = 32;
+  k.output_cycles = 0.25, k.output_cycles_add_sub = 0.75, k.output_cycles_mul = 0.375, k.output_cycles_max_pool = 0.125;
+  k.activation_cycles_lut = 1, k.activation_cycles_relu = 0.25;
+  k.sram_bytes_per_cycle = 8, k.off_chip_bytes_per_cycle = 1;
+  k.op_overhead_cycles = 10;
+  k.mac_cycle_scale = 1, k.elementwise_cycle_scale = 2;
+  return k;
+}
+
+// input [1,8,8,4] -> CONV_2D 1x1 (4->4) -> ADD (x + x) -> output
+//   CONV_2D: 4x4 micro-blocks of 2x2, 1 of 8 channels; one kernel step (4
+//     channels fit in one 32-deep IFM block): max(weight load 32, 4 x 16) = 64
+//     cycles; the output unit 256 x 0.25 = 64; SRAM (256 + 256 B) / 8 = 64;
+//     flash 16 B / 1 = 16 -> max 64 + 10 overhead = 74 cycles.
+//   ADD: output unit 256 x 0.75 = 192, x 2 (elementwise scale) = 384; SRAM
+//     (256 x 3 B) / 8 = 96 -> 384 cycles (elementwise passes carry no fixed cost).
+TEST(CostModel, EthosUBlockArithmetic) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(b.Conv(in)));
+  const EthosUConstants k = TinyEthosU();
+  const EthosUCycles conv = EthosUNodeCycles(model, 0, k), add = EthosUNodeCycles(model, 1, k);
+  EXPECT_DOUBLE_EQ(conv.npu, 64);
+  EXPECT_DOUBLE_EQ(conv.sram, 64);
+  EXPECT_DOUBLE_EQ(conv.off_chip, 16);
+  EXPECT_EQ(conv.unit, EthosUCycles::Unit::kMacArray);
+  EXPECT_DOUBLE_EQ(conv.total(k), 74);
+  EXPECT_DOUBLE_EQ(add.npu, 192);
+  EXPECT_DOUBLE_EQ(add.sram, 96);
+  EXPECT_EQ(add.unit, EthosUCycles::Unit::kElementwise);
+  EXPECT_DOUBLE_EQ(add.operations, 0);
+  EXPECT_DOUBLE_EQ(add.total(k), 384);
+}
+
+// Where ops / peak misleads: an RGB-like 3-channel input and a depthwise
+// convolution.
+//   CONV_2D 3x3, [1,8,8,3] -> [1,8,8,4]: depth-first takes 9 kernel steps of
+//     one 32-deep block; part-kernel-first ceil(9/4) = 3 steps of 8 channels:
+//     64 x 3 = 192 cycles for 2 x 256 x 27 = 13824 operations (36 of the
+//     array's 512 per cycle).
+//   DEPTHWISE_CONV_2D 3x3 on [1,8,8,4]: ceil(9/4) = 3 steps of 4 x 16
+//     micro-blocks = 192 cycles.
+//   RESHAPE: removed by Vela, no operation and no cycles.
+TEST(CostModel, EthosUSmallDepthAndDepthwise) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 3});
+  const int w = b.Tensor({4, 3, 3, 3}, true);
+  const int conv_out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kConv2d);
+  b.graph.operators.back().inputs = {in, w, -1};
+  b.graph.operators.back().outputs = {conv_out};
+  const int dw = b.Tensor({1, 3, 3, 4}, true);
+  const int dw_out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kDepthwiseConv2d);
+  b.graph.operators.back().inputs = {conv_out, dw, -1};
+  b.graph.operators.back().outputs = {dw_out};
+  const int flat = b.Tensor({1, 256});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kReshape);
+  b.graph.operators.back().inputs = {dw_out};
+  b.graph.operators.back().outputs = {flat};
+  const ModelDef model = b.Finish(in, flat);
+  const EthosUConstants k = TinyEthosU();
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).npu, 192);
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 1, k).npu, 192);
+  const EthosUCycles reshape = EthosUNodeCycles(model, 2, k);
+  EXPECT_DOUBLE_EQ(reshape.operations, 0);
+  EXPECT_DOUBLE_EQ(reshape.total(k), 0);
+}
+
+// ADD of a constant per-channel vector [4] to x [1,8,8,4]: the vector is
+// fetched again for each of the 64 output positions as one 16-byte brick:
+// 64 x 16 = 1024 B, plus the 4 B of the constant itself, over 1 B/cycle of
+// flash = 1028 cycles, above the output unit's 192 x 2 = 384.
+TEST(CostModel, EthosUBroadcastConstantIsRefetched) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int bias = b.Tensor({4}, true);
+  const int out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kAdd);
+  b.graph.operators.back().inputs = {in, bias};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  const EthosUConstants k = TinyEthosU();
+  const EthosUCycles add = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(add.off_chip, 1028);
+  EXPECT_DOUBLE_EQ(add.total(k), 1028);
+}
+
+// The same tiny chain through a target's "cost.ethos_u" section: each node's
+// time is its cycles over the clock (74 and 384 cycles at 500 MHz).
+TEST(CostModel, EthosUTargetSection) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(b.Conv(in)));
+  const std::vector<std::pair<std::string, double>> values = {
+      {"clock_hz", 5e8}, {"ofm_ublock_height", 2}, {"ofm_ublock_width", 2}, {"ofm_ublock_depth", 8},
+      {"ifm_block_depth", 32}, {"output_cycles_per_element", 0.25}, {"output_cycles_add_sub", 0.75},
+      {"output_cycles_mul", 0.375}, {"output_cycles_max_pool", 0.125}, {"activation_cycles_lut", 1},
+      {"activation_cycles_relu", 0.25}, {"sram_bytes_per_cycle", 8}, {"off_chip_bytes_per_cycle", 1},
+      {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
+      {"elementwise_cycle_scale", 2}};
+  std::string section;
+  for (const auto& [key, value] : values)
+    section += (section.empty() ? "" : ", ") + std::string("\"") + key + "\": " + Num(value);
+  const Target acc = TargetFrom(R"({"ethos_u": {)" + section + "}}");
+  const CostTables t = BuildCostTables(model, acc, nullptr);
+  EXPECT_NEAR(t.accelerator_us[0], 74 / 5e8 * 1e6, 1e-12);
+  EXPECT_NEAR(t.accelerator_us[1], 384 / 5e8 * 1e6, 1e-12);
+  EXPECT_FALSE(t.accelerator_placeholders[0].empty());  // this section's numbers are placeholders
+}
+
 // input -> CONV_2D -> ADD -> CONV_2D -> output, the ADD refused by the target:
 // greedy delegates both convolutions as two partitions. Each hand-over costs
 // 100 us + the crossing bytes (256 in + 256 out) at 1e8 B/s = 5.12 us, and a

@@ -103,6 +103,13 @@ TEST(TargetFiles, EveryShippedTargetLoadsAndValidates) {
     for (const auto& [dtype, n] : target.cost.ops_per_second) check_cost(n);
     if (target.cost.partition_sync_us) check_cost(*target.cost.partition_sync_us);
     if (target.cost.first_inference_compile_ms) check_cost(*target.cost.first_inference_compile_ms);
+    // The Ethos-U targets' block model rests on no placeholder.
+    for (const auto& [key, n] : target.cost.ethos_u) {
+      SCOPED_TRACE(key);
+      check_cost(n);
+      EXPECT_FALSE(n.placeholder);
+    }
+    if (target.id.rfind("ethos-u", 0) == 0) EXPECT_EQ(target.cost.ethos_u.size(), EthosUCostNames().size());
   }
 }
 
@@ -236,6 +243,9 @@ TEST(TargetErrors, NonsenseCostNumbersAreRejected) {
       {R"({"partition_sync_us": {"value": -1, )" + p + "}}", "cost.partition_sync_us.value", "negative"},
       {R"({"first_inference_compile_ms": {"value": -3, )" + p + "}}", "cost.first_inference_compile_ms.value",
        "negative"},
+      {R"({"ethos_u": {"clock_hz": {"value": 0, )" + p + "}}}", "cost.ethos_u.clock_hz.value", "> 0"},
+      {R"({"ethos_u": {"clock_hz": {"value": 5e8, )" + p + "}}}", "cost.ethos_u.ofm_ublock_height", "missing"},
+      {R"({"ethos_u": {"macs": {"value": 5e8, )" + p + "}}}", "cost.ethos_u.macs", "unknown Ethos-U cost key"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.cost);
