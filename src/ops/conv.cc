@@ -476,7 +476,8 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
-    if (ctx.optimized() && optimized::HybridConvKernel::Covers(g)) {
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+        optimized::HybridConvKernel::Covers(g)) {
       optimized::HybridConvKernelParams kp;
       kp.geometry = g;
       kp.filter = filter.data_as<int8_t>();
@@ -1036,7 +1037,8 @@ void PrepareHybridFullyConnected(KernelContext& ctx, Node& node,
   DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
                  " is not supported");
   node.scratch_bytes = static_cast<size_t>(g.batches) * g.accum_depth;
-  if (ctx.optimized() && g.accum_depth > 0 && g.output_depth > 0) {
+  if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+      g.accum_depth > 0 && g.output_depth > 0) {
     optimized::HybridFullyConnectedKernelParams kp;
     kp.depth = p.depth;
     kp.units = p.units;
