@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
@@ -702,6 +703,8 @@ struct DepthwiseData {
   std::unique_ptr<optimized::QuantDepthwise> fast;
   // float32, depth multiplier 1, constant filter and bias, when allowed.
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
+  // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
+  std::unique_ptr<optimized::HybridDepthwiseKernel> fast_hybrid;
   // Hybrid: float input and output, int8 weights with one scale per channel.
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
@@ -802,6 +805,12 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+        optimized::HybridDepthwiseKernel::Covers(g)) {
+      d->fast_hybrid = std::make_unique<optimized::HybridDepthwiseKernel>(
+          g, filter.data_as<int8_t>(), d->channel_scales.data(), d->hybrid_params.act_min,
+          d->hybrid_params.act_max, optimized::SelectedIsa());
+    }
     node.op_data = std::move(d);
     return;
   }
@@ -875,12 +884,26 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
     int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
     const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    if (d.fast_hybrid != nullptr) {
+      const optimized::HybridDepthwiseKernel& fast = *d.fast_hybrid;
+      const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)  // asymmetric, as QuantizeDepthwiseInput
+          optimized::HybridQuantizeRow(optimized::Isa::kAvx2, in + i * image,
+                                       static_cast<int32_t>(image), /*asymmetric=*/true,
+                                       quantized + i * image, &scales[i], &zero_points[i]);
+      });
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        fast.Run(quantized, scales, zero_points, b, out, begin, end);
+      });
+      return;
+    }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
       reference::QuantizeDepthwiseInput(g, in, quantized, scales, zero_points, begin, end);
     });
     const int8_t* f = filter.data_as<int8_t>();
-    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
-    float* out = output.data_as<float>();
     ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
       reference::HybridDepthwiseConv(g, d.hybrid_params, quantized, scales, zero_points, f, b,
                                      out, begin, end);

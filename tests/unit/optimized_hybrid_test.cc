@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/hybrid.h"
@@ -167,6 +168,70 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
               << " bias " << with_bias << " threads " << threads;
         }
       }
+    }
+  }
+}
+
+// ------------------------------------------------------------ DEPTHWISE_CONV_2D
+
+struct DepthwiseCase {
+  int batches, height, width, depth, filter, stride, dilation, pad;
+};
+
+TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(17);
+  const std::vector<DepthwiseCase> cases = {
+      {1, 1, 1, 1, 1, 1, 1, 0},  {1, 5, 5, 7, 3, 1, 1, 1},  {2, 6, 7, 8, 3, 2, 1, 1},
+      {1, 9, 9, 9, 3, 1, 2, 2},  {1, 8, 8, 17, 5, 2, 1, 2}, {2, 4, 4, 32, 3, 1, 1, 0},
+      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1}};
+  for (const DepthwiseCase& c : cases) {
+    reference::DepthwiseGeometry g;
+    g.batches = c.batches;
+    g.input_height = c.height;
+    g.input_width = c.width;
+    g.input_depth = g.output_depth = c.depth;
+    g.filter_height = g.filter_width = c.filter;
+    g.stride_height = g.stride_width = c.stride;
+    g.dilation_height = g.dilation_width = c.dilation;
+    g.pad_height = g.pad_width = c.pad;
+    const int extent = c.dilation * (c.filter - 1) + 1;
+    g.output_height = (c.height + 2 * c.pad - extent) / c.stride + 1;
+    g.output_width = (c.width + 2 * c.pad - extent) / c.stride + 1;
+    ASSERT_GT(g.output_height, 0);
+    ASSERT_GT(g.output_width, 0);
+    const size_t image = static_cast<size_t>(c.height) * c.width * c.depth;
+    const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
+    const std::vector<int8_t> filter = RandomWeights(rng, g.filter_elements());
+    const std::vector<float> bias = RandomFloats(rng, c.depth, -1.0f, 1.0f);
+    const std::vector<float> channel_scales = RandomFloats(rng, c.depth, 0.001f, 0.02f);
+    std::vector<int8_t> quantized(image * c.batches);
+    std::vector<float> scales(c.batches);
+    std::vector<int32_t> zero_points(c.batches);
+    reference::QuantizeDepthwiseInput(g, input.data(), quantized.data(), scales.data(),
+                                      zero_points.data(), 0, c.batches);
+    const size_t out_size =
+        static_cast<size_t>(c.batches) * g.output_height * g.output_width * c.depth;
+    for (bool with_bias : {true, false}) {
+      reference::HybridDepthwiseParams p;
+      p.channel_scales = channel_scales.data();
+      p.act_min = with_bias ? 0.0f : -std::numeric_limits<float>::max();
+      p.act_max = with_bias ? 6.0f : std::numeric_limits<float>::max();
+      const float* b = with_bias ? bias.data() : nullptr;
+      std::vector<float> ref(out_size, -1.0f), fast(out_size, -2.0f);
+      reference::HybridDepthwiseConv(g, p, quantized.data(), scales.data(), zero_points.data(),
+                                     filter.data(), b, ref.data(), 0, g.output_rows());
+      optimized::HybridDepthwiseKernel kernel(g, filter.data(), channel_scales.data(), p.act_min,
+                                              p.act_max, isa);
+      // Two row ranges, as two tasks would run them.
+      const int64_t split = g.output_rows() / 2;
+      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), split,
+                 g.output_rows());
+      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), 0, split);
+      EXPECT_TRUE(SameBytes(ref, fast))
+          << optimized::IsaName(isa) << " " << c.batches << "x" << c.height << "x" << c.width
+          << "x" << c.depth << " k" << c.filter << " s" << c.stride << " d" << c.dilation
+          << " p" << c.pad << " bias " << with_bias;
     }
   }
 }
