@@ -389,18 +389,25 @@ void HybridConvKernel::RunTask(int task, const int8_t* quantized, const float* s
       const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
       const int32_t y0 = out_y * g.stride_height - g.pad_height;
       const int32_t x0 = out_x * g.stride_width - g.pad_width;
+      // Per filter row, the taps inside the image are one contiguous run of
+      // input (no dilation): one widening call; taps outside add 0.
+      const int32_t fx_begin = std::clamp(-x0, 0, g.filter_width);
+      const int32_t fx_end = std::clamp(g.input_width - x0, fx_begin, g.filter_width);
+      const size_t row_taps = static_cast<size_t>(g.filter_width) * depth;
       int16_t* dst = row;
-      for (int32_t fy = 0; fy < g.filter_height; ++fy) {
+      for (int32_t fy = 0; fy < g.filter_height; ++fy, dst += row_taps) {
         const int32_t y = y0 + fy;
-        for (int32_t fx = 0; fx < g.filter_width; ++fx, dst += depth) {
-          const int32_t x = x0 + fx;
-          if (y < 0 || y >= g.input_height || x < 0 || x >= g.input_width) {
-            std::memset(dst, 0, sizeof(int16_t) * depth);  // a skipped tap adds 0
-          } else {
-            WidenRow(isa, image + (static_cast<size_t>(y) * g.input_width + x) * depth, depth, zp,
-                     dst, depth);
-          }
+        if (y < 0 || y >= g.input_height || fx_begin == fx_end) {
+          std::memset(dst, 0, sizeof(int16_t) * row_taps);
+          continue;
         }
+        std::memset(dst, 0, sizeof(int16_t) * fx_begin * depth);
+        const int run = (fx_end - fx_begin) * depth;
+        WidenRow(isa,
+                 image + (static_cast<size_t>(y) * g.input_width + x0 + fx_begin) * depth, run,
+                 zp, dst + static_cast<size_t>(fx_begin) * depth, run);
+        std::memset(dst + static_cast<size_t>(fx_end) * depth, 0,
+                    sizeof(int16_t) * (g.filter_width - fx_end) * depth);
       }
       for (int i = g.filter_height * g.filter_width * depth; i < k_padded; ++i) row[i] = 0;
     }
