@@ -226,11 +226,38 @@ DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, float offset, float
     out[i] = static_cast<int8_t>(RoundClamp(offset + v[i] * inverse, qmin, qmax));
 }
 
+// ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
+// the same order, max(lo, v) / min(hi, v) in std::max(v, lo) /
+// std::min(v, hi)'s operand order (NaN passes through as there).
+DLG_TARGET_AVX2 int ConvOutputAvx2(const int32_t* acc, int n, const float* weight_scales,
+                                   float image_scale, const float* bias, float act_min,
+                                   float act_max, float* out) {
+  const __m256 scale = _mm256_set1_ps(image_scale);
+  const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)));
+    if (weight_scales != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(weight_scales + c));
+    v = _mm256_mul_ps(v, scale);
+    if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
+    _mm256_storeu_ps(out + c, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+  }
+  return c;
+}
+
 #endif  // DELEGATO_X86
 
-void ConvOutputRow(const int32_t* acc, int n, const float* weight_scales, float image_scale,
-                   const float* bias, float act_min, float act_max, float* out) {
-  for (int c = 0; c < n; ++c) {
+void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
+                   float image_scale, const float* bias, float act_min, float act_max,
+                   float* out) {
+  int c = 0;
+#if DELEGATO_X86
+  if (isa != Isa::kScalar)
+    c = ConvOutputAvx2(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
+#else
+  (void)isa;
+#endif
+  for (; c < n; ++c) {
     float v = weight_scales != nullptr
                   ? static_cast<float>(acc[c]) * weight_scales[c] * image_scale
                   : static_cast<float>(acc[c]) * image_scale;
@@ -414,7 +441,7 @@ void HybridConvKernel::RunTask(int task, const int8_t* quantized, const float* s
     gemm_.Multiply(panel, count, acc);
     for (int r = 0; r < count; ++r) {
       const int64_t batch = (m0 + r) / pixels;
-      ConvOutputRow(acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
+      ConvOutputRow(isa, acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
                     p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
                     p_.act_max, output + (m0 + r) * g.output_depth);
     }
