@@ -284,28 +284,34 @@ def compare(row_name, threads, args, tmp_dir):
                    "--num_threads", str(threads), "--inputs", *map(str, inputs)]
     delegato = Runner("delegato", delegato_argv, env)
     litert = Runner("LiteRT", litert_argv)
+    runners = [delegato, litert]
+    before = None
+    if args.before_time_model and threads == 1:
+        # An earlier build of delegato, interleaved with the other two: the
+        # "before" of a change, measured under the same load.
+        before = Runner("delegato before", [args.before_time_model] + delegato_argv[1:], env)
+        runners.append(before)
     # Batches of about args.batch_seconds each, from the first inference.
     first = max(delegato.info["first_inference_ms"], litert.info["first_inference_ms"], 0.05)
     count = max(1, min(500, int(args.batch_seconds * 1e3 / first)))
     # Bounded: a model slower than a batch gets fewer rounds (at least 3).
     rounds = args.rounds if first * 3 <= args.batch_seconds * 1e3 else max(3, args.rounds // 2)
-    for runner in (delegato, litert):  # warm-up, not recorded
+    for runner in runners:  # warm-up, not recorded
         runner.run(max(1, count // 3))
         runner.wall.clear()
         runner.cpu.clear()
     for r in range(rounds):
-        pair = (delegato, litert) if r % 2 == 0 else (litert, delegato)
-        for runner in pair:
+        for runner in (runners if r % 2 == 0 else runners[::-1]):
             runner.run(count)
-    delegato.finish()
-    litert.finish()
-    before = None
+    for runner in runners:
+        runner.finish()
+    reference_ms = None
     if args.reference_runs > 0 and threads == 1 and isa is None:
         # The same binary with the reference kernel set: the "before" figure.
         reference = Runner("delegato reference", delegato_argv + ["--kernels", "reference"], env)
         reference.run(args.reference_runs)
         reference.finish()
-        before = statistics.median(reference.wall)
+        reference_ms = statistics.median(reference.wall)
     row = {"model": row_name, "threads": threads, "note": note, "samples": len(delegato.wall),
            "kind": model_kind(model_name), "isa": isa or "default", "rounds": rounds}
     for key, runner in (("delegato", delegato), ("litert", litert)):
@@ -321,7 +327,10 @@ def compare(row_name, threads, args, tmp_dir):
             "peak_rss_mb": runner.info["peak_rss_mb"],
             "rss_before_load_mb": runner.info["rss_before_load_mb"],
         }
-    row["reference_kernels_ms"] = before
+    row["reference_kernels_ms"] = reference_ms
+    if before is not None:
+        row["before"] = {"median_ms": statistics.median(before.wall),
+                         "cpu_mean_ms": statistics.fmean(before.cpu) if before.cpu else None}
     row["ratio"] = row["delegato"]["median_ms"] / row["litert"]["median_ms"]
     if row["delegato"]["cpu_mean_ms"] and row["litert"]["cpu_mean_ms"]:
         row["cpu_ratio"] = row["delegato"]["cpu_mean_ms"] / row["litert"]["cpu_mean_ms"]
@@ -464,6 +473,20 @@ def write_report(rows, kernels, peak, macs, args, path):
     for n in notes:
         lines += ["", n]
 
+    changed = [r for r in rows if r.get("before")]
+    if changed:
+        lines += ["", "## Before / after this change (delegato, 1 thread, same run)", "",
+                  f"`before`: delegato built from {args.before_label}, run as a third process "
+                  "interleaved with the two above (same rounds, same inputs); `after`: this "
+                  "build (the table above). Ratios are to LiteRT's median in the same run.", "",
+                  "| model | before ms | before / LiteRT | after ms | after / LiteRT | "
+                  "after / before |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for r in changed:
+            b, a, l = r["before"]["median_ms"], r["delegato"]["median_ms"], r["litert"]["median_ms"]
+            lines.append(f"| `{r['model']}` | {b:.2f} | {b / l:.2f} | {a:.2f} | {a / l:.2f} "
+                         f"| {a / b:.2f} |")
+
     befores = [r for r in rows if r.get("reference_kernels_ms")]
     if befores:
         lines += ["", "## Before / after (delegato, 1 thread)", "",
@@ -581,6 +604,10 @@ def main():
     parser.add_argument("--reference-runs", type=int, default=5,
                         help="also time delegato's reference kernels (1 thread); 0 to skip")
     parser.add_argument("--from-json", help="rewrite the report from a --json file, no runs")
+    parser.add_argument("--before-time-model",
+                        help="an earlier build's time_model, interleaved at 1 thread (before/after)")
+    parser.add_argument("--before-label", default="an earlier commit",
+                        help="what --before-time-model was built from (for the report)")
     args = parser.parse_args()
     if args.serve_litert:
         serve_litert(args)
@@ -624,7 +651,8 @@ def main():
         pathlib.Path(args.json).write_text(json.dumps(
             {"rows": rows, "kernels": kernels, "peak": peak, "macs": macs,
              "args": {k: getattr(args, k) for k in ("rounds", "batch_seconds", "seed",
-                                                    "load_before", "reference_runs")}},
+                                                    "load_before", "reference_runs",
+                                                    "before_label")}},
             indent=1))
     print(f"wrote {args.output}")
 
