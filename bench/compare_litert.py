@@ -478,14 +478,21 @@ def write_report(rows, kernels, peak, macs, args, path):
         lines += ["", "## Before / after this change (delegato, 1 thread, same run)", "",
                   f"`before`: delegato built from {args.before_label}, run as a third process "
                   "interleaved with the two above (same rounds, same inputs); `after`: this "
-                  "build (the table above). Ratios are to LiteRT's median in the same run.", "",
-                  "| model | before ms | before / LiteRT | after ms | after / LiteRT | "
-                  "after / before |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "build (the table above). Ratios are to LiteRT's figure in the same run: "
+                  "wall-clock medians, and CPU time per inference (steadier on a loaded "
+                  "machine).", "",
+                  "| model | before ms | after ms | before / LiteRT | after / LiteRT | "
+                  "before CPU ms | after CPU ms | before / LiteRT (CPU) | after / LiteRT (CPU) "
+                  "| after / before (CPU) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in changed:
             b, a, l = r["before"]["median_ms"], r["delegato"]["median_ms"], r["litert"]["median_ms"]
-            lines.append(f"| `{r['model']}` | {b:.2f} | {b / l:.2f} | {a:.2f} | {a / l:.2f} "
-                         f"| {a / b:.2f} |")
+            bc, ac = r["before"]["cpu_mean_ms"], r["delegato"]["cpu_mean_ms"]
+            lc = r["litert"]["cpu_mean_ms"]
+            cpu = (f"{fmt(bc)} | {fmt(ac)} | {bc / lc:.2f} | {ac / lc:.2f} | {ac / bc:.2f}"
+                   if bc and ac and lc else "- | - | - | - | -")
+            lines.append(f"| `{r['model']}` | {b:.2f} | {a:.2f} | {b / l:.2f} | {a / l:.2f} "
+                         f"| {cpu} |")
 
     befores = [r for r in rows if r.get("reference_kernels_ms")]
     if befores:
@@ -552,7 +559,10 @@ def write_report(rows, kernels, peak, macs, args, path):
                   "int8 with per-channel requantization; each cell is CPU µs per call and throughput in "
                   "GMAC/s (convolutions, FULLY_CONNECTED) or G output elements/s (the others). "
                   "`reference` is the bit-exact reference kernel; the others are the optimized "
-                  "kernel forced to one ISA (every ISA gives identical results).", "",
+                  "kernel forced to one ISA (every ISA gives identical results). "
+                  "`conv_hybrid` and `fully_connected_hybrid`: dynamic-range (float input "
+                  "quantized on every call, int8 weights, float output) as the op runs them, "
+                  "the quantization included.", "",
                   "| kernel / layer | reference | scalar | avx2 | avx512vnni | speed-up vs reference |",
                   "|---|---:|---:|---:|---:|---:|"]
         for layer, cells in kernels.items():
