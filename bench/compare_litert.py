@@ -18,6 +18,7 @@ With --kernels-bench, also runs the per-kernel micro-benchmarks
 """
 import argparse
 import datetime
+import fnmatch
 import json
 import os
 import pathlib
@@ -31,7 +32,7 @@ import time
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_MODELS = [
+SHARED_INT8_MODELS = [
     "mobilenet_v1_0.25_128_quant",
     "mobilenet_v2_1.0_224_quant",
     "tf2_mobilenet_v2_1.0_224_ptq",
@@ -39,13 +40,27 @@ DEFAULT_MODELS = [
     "person_detect",
     "deeplabv3_mnv2_dm05_pascal_quant",
     "movenet_single_pose_lightning_ptq",
-    # float32 rows: FLOAT_PREFIX + a quantized model's name runs its float32
-    # twin (bench/float_model: weights dequantized, every tensor float32),
-    # generated once into --float-cache.
-    "float32:mobilenet_v1_0.25_128_quant",
-    "float32:mobilenet_v2_1.0_224_quant",
 ]
+# float32 rows: FLOAT_PREFIX + a quantized model's name runs its float32 twin
+# (bench/float_model: weights dequantized, every tensor float32), generated
+# once into --float-cache.
 FLOAT_PREFIX = "float32:"
+# Converter-made models (scripts/make_zoo.py, cached in --zoo-dir): ZOO_PREFIX +
+# the file's stem. Variants the converter cannot make are absent from the zoo
+# (docs/zoo.md) and skipped with a message.
+ZOO_PREFIX = "zoo:"
+ZOO_ARCHITECTURES = ["mobilenet_v2", "mobilenet_v3_small", "resnet_small", "densenet_small",
+                     "transformer_encoder", "encoder_decoder"]
+ZOO_VARIANTS = ["float32", "int8", "int16x8", "dynamic"]
+# ISA_PREFIX + a row: delegato restricted to that instruction set through
+# DELEGATO_ISA (LiteRT unchanged: XNNPACK picks its own).
+ISA_PREFIX = "avx2:"
+DEFAULT_MODELS = (
+    SHARED_INT8_MODELS
+    + [FLOAT_PREFIX + m for m in ("mobilenet_v1_0.25_128_quant", "mobilenet_v2_1.0_224_quant")]
+    + [f"{ZOO_PREFIX}{a}_{v}" for v in ZOO_VARIANTS for a in ZOO_ARCHITECTURES]
+    + [ISA_PREFIX + m for m in SHARED_INT8_MODELS]
+    + [f"{ISA_PREFIX}{ZOO_PREFIX}{a}_int8" for a in ZOO_ARCHITECTURES])
 MAC_MODEL = "mobilenet_v2_1.0_224_quant"
 
 
@@ -135,10 +150,11 @@ def model_macs(model):
 class Runner:
     """A process speaking the time_model line protocol."""
 
-    def __init__(self, name, argv):
+    def __init__(self, name, argv, env=None):
         self.name = name
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+                                     stderr=subprocess.PIPE, text=True, bufsize=1,
+                                     env=env)
         self.info = self._read()
         self.wall = []
         self.cpu = []
@@ -195,9 +211,51 @@ def serve_litert(args):
     print(json.dumps({"peak_rss_mb": status_mb("VmHWM:")}), flush=True)
 
 
+def split_row(row_name):
+    """(ISA forced on delegato or None, model name) of a row."""
+    if row_name.startswith(ISA_PREFIX):
+        return ISA_PREFIX[:-1], row_name[len(ISA_PREFIX):]
+    return None, row_name
+
+
+def model_kind(model_name):
+    """float32, int8, int16x8 or hybrid (dynamic-range: int8 weights, float
+    activations): what the row's goal and grouping depend on."""
+    if model_name.startswith(FLOAT_PREFIX):
+        return "float32"
+    if model_name.startswith(ZOO_PREFIX):
+        variant = model_name.rsplit("_", 1)[1]
+        return {"dynamic": "hybrid"}.get(variant, variant)
+    return "int8"  # the shared benchmark models are all 8-bit (uint8 or int8)
+
+
+def row_goal(row_name, has_vnni):
+    """The latency ratio a row should stay at or below (issue 17): 0.7 of
+    LiteRT for 8-bit models on AVX-512 VNNI, 1.0 elsewhere."""
+    isa, model_name = split_row(row_name)
+    return 0.7 if model_kind(model_name) == "int8" and isa is None and has_vnni else 1.0
+
+
+def select_rows(patterns, isas):
+    """DEFAULT_MODELS filtered by --models (shell patterns matched against the
+    row name, or its name without the ISA prefix) and --isa; names not in the
+    default list are taken as given."""
+    chosen = []
+    for pattern in patterns:
+        matches = [r for r in DEFAULT_MODELS
+                   if fnmatch.fnmatchcase(r, pattern) or fnmatch.fnmatchcase(split_row(r)[1], pattern)]
+        if not matches and not any(c in pattern for c in "*?["):
+            matches = [pattern]
+        chosen += [m for m in matches if m not in chosen]
+    return [r for r in chosen if (split_row(r)[0] or "default") in isas]
+
+
 def model_path(model_name, args):
-    """The .tflite file of a row: a shared model, or the float32 twin of one
-    (made by bench/float_model into args.float_cache on first use)."""
+    """The .tflite file of a row: a shared model, a zoo model, or the float32
+    twin of a shared one (made by bench/float_model into args.float_cache on
+    first use)."""
+    if model_name.startswith(ZOO_PREFIX):
+        return pathlib.Path(args.zoo_dir).expanduser() / f"{model_name[len(ZOO_PREFIX):]}.tflite"
     if not model_name.startswith(FLOAT_PREFIX):
         return pathlib.Path(args.models_dir) / f"{model_name}.tflite"
     source = model_name[len(FLOAT_PREFIX):]
@@ -210,8 +268,13 @@ def model_path(model_name, args):
     return twin
 
 
-def compare(model_name, threads, args, tmp_dir):
+def compare(row_name, threads, args, tmp_dir):
+    isa, model_name = split_row(row_name)
     model = model_path(model_name, args)
+    env = dict(os.environ)
+    env.pop("DELEGATO_ISA", None)
+    if isa:
+        env["DELEGATO_ISA"] = isa
     litert_path, note = loadable_model_path(model, tmp_dir)
     inputs = random_inputs(litert_path, args.seed, tmp_dir)
     delegato_argv = [args.time_model, str(model), "--num_threads", str(threads)]
@@ -219,29 +282,38 @@ def compare(model_name, threads, args, tmp_dir):
         delegato_argv += ["--input", f"{i}={path}"]
     litert_argv = [sys.executable, __file__, "--serve-litert", str(litert_path),
                    "--num_threads", str(threads), "--inputs", *map(str, inputs)]
-    delegato = Runner("delegato", delegato_argv)
+    delegato = Runner("delegato", delegato_argv, env)
     litert = Runner("LiteRT", litert_argv)
+    runners = [delegato, litert]
+    before = None
+    if args.before_time_model and threads == 1:
+        # An earlier build of delegato, interleaved with the other two: the
+        # "before" of a change, measured under the same load.
+        before = Runner("delegato before", [args.before_time_model] + delegato_argv[1:], env)
+        runners.append(before)
     # Batches of about args.batch_seconds each, from the first inference.
     first = max(delegato.info["first_inference_ms"], litert.info["first_inference_ms"], 0.05)
-    count = max(3, min(500, int(args.batch_seconds * 1e3 / first)))
-    for runner in (delegato, litert):  # warm-up, not recorded
+    count = max(1, min(500, int(args.batch_seconds * 1e3 / first)))
+    # Bounded: a model slower than a batch gets fewer rounds (at least 3).
+    rounds = args.rounds if first * 3 <= args.batch_seconds * 1e3 else max(3, args.rounds // 2)
+    for runner in runners:  # warm-up, not recorded
         runner.run(max(1, count // 3))
         runner.wall.clear()
         runner.cpu.clear()
-    for r in range(args.rounds):
-        pair = (delegato, litert) if r % 2 == 0 else (litert, delegato)
-        for runner in pair:
+    for r in range(rounds):
+        for runner in (runners if r % 2 == 0 else runners[::-1]):
             runner.run(count)
-    delegato.finish()
-    litert.finish()
-    before = None
-    if args.reference_runs > 0 and threads == 1:
+    for runner in runners:
+        runner.finish()
+    reference_ms = None
+    if args.reference_runs > 0 and threads == 1 and isa is None:
         # The same binary with the reference kernel set: the "before" figure.
-        reference = Runner("delegato reference", delegato_argv + ["--kernels", "reference"])
+        reference = Runner("delegato reference", delegato_argv + ["--kernels", "reference"], env)
         reference.run(args.reference_runs)
         reference.finish()
-        before = statistics.median(reference.wall)
-    row = {"model": model_name, "threads": threads, "note": note, "samples": len(delegato.wall)}
+        reference_ms = statistics.median(reference.wall)
+    row = {"model": row_name, "threads": threads, "note": note, "samples": len(delegato.wall),
+           "kind": model_kind(model_name), "isa": isa or "default", "rounds": rounds}
     for key, runner in (("delegato", delegato), ("litert", litert)):
         row[key] = {
             "median_ms": statistics.median(runner.wall),
@@ -255,7 +327,10 @@ def compare(model_name, threads, args, tmp_dir):
             "peak_rss_mb": runner.info["peak_rss_mb"],
             "rss_before_load_mb": runner.info["rss_before_load_mb"],
         }
-    row["reference_kernels_ms"] = before
+    row["reference_kernels_ms"] = reference_ms
+    if before is not None:
+        row["before"] = {"median_ms": statistics.median(before.wall),
+                         "cpu_mean_ms": statistics.fmean(before.cpu) if before.cpu else None}
     row["ratio"] = row["delegato"]["median_ms"] / row["litert"]["median_ms"]
     if row["delegato"]["cpu_mean_ms"] and row["litert"]["cpu_mean_ms"]:
         row["cpu_ratio"] = row["delegato"]["cpu_mean_ms"] / row["litert"]["cpu_mean_ms"]
@@ -312,6 +387,7 @@ def fmt(x, digits=2):
 
 def write_report(rows, kernels, peak, macs, args, path):
     model_name, flags = cpu_description()
+    has_vnni = "avx512_vnni" in flags
     import ai_edge_litert  # noqa: WPS433
     litert_version = getattr(ai_edge_litert, "__version__", "?")
     lines = [
@@ -327,10 +403,20 @@ def write_report(rows, kernels, peak, macs, args, path):
         f"- LiteRT: `ai_edge_litert` {litert_version}, default interpreter (its CPU path is the "
         "XNNPACK delegate), `num_threads` as in the table.",
         "- delegato: `bench/time_model` (the library's default optimized kernel set), same "
-        "thread count.",
+        "thread count. Rows `avx2:...` restrict delegato to its AVX2 kernels "
+        "(`DELEGATO_ISA=avx2`), as on a CPU without AVX-512; LiteRT is unchanged in those rows "
+        "(XNNPACK picks its own ISA, here AVX-512), so they compare delegato's AVX2 path with "
+        "LiteRT at its best on this CPU, not AVX2 with AVX2.",
+        "- Models: the shared 8-bit benchmark models; `float32:NAME`, the float32 twin of a "
+        "shared model (`bench/float_model`); `zoo:NAME`, the converter-made models of "
+        "`scripts/make_zoo.py` (TensorFlow's converter, random weights; `_int8` full integer, "
+        "`_int16x8` 16-bit activations with 8-bit weights, `_dynamic` dynamic-range = hybrid: "
+        "int8 weights, float activations). LiteRT runs int16x8 models with its own "
+        "optimized kernels (XNNPACK has no int16x8 path).",
         f"- Inputs: the same seeded random tensors for both (seed {args.seed}).",
         f"- Method: both engines load the model once in their own process; the script alternates "
-        f"batches of invocations between them ({args.rounds} rounds, order flipped each round, "
+        f"batches of invocations between them ({args.rounds} rounds, fewer (at least 3) for a "
+        "model slower than a third of a batch, order flipped each round, "
         f"about {args.batch_seconds}s per batch), so both see the same machine load. Reported: "
         "the median over all timed invocations. **Wall** is the latency a caller sees; **CPU** is "
         "the process CPU time per inference (all threads, including a worker spinning while it "
@@ -348,32 +434,36 @@ def write_report(rows, kernels, peak, macs, args, path):
         "",
         "| model | threads | delegato wall ms | LiteRT wall ms | ratio (wall) | delegato CPU ms | "
         "LiteRT CPU ms | ratio (CPU) | init ms delegato / LiteRT | peak RSS MB delegato / LiteRT "
-        "| Δ RSS MB delegato / LiteRT |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| Δ RSS MB delegato / LiteRT | goal |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes = []
     for r in rows:
         d, l = r["delegato"], r["litert"]
-        flag = " ⚠" if r["ratio"] > 1.0 else ""
+        goal = row_goal(r["model"], has_vnni)
+        flag = " ⚠" if r["ratio"] > goal else ""
         lines.append(
             f"| `{r['model']}` | {r['threads']} | {fmt(d['median_ms'])} | {fmt(l['median_ms'])} "
             f"| **{fmt(r['ratio'])}**{flag} | {fmt(d['cpu_mean_ms'])} | {fmt(l['cpu_mean_ms'])} "
             f"| {fmt(r.get('cpu_ratio'))} | {fmt(d['init_ms'], 1)} / {fmt(l['init_ms'], 1)} "
             f"| {fmt(d['peak_rss_mb'], 1)} / {fmt(l['peak_rss_mb'], 1)} "
             f"| {fmt(d['peak_rss_mb'] - d['rss_before_load_mb'], 1)} / "
-            f"{fmt(l['peak_rss_mb'] - l['rss_before_load_mb'], 1)} |")
+            f"{fmt(l['peak_rss_mb'] - l['rss_before_load_mb'], 1)} | {goal:.1f} |")
         note = f"`{r['model']}`: {r['note']}."
         if r["note"] and note not in notes:
             notes.append(note)
-    slower = [f"`{r['model']}` at {r['threads']} thread(s) ({r['ratio']:.2f})"
-              for r in rows if r["ratio"] > 1.0]
+    slower = [f"`{r['model']}` at {r['threads']} thread(s) ({r['ratio']:.2f}, CPU "
+              f"{fmt(r.get('cpu_ratio'))})"
+              for r in rows if r["ratio"] > row_goal(r["model"], has_vnni)]
+    lines.append("")
+    lines.append("Goal (issue 17): a ratio of at most 0.7 for 8-bit models on AVX-512 VNNI, 1.0 "
+                 "for every other row; ⚠ marks a wall-clock ratio above it.")
     lines.append("")
     if slower:
-        lines.append("Ratio above 1.0 (delegato slower than LiteRT by wall-clock median): "
+        lines.append("Above the goal in this run (wall-clock ratio, CPU-time ratio): "
                      + "; ".join(slower) + ".")
     else:
-        lines.append("delegato's median latency is at or below LiteRT's for every model and "
-                     "thread count in this run.")
+        lines.append("Every row is at or below its goal in this run.")
     more_memory = [f"`{r['model']}` at {r['threads']} thread(s)" for r in rows
                    if r["delegato"]["peak_rss_mb"] - r["delegato"]["rss_before_load_mb"]
                    > r["litert"]["peak_rss_mb"] - r["litert"]["rss_before_load_mb"]]
@@ -382,6 +472,27 @@ def write_report(rows, kernels, peak, macs, args, path):
         lines.append("Δ RSS above LiteRT's: " + "; ".join(more_memory) + ".")
     for n in notes:
         lines += ["", n]
+
+    changed = [r for r in rows if r.get("before")]
+    if changed:
+        lines += ["", "## Before / after this change (delegato, 1 thread, same run)", "",
+                  f"`before`: delegato built from {args.before_label}, run as a third process "
+                  "interleaved with the two above (same rounds, same inputs); `after`: this "
+                  "build (the table above). Ratios are to LiteRT's figure in the same run: "
+                  "wall-clock medians, and CPU time per inference (steadier on a loaded "
+                  "machine).", "",
+                  "| model | before ms | after ms | before / LiteRT | after / LiteRT | "
+                  "before CPU ms | after CPU ms | before / LiteRT (CPU) | after / LiteRT (CPU) "
+                  "| after / before (CPU) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in changed:
+            b, a, l = r["before"]["median_ms"], r["delegato"]["median_ms"], r["litert"]["median_ms"]
+            bc, ac = r["before"]["cpu_mean_ms"], r["delegato"]["cpu_mean_ms"]
+            lc = r["litert"]["cpu_mean_ms"]
+            cpu = (f"{fmt(bc)} | {fmt(ac)} | {bc / lc:.2f} | {ac / lc:.2f} | {ac / bc:.2f}"
+                   if bc and ac and lc else "- | - | - | - | -")
+            lines.append(f"| `{r['model']}` | {b:.2f} | {a:.2f} | {b / l:.2f} | {a / l:.2f} "
+                         f"| {cpu} |")
 
     befores = [r for r in rows if r.get("reference_kernels_ms")]
     if befores:
@@ -448,7 +559,10 @@ def write_report(rows, kernels, peak, macs, args, path):
                   "int8 with per-channel requantization; each cell is CPU µs per call and throughput in "
                   "GMAC/s (convolutions, FULLY_CONNECTED) or G output elements/s (the others). "
                   "`reference` is the bit-exact reference kernel; the others are the optimized "
-                  "kernel forced to one ISA (every ISA gives identical results).", "",
+                  "kernel forced to one ISA (every ISA gives identical results). "
+                  "`conv_hybrid` and `fully_connected_hybrid`: dynamic-range (float input "
+                  "quantized on every call, int8 weights, float output) as the op runs them, "
+                  "the quantization included.", "",
                   "| kernel / layer | reference | scalar | avx2 | avx512vnni | speed-up vs reference |",
                   "|---|---:|---:|---:|---:|---:|"]
         for layer, cells in kernels.items():
@@ -478,20 +592,32 @@ def main():
                         default=os.environ.get("DELEGATO_SHARED_DIR",
                                                str(REPO.parent / "shared")) + "/models")
     parser.add_argument("--models", nargs="*", default=DEFAULT_MODELS,
-                        help="rows to run (default: all); float32:NAME is NAME's float32 twin")
+                        help="rows to run: names or shell patterns, matched with and without "
+                        "the avx2: prefix (default: all); float32:NAME is NAME's float32 twin, "
+                        "zoo:NAME a converter-made model")
+    parser.add_argument("--isa", nargs="*", default=["default", "avx2"],
+                        choices=["default", "avx2"],
+                        help="delegato's kernel sets to measure: default (the best this CPU "
+                        "has) and/or avx2 (the avx2: rows)")
+    parser.add_argument("--zoo-dir", default="~/.cache/delegato/zoo/v1",
+                        help="the converter-made models (scripts/make_zoo.py)")
     parser.add_argument("--float-model", default=str(REPO / "build" / "float_model"),
                         help="bench/float_model binary (makes the float32 twins)")
     parser.add_argument("--float-cache", default="~/.cache/delegato/float_models",
                         help="where the float32 twins are kept (outside the repository)")
     parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--batch-seconds", type=float, default=0.4)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--batch-seconds", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--output", default=str(REPO / "docs" / "performance.md"))
     parser.add_argument("--json", help="also write the raw results here")
     parser.add_argument("--reference-runs", type=int, default=5,
                         help="also time delegato's reference kernels (1 thread); 0 to skip")
     parser.add_argument("--from-json", help="rewrite the report from a --json file, no runs")
+    parser.add_argument("--before-time-model",
+                        help="an earlier build's time_model, interleaved at 1 thread (before/after)")
+    parser.add_argument("--before-label", default="an earlier commit",
+                        help="what --before-time-model was built from (for the report)")
     args = parser.parse_args()
     if args.serve_litert:
         serve_litert(args)
@@ -514,25 +640,29 @@ def main():
     args.load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for model in args.models:
+        for model in select_rows(args.models, args.isa):
+            if not model_path(split_row(model)[1], args).exists() and model.find(ZOO_PREFIX) >= 0:
+                print(f"{model}: not in the zoo (the converter cannot make it), skipped", flush=True)
+                continue
             for threads in args.threads:
                 row = compare(model, threads, args, tmp)
                 rows.append(row)
-                print(f"{model:40s} t={threads} delegato {row['delegato']['median_ms']:8.2f} ms  "
+                print(f"{model:44s} t={threads} delegato {row['delegato']['median_ms']:8.2f} ms  "
                       f"LiteRT {row['litert']['median_ms']:8.2f} ms  ratio {row['ratio']:.2f}  "
                       f"(CPU ratio {row.get('cpu_ratio', float('nan')):.2f})", flush=True)
     kernels, peak = ({}, None)
     if args.kernels_bench:
         kernels, peak = kernels_table(run_kernels_bench(args.kernels_bench, args.kernels_min_time))
     macs = None
-    if MAC_MODEL in args.models:
+    if any(r["model"] == MAC_MODEL for r in rows):
         macs = model_macs(pathlib.Path(args.models_dir) / f"{MAC_MODEL}.tflite")
     write_report(rows, kernels, peak, macs, args, pathlib.Path(args.output))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(
             {"rows": rows, "kernels": kernels, "peak": peak, "macs": macs,
              "args": {k: getattr(args, k) for k in ("rounds", "batch_seconds", "seed",
-                                                    "load_before", "reference_runs")}},
+                                                    "load_before", "reference_runs",
+                                                    "before_label")}},
             indent=1))
     print(f"wrote {args.output}")
 

@@ -12,6 +12,9 @@
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/hybrid_depthwise.h"
+#include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/arg_minmax.h"
 #include "kernels/optimized/quant_binary.h"
@@ -23,6 +26,7 @@
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
+#include "kernels/reference/hybrid.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
@@ -568,6 +572,202 @@ void IsaArgs(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 
+// Hybrid CONV_2D (float input, per-channel int8 weights) as the op runs it:
+// the image quantized, then the convolution. Reference: QuantizeConvInput +
+// HybridConv; others: HybridQuantizeRow + HybridConvKernel on one thread.
+void BM_HybridConv(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::ConvGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = g.filter_depth = l.cin;
+  g.output_depth = l.cout;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  const size_t image = size_t{1} * l.h * l.w * l.cin;
+  std::vector<float> input(image);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 3.0f);
+  for (float& x : input) x = dist(rng);
+  const std::vector<uint8_t> filter = RandomBytes(g.packed_filter_elements(), 2);
+  const auto* f = reinterpret_cast<const int8_t*>(filter.data());
+  std::vector<float> scales_w(l.cout, 0.01f), bias(l.cout, 0.5f);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  std::vector<int8_t> quantized(image);
+  float scale = 0;
+  int32_t zero_point = 0;
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{g.filter_height} *
+                       g.filter_width * l.cin * l.cout;
+  if (isa == kReference) {
+    ref::HybridConvParams p;
+    p.per_channel = true;
+    p.weight_scales = scales_w.data();
+    p.act_min = 0.0f;
+    p.act_max = 6.0f;
+    for (auto _ : state) {
+      ref::QuantizeConvInput(g, true, 0.0f, input.data(), quantized.data(), &scale, &zero_point, 0,
+                             1);
+      ref::HybridConv(g, p, quantized.data(), &scale, &zero_point, f, bias.data(), output.data(),
+                      0, g.output_rows());
+    }
+  } else {
+    opt::HybridConvKernelParams p;
+    p.geometry = g;
+    p.filter = f;
+    p.per_channel = true;
+    p.weight_scales = scales_w.data();
+    p.act_min = 0.0f;
+    p.act_max = 6.0f;
+    const opt::HybridConvKernel kernel(p, static_cast<Isa>(isa), 1);
+    opt::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes());
+    for (auto _ : state) {
+      opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
+                             true, quantized.data(), &scale, &zero_point);
+      kernel.RunTask(0, quantized.data(), &scale, &zero_point, bias.data(), output.data(),
+                     scratch.data());
+    }
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
+// Hybrid FULLY_CONNECTED (asymmetric rows, per-channel weights), rows x depth -> units.
+void BM_HybridFullyConnected(benchmark::State& state, int rows, int depth, int units) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> input(static_cast<size_t>(rows) * depth);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 3.0f);
+  for (float& x : input) x = dist(rng);
+  const std::vector<uint8_t> weights = RandomBytes(static_cast<size_t>(units) * depth, 2);
+  const auto* wt = reinterpret_cast<const int8_t*>(weights.data());
+  std::vector<float> scales_w(units, 0.01f), bias(units, 0.5f);
+  std::vector<int32_t> row_sums(units, 0);
+  for (int u = 0; u < units; ++u)
+    for (int k = 0; k < depth; ++k) row_sums[u] += wt[static_cast<size_t>(u) * depth + k];
+  std::vector<float> output(static_cast<size_t>(rows) * units);
+  if (isa == kReference) {
+    ref::HybridFullyConnectedParams p;
+    p.batches = rows;
+    p.depth = depth;
+    p.units = units;
+    p.weights = wt;
+    p.weight_scales = scales_w.data();
+    p.per_channel = true;
+    p.asymmetric = true;
+    p.row_sums = row_sums.data();
+    std::vector<int8_t> quantized(input.size());
+    for (auto _ : state)
+      ref::HybridFullyConnected(p, input.data(), bias.data(), quantized.data(), output.data(), 0,
+                                rows, false);
+  } else {
+    opt::HybridFullyConnectedKernelParams p;
+    p.depth = depth;
+    p.units = units;
+    p.weights = wt;
+    p.weight_scales = scales_w.data();
+    p.per_channel = true;
+    p.asymmetric = true;
+    const opt::HybridFullyConnectedKernel kernel(p, static_cast<Isa>(isa));
+    opt::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes(rows));
+    for (auto _ : state) kernel.Run(input.data(), bias.data(), output.data(), 0, rows, scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * int64_t{rows} * depth * units);
+}
+
+// Hybrid DEPTHWISE_CONV_2D (multiplier 1) with its per-call image quantization.
+void BM_HybridDepthwise(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::DepthwiseGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = g.output_depth = l.cin;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  const size_t image = size_t{1} * l.h * l.w * l.cin;
+  std::vector<float> input(image);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 3.0f);
+  for (float& x : input) x = dist(rng);
+  const std::vector<uint8_t> filter = RandomBytes(g.filter_elements(), 2);
+  const auto* f = reinterpret_cast<const int8_t*>(filter.data());
+  std::vector<float> scales_c(l.cin, 0.01f), bias(l.cin, 0.5f);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cin);
+  std::vector<int8_t> quantized(image);
+  float scale = 0;
+  int32_t zero_point = 0;
+  if (isa == kReference) {
+    ref::HybridDepthwiseParams p;
+    p.channel_scales = scales_c.data();
+    p.act_min = 0.0f;
+    p.act_max = 6.0f;
+    for (auto _ : state) {
+      ref::QuantizeDepthwiseInput(g, input.data(), quantized.data(), &scale, &zero_point, 0, 1);
+      ref::HybridDepthwiseConv(g, p, quantized.data(), &scale, &zero_point, f, bias.data(),
+                               output.data(), 0, g.output_rows());
+    }
+  } else {
+    const opt::HybridDepthwiseKernel kernel(g, f, scales_c.data(), 0.0f, 6.0f,
+                                            static_cast<Isa>(isa));
+    for (auto _ : state) {
+      opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
+                             true, quantized.data(), &scale, &zero_point);
+      kernel.Run(quantized.data(), &scale, &zero_point, bias.data(), output.data(), 0,
+                 g.output_rows());
+    }
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * g.output_rows() * g.output_width * l.cin *
+                          int64_t{l.filter} * l.filter);
+}
+
+// float32 BATCH_MATMUL, batches x [rows x depth] x [depth x cols] (adj_y: rhs [cols x depth]).
+void BM_BatchMatMulFloat(benchmark::State& state, int batches, int rows, int depth, int cols,
+                         bool adj_y) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::BatchMatMulGeometry g;
+  g.lhs_batch[2] = g.rhs_batch[2] = g.out_batch[2] = batches;
+  g.rows = rows;
+  g.depth = depth;
+  g.cols = cols;
+  g.adj_y = adj_y;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> lhs(static_cast<size_t>(batches) * rows * depth);
+  std::vector<float> rhs(static_cast<size_t>(batches) * depth * cols);
+  for (float& x : lhs) x = dist(rng);
+  for (float& x : rhs) x = dist(rng);
+  std::vector<float> out(static_cast<size_t>(batches) * rows * cols);
+  std::vector<float> scratch(opt::BatchMatMulFloatScratchBytes(g) / sizeof(float) + 1);
+  if (isa == kReference) {
+    for (auto _ : state) ref::BatchMatMulFloat(g, lhs.data(), rhs.data(), out.data());
+  } else {
+    for (auto _ : state)
+      opt::BatchMatMulFloat(static_cast<Isa>(isa), g, lhs.data(), rhs.data(), out.data(),
+                            scratch.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * int64_t{batches} * rows * depth * cols);
+}
+
 // uint8 resize whose weights are not sixteenths (half-pixel centres, 33 -> 129):
 // the float AVX2 path.
 void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
@@ -593,6 +793,27 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l)
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
+  for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
+    benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
+        ->Apply(IsaArgs);
+  for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
+    benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
+        ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_float/4x16x16x8", BM_BatchMatMulFloat, 4, 16, 16, 8,
+                               false)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_float/4x16x8x16_adj_y", BM_BatchMatMulFloat, 4, 16,
+                               8, 16, true)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_float/8x128x64x128", BM_BatchMatMulFloat, 8, 128,
+                               64, 128, false)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_hybrid/1x1280->1001", BM_HybridFullyConnected, 1,
+                               1280, 1001)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_hybrid/64x128->256", BM_HybridFullyConnected, 64,
+                               128, 256)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/isa.h"
 #include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/hybrid.h"
 #include "ops/kernel.h"
@@ -32,6 +34,8 @@ struct BatchMatMulData {
   int64_t lhs_matrices = 0;
   // Scratch: quantized lhs, row scales, row zero points, one row buffer.
   size_t scales_offset = 0, zero_points_offset = 0, row_offset = 0;
+  // float32 in vectors (bit-exact), when the kernel set allows it.
+  optimized::Isa float_isa = optimized::Isa::kScalar;
 };
 
 }  // namespace
@@ -151,6 +155,11 @@ void PrepareBatchMatMul(KernelContext& ctx, Node& node) {
     data->q.act_max = is16 ? 32767 : 127;
   }
   data->g = g;
+  if (type == DataType::kFloat32 && ctx.optimized() &&
+      optimized::BatchMatMulFloatVectorized(optimized::SelectedIsa())) {
+    data->float_isa = optimized::SelectedIsa();
+    node.scratch_bytes = optimized::BatchMatMulFloatScratchBytes(g);
+  }
   ctx.SetOutputDims(node, 0, out_dims);
   node.op_data = std::move(data);
 }
@@ -173,8 +182,9 @@ void EvalBatchMatMul(KernelContext& ctx, const Node& node) {
   }
   switch (d.type) {
     case DataType::kFloat32:
-      reference::BatchMatMulFloat(d.g, lhs.data_as<float>(), rhs.data_as<float>(),
-                                  output.data_as<float>());
+      optimized::BatchMatMulFloat(d.float_isa, d.g, lhs.data_as<float>(), rhs.data_as<float>(),
+                                  output.data_as<float>(),
+                                  reinterpret_cast<float*>(node.scratch));
       break;
     case DataType::kInt8:
       if (d.output_type == DataType::kInt32) {

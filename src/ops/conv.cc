@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/hybrid_depthwise.h"
+#include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/quant_depthwise.h"
@@ -356,6 +358,10 @@ struct ConvData {
   reference::HybridConvParams hybrid_params;
   std::vector<float> weight_scales;
   size_t scales_offset = 0, zero_points_offset = 0;  // in scratch, after the quantized input
+  // Hybrid through the int16 GEMM (bit-exact), when allowed; its scratch
+  // follows the zero points.
+  std::unique_ptr<optimized::HybridConvKernel> fast_hybrid;
+  size_t fast_hybrid_offset = 0;
 };
 
 template <class T>
@@ -471,6 +477,20 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+        optimized::HybridConvKernel::Covers(g)) {
+      optimized::HybridConvKernelParams kp;
+      kp.geometry = g;
+      kp.filter = filter.data_as<int8_t>();
+      kp.per_channel = p.per_channel;
+      kp.weight_scales = p.weight_scales;
+      kp.act_min = p.act_min;
+      kp.act_max = p.act_max;
+      d->fast_hybrid = std::make_unique<optimized::HybridConvKernel>(
+          kp, optimized::SelectedIsa(), ctx.pool().num_threads());
+      d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
+      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
+    }
     node.op_data = std::move(d);
     return;
   }
@@ -546,6 +566,28 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
     const float* in = input.data_as<float>();
     const reference::HybridConvParams& p = d.hybrid_params;
+    if (d.fast_hybrid != nullptr) {
+      const optimized::HybridConvKernel& fast = *d.fast_hybrid;
+      const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          // Per-channel weights: asymmetric; per-tensor: symmetric, the scale
+          // times the weight scale (reference::QuantizeConvInput).
+          optimized::HybridQuantizeRow(fast.isa(), in + b * image, static_cast<int32_t>(image),
+                                       p.per_channel, quantized + b * image, &scales[b],
+                                       &zero_points[b]);
+          if (!p.per_channel) scales[b] *= p.weight_scales[0];
+        }
+      });
+      const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+      float* out = output.data_as<float>();
+      uint8_t* scratch = node.scratch + d.fast_hybrid_offset;
+      ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task)
+          fast.RunTask(static_cast<int>(task), quantized, scales, zero_points, b, out, scratch);
+      });
+      return;
+    }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
       reference::QuantizeConvInput(g, p.per_channel, p.weight_scales[0], in, quantized, scales,
                                    zero_points, begin, end);
@@ -661,6 +703,8 @@ struct DepthwiseData {
   std::unique_ptr<optimized::QuantDepthwise> fast;
   // float32, depth multiplier 1, constant filter and bias, when allowed.
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
+  // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
+  std::unique_ptr<optimized::HybridDepthwiseKernel> fast_hybrid;
   // Hybrid: float input and output, int8 weights with one scale per channel.
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
@@ -761,6 +805,12 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+        optimized::HybridDepthwiseKernel::Covers(g)) {
+      d->fast_hybrid = std::make_unique<optimized::HybridDepthwiseKernel>(
+          g, filter.data_as<int8_t>(), d->channel_scales.data(), d->hybrid_params.act_min,
+          d->hybrid_params.act_max, optimized::SelectedIsa());
+    }
     node.op_data = std::move(d);
     return;
   }
@@ -834,12 +884,26 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
     int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
     const float* in = input.data_as<float>();
+    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
+    float* out = output.data_as<float>();
+    if (d.fast_hybrid != nullptr) {
+      const optimized::HybridDepthwiseKernel& fast = *d.fast_hybrid;
+      const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)  // asymmetric, as QuantizeDepthwiseInput
+          optimized::HybridQuantizeRow(fast.isa(), in + i * image,
+                                       static_cast<int32_t>(image), /*asymmetric=*/true,
+                                       quantized + i * image, &scales[i], &zero_points[i]);
+      });
+      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
+        fast.Run(quantized, scales, zero_points, b, out, begin, end);
+      });
+      return;
+    }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
       reference::QuantizeDepthwiseInput(g, in, quantized, scales, zero_points, begin, end);
     });
     const int8_t* f = filter.data_as<int8_t>();
-    const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
-    float* out = output.data_as<float>();
     ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
       reference::HybridDepthwiseConv(g, d.hybrid_params, quantized, scales, zero_points, f, b,
                                      out, begin, end);
@@ -952,6 +1016,11 @@ struct FullyConnectedData {
   reference::HybridFullyConnectedParams hybrid_params;
   std::vector<float> weight_scales;
   std::vector<int32_t> row_sums;
+  // Hybrid through the int16 GEMM (bit-exact), when allowed: tasks of
+  // batch rows, each with its own scratch.
+  std::unique_ptr<optimized::HybridFullyConnectedKernel> fast_hybrid;
+  int hybrid_tasks = 1;
+  size_t hybrid_task_bytes = 0;
 };
 
 // Hybrid FULLY_CONNECTED: float input and output with constant symmetric
@@ -991,6 +1060,26 @@ void PrepareHybridFullyConnected(KernelContext& ctx, Node& node,
   DLG_NODE_CHECK(ctx, node, ok, "fused activation ", ActivationName(params.activation),
                  " is not supported");
   node.scratch_bytes = static_cast<size_t>(g.batches) * g.accum_depth;
+  if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+      g.accum_depth > 0 && g.output_depth > 0) {
+    optimized::HybridFullyConnectedKernelParams kp;
+    kp.depth = p.depth;
+    kp.units = p.units;
+    kp.weights = p.weights;
+    kp.weight_scales = p.weight_scales;
+    kp.per_channel = p.per_channel;
+    kp.asymmetric = p.asymmetric;
+    kp.clamp = d.hybrid_clamp;
+    kp.act_min = p.act_min;
+    kp.act_max = p.act_max;
+    d.fast_hybrid =
+        std::make_unique<optimized::HybridFullyConnectedKernel>(kp, optimized::SelectedIsa());
+    constexpr int kRows = optimized::HybridFullyConnectedKernel::kBlockRows;
+    d.hybrid_tasks = static_cast<int>(std::clamp<int64_t>(
+        (int64_t{g.batches} + kRows - 1) / kRows, 1, std::max(1, ctx.pool().num_threads())));
+    d.hybrid_task_bytes = (d.fast_hybrid->scratch_bytes(kRows) + 63) / 64 * 64;
+    node.scratch_bytes = d.hybrid_task_bytes * d.hybrid_tasks;
+  }
 }
 
 void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, void* dst) {
@@ -1196,6 +1285,17 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
           out[static_cast<size_t>(r) * p.units + u] =
               d.hybrid_clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
         }
+      return;
+    }
+    if (d.fast_hybrid != nullptr) {
+      const optimized::HybridFullyConnectedKernel& fast = *d.fast_hybrid;
+      const int64_t tasks = d.hybrid_tasks;
+      uint8_t* scratch = node.scratch;
+      ParallelRange(ctx, tasks, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t)
+          fast.Run(in, b, out, p.batches * t / tasks, p.batches * (t + 1) / tasks,
+                   scratch + d.hybrid_task_bytes * t);
+      });
       return;
     }
     int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);

@@ -300,6 +300,22 @@ void PrepareHardSwish(KernelContext& ctx, Node& node) {
     Multiplier(ctx, node, hires_input_scale / reluish_scale, &multiplier, &p.reluish_exponent,
                "ramp multiplier");
     p.reluish_multiplier = reference::DownScaleMultiplierToInt16(multiplier);
+    // The output depends only on the input byte: the optimized set looks it
+    // up in a table filled by the reference function itself, so it is
+    // bit-exact by construction (about 1 ns per element instead of a dozen
+    // fixed-point steps).
+    if (ctx.optimized()) {
+      for (int32_t i = 0; i < 256; ++i) {
+        if (in.type == DataType::kUInt8) {
+          d->table[i] = reference::QuantizedHardSwishValue(p, static_cast<uint8_t>(i));
+        } else {
+          const auto x = static_cast<int8_t>(i - 128);
+          d->table[static_cast<uint8_t>(x)] =
+              static_cast<uint8_t>(reference::QuantizedHardSwishValue(p, x));
+        }
+      }
+      d->kind = Kind::kTable;
+    }
   }
   node.op_data = std::move(d);
 }

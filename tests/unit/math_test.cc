@@ -133,6 +133,43 @@ TEST(HardSwish, Int8EveryInputAndLargeInputScale) {
   CheckQuantized(x, y, 0.5f, 0, 0.25f, 0, HardSwish, 1);
 }
 
+// The optimized kernel set reads a 256-entry table filled in Prepare: every
+// input byte must give the reference kernel's output, for both 8-bit types
+// and scales that exercise the ramp's left shift, right shift and saturation.
+template <class T>
+std::vector<T> RunHardSwish(DataType type, const std::vector<T>& x, Quantization qi,
+                            Quantization qo, KernelSet kernels) {
+  OpModel m;
+  const int in = m.AddInput(type, {static_cast<int32_t>(x.size())}, qi);
+  const int out = m.AddOutput(type, qo);
+  m.AddOp(BuiltinOp::kHardSwish, {in}, {out}, std::monostate{});
+  m.Build(1, kernels);
+  m.SetInput<T>(0, x);
+  m.Invoke();
+  return m.GetOutput<T>(0);
+}
+
+TEST(HardSwish, OptimizedTableEqualsReferenceForEveryInput) {
+  const std::vector<std::pair<float, float>> scales = {
+      {0.05f, 0.04f}, {0.5f, 0.25f}, {0.001f, 0.002f}, {0.02f, 0.5f}, {0.1f, 0.1f}};
+  for (const auto& [in_scale, out_scale] : scales) {
+    for (int32_t zp : {-100, 0, 37}) {
+      const auto x8 = AllValues<int8_t>();
+      EXPECT_EQ(RunHardSwish<int8_t>(DataType::kInt8, x8, Q(in_scale, zp), Q(out_scale, -zp / 2),
+                                     KernelSet::kOptimized),
+                RunHardSwish<int8_t>(DataType::kInt8, x8, Q(in_scale, zp), Q(out_scale, -zp / 2),
+                                     KernelSet::kReference))
+          << "int8 scales " << in_scale << " " << out_scale << " zero point " << zp;
+      const auto xu = AllValues<uint8_t>();
+      EXPECT_EQ(RunHardSwish<uint8_t>(DataType::kUInt8, xu, Q(in_scale, zp + 128),
+                                      Q(out_scale, 20), KernelSet::kOptimized),
+                RunHardSwish<uint8_t>(DataType::kUInt8, xu, Q(in_scale, zp + 128),
+                                      Q(out_scale, 20), KernelSet::kReference))
+          << "uint8 scales " << in_scale << " " << out_scale << " zero point " << zp + 128;
+    }
+  }
+}
+
 TEST(HardSwish, Rejects) {
   Status s = BuildUnary<int16_t>(BuiltinOp::kHardSwish, DataType::kInt16, DataType::kInt16,
                                  Q(0.1f, 0), Q(0.1f, 0));

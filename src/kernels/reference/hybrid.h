@@ -18,6 +18,20 @@
 
 namespace delegato::reference {
 
+// SymmetricQuantizeRow's scale and its inverse from the row's extremes;
+// false when the row is all zeros (quantized to 0 with scale 1).
+inline bool SymmetricQuantizeParams(float lo, float hi, float* scale, float* inverse) {
+  const float range = std::max(std::fabs(lo), std::fabs(hi));
+  if (range == 0.0f) {
+    *scale = 1.0f;
+    return false;
+  }
+  constexpr int32_t kScale = 127;
+  *scale = range / kScale;
+  *inverse = kScale / range;
+  return true;
+}
+
 // TFLite's SymmetricQuantizeFloats.
 inline void SymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
                                  float* scale) {
@@ -27,41 +41,31 @@ inline void SymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantiz
     lo = *mn;
     hi = *mx;
   }
-  const float range = std::max(std::fabs(lo), std::fabs(hi));
-  if (range == 0.0f) {
+  float inverse = 0.0f;
+  if (!SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
     std::memset(quantized, 0, static_cast<size_t>(n));
-    *scale = 1.0f;
     return;
   }
   constexpr int32_t kScale = 127;
-  *scale = range / kScale;
-  const float inverse = kScale / range;
   for (int32_t i = 0; i < n; ++i) {
     const auto q = static_cast<int32_t>(std::round(values[i] * inverse));
     quantized[i] = static_cast<int8_t>(std::min(kScale, std::max(-kScale, q)));
   }
 }
 
-// TFLite's AsymmetricQuantizeFloats: the zero point nudged from whichever
-// end of [min(0, x), max(0, x)] gives the smaller error.
-inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
-                                  float* scale, int32_t* zero_point) {
+// AsymmetricQuantizeRow's scale and nudged zero point from the row's
+// extremes; false when the range is empty (quantized to 0, scale 1, zero
+// point 0).
+inline bool AsymmetricQuantizeParams(float lo, float hi, float* scale, int32_t* zero_point) {
   constexpr int32_t kMin = -128, kMax = 127;
-  float lo = 0.0f, hi = 0.0f;
-  if (n > 0) {
-    const auto [mn, mx] = std::minmax_element(values, values + n);
-    lo = *mn;
-    hi = *mx;
-  }
   // In float throughout, as LiteRT's x86 build computes it (a double
   // formulation differs in the last bit of the scale).
   const float rmin = std::min(0.0f, lo);
   const float rmax = std::max(0.0f, hi);
   if (rmin == rmax) {
-    std::memset(quantized, 0, static_cast<size_t>(n));
     *scale = 1.0f;
     *zero_point = 0;
-    return;
+    return false;
   }
   const float qmin = kMin, qmax = kMax;
   const float s = (rmax - rmin) / (qmax - qmin);
@@ -76,6 +80,25 @@ inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quanti
   else nudged = static_cast<int8_t>(std::round(zp));
   *scale = s;
   *zero_point = nudged;
+  return true;
+}
+
+// TFLite's AsymmetricQuantizeFloats: the zero point nudged from whichever
+// end of [min(0, x), max(0, x)] gives the smaller error.
+inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
+                                  float* scale, int32_t* zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  float lo = 0.0f, hi = 0.0f;
+  if (n > 0) {
+    const auto [mn, mx] = std::minmax_element(values, values + n);
+    lo = *mn;
+    hi = *mx;
+  }
+  if (!AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    return;
+  }
+  const int32_t nudged = *zero_point;
   const float inverse = 1.0f / *scale;
   for (int32_t i = 0; i < n; ++i) {
     const auto q = static_cast<int32_t>(std::round(nudged + values[i] * inverse));

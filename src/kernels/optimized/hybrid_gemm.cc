@@ -1,0 +1,491 @@
+#include "kernels/optimized/hybrid_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/reference/hybrid.h"
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+namespace delegato::optimized {
+
+namespace {
+
+constexpr int kBlock = 16;  // output channels per packed block
+
+int32_t LoadPair(const int16_t* a) {
+  int32_t v;
+  std::memcpy(&v, a, sizeof v);
+  return v;
+}
+
+// ---------------------------------------------------------------- scalar
+
+void MultiplyScalar(const int16_t* packed, int k_padded, int blocks, const int16_t* a, int rows,
+                    int32_t* acc, int acc_stride) {
+  const int pairs = k_padded / 2;
+  for (int b = 0; b < blocks; ++b) {
+    const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
+    for (int r = 0; r < rows; ++r) {
+      const int16_t* x = a + static_cast<size_t>(r) * k_padded;
+      int32_t sums[kBlock] = {};
+      for (int p = 0; p < pairs; ++p) {
+        const int16_t* wp = w + static_cast<size_t>(p) * kBlock * 2;
+        for (int c = 0; c < kBlock; ++c) {
+          // Wrapping adds, as the reference's int32 sums.
+          const int32_t pair = int32_t{x[2 * p]} * wp[2 * c] + int32_t{x[2 * p + 1]} * wp[2 * c + 1];
+          sums[c] = static_cast<int32_t>(static_cast<uint32_t>(sums[c]) + static_cast<uint32_t>(pair));
+        }
+      }
+      std::memcpy(acc + static_cast<size_t>(r) * acc_stride + b * kBlock, sums, sizeof sums);
+    }
+  }
+}
+
+// Round half away from zero, as std::round, then the reference's clamp.
+int32_t RoundClamp(float t, int32_t lo, int32_t hi) {
+  const auto q = static_cast<int32_t>(std::round(t));
+  return std::min(hi, std::max(lo, q));
+}
+
+#if DELEGATO_X86
+
+// ---------------------------------------------------------------- AVX2
+
+template <int R>
+DLG_TARGET_AVX2 void Tile256(const int16_t* w, int pairs, const int16_t* a, int k_padded,
+                             int32_t* acc, int acc_stride) {
+  __m256i c0[R], c1[R];
+  for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm256_setzero_si256();
+  for (int p = 0; p < pairs; ++p, w += 2 * kBlock) {
+    const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + kBlock));
+    for (int r = 0; r < R; ++r) {
+      const __m256i x = _mm256_set1_epi32(LoadPair(a + static_cast<size_t>(r) * k_padded + 2 * p));
+      c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(x, w0));
+      c1[r] = _mm256_add_epi32(c1[r], _mm256_madd_epi16(x, w1));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    int32_t* out = acc + static_cast<size_t>(r) * acc_stride;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), c0[r]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), c1[r]);
+  }
+}
+
+DLG_TARGET_AVX2 void MultiplyAvx2(const int16_t* packed, int k_padded, int blocks,
+                                  const int16_t* a, int rows, int32_t* acc, int acc_stride) {
+  const int pairs = k_padded / 2;
+  for (int b = 0; b < blocks; ++b) {
+    const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
+    int r = 0;
+    for (; r + 4 <= rows; r += 4)
+      Tile256<4>(w, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                 acc + static_cast<size_t>(r) * acc_stride + b * kBlock, acc_stride);
+    const int16_t* ar = a + static_cast<size_t>(r) * k_padded;
+    int32_t* cr = acc + static_cast<size_t>(r) * acc_stride + b * kBlock;
+    switch (rows - r) {
+      case 3: Tile256<3>(w, pairs, ar, k_padded, cr, acc_stride); break;
+      case 2: Tile256<2>(w, pairs, ar, k_padded, cr, acc_stride); break;
+      case 1: Tile256<1>(w, pairs, ar, k_padded, cr, acc_stride); break;
+      default: break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- AVX-512 VNNI
+
+// R rows x B blocks of 16 channels, vpdpwssd (two int16 products per lane).
+template <int R, int B>
+DLG_TARGET_AVX512 void Tile512(const int16_t* w, size_t block_stride, int pairs, const int16_t* a,
+                               int k_padded, int32_t* acc, int acc_stride) {
+  __m512i c[R][B];
+  for (int r = 0; r < R; ++r)
+    for (int b = 0; b < B; ++b) c[r][b] = _mm512_setzero_si512();
+  for (int p = 0; p < pairs; ++p, w += 2 * kBlock) {
+    __m512i wv[B];
+    for (int b = 0; b < B; ++b)
+      wv[b] = _mm512_load_si512(reinterpret_cast<const void*>(w + b * block_stride));
+    for (int r = 0; r < R; ++r) {
+      const __m512i x = _mm512_set1_epi32(LoadPair(a + static_cast<size_t>(r) * k_padded + 2 * p));
+      for (int b = 0; b < B; ++b) c[r][b] = _mm512_dpwssd_epi32(c[r][b], x, wv[b]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int b = 0; b < B; ++b)
+      _mm512_storeu_si512(acc + static_cast<size_t>(r) * acc_stride + b * kBlock, c[r][b]);
+}
+
+template <int B>
+DLG_TARGET_AVX512 void Rows512(const int16_t* w, size_t block_stride, int pairs, const int16_t* a,
+                               int k_padded, int rows, int32_t* acc, int acc_stride) {
+  constexpr int kRows = B == 2 ? 6 : 8;
+  int r = 0;
+  for (; r + kRows <= rows; r += kRows)
+    Tile512<kRows, B>(w, block_stride, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                      acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  for (; r < rows; ++r)
+    Tile512<1, B>(w, block_stride, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                  acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+}
+
+DLG_TARGET_AVX512 void MultiplyAvx512(const int16_t* packed, int k_padded, int blocks,
+                                      const int16_t* a, int rows, int32_t* acc, int acc_stride) {
+  const int pairs = k_padded / 2;
+  const size_t block_stride = static_cast<size_t>(pairs) * kBlock * 2;
+  int b = 0;
+  for (; b + 2 <= blocks; b += 2)
+    Rows512<2>(packed + b * block_stride, block_stride, pairs, a, k_padded, rows, acc + b * kBlock,
+               acc_stride);
+  if (b < blocks)
+    Rows512<1>(packed + b * block_stride, block_stride, pairs, a, k_padded, rows, acc + b * kBlock,
+               acc_stride);
+}
+
+// ---------------------------------------------------------------- row helpers
+
+DLG_TARGET_AVX2 void WidenAvx2(const int8_t* q, int k, int32_t zero_point, int16_t* a) {
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
+  int i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + i),
+                        _mm256_sub_epi16(_mm256_cvtepi8_epi16(bytes), zp));
+  }
+  for (; i < k; ++i) a[i] = static_cast<int16_t>(q[i] - zero_point);
+}
+
+// Lanes' minimum and maximum; false when a value is NaN (the caller then
+// runs the reference, whose std::minmax_element treats NaN its own way).
+DLG_TARGET_AVX2 bool RangeAvx2(const float* v, int32_t n, float* lo, float* hi) {
+  __m256 mn = _mm256_set1_ps(INFINITY), mx = _mm256_set1_ps(-INFINITY);
+  __m256 nan = _mm256_setzero_ps();
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(v + i);
+    mn = _mm256_min_ps(mn, x);
+    mx = _mm256_max_ps(mx, x);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  if (_mm256_movemask_ps(nan) != 0) return false;
+  float lanes_min[8], lanes_max[8];
+  _mm256_storeu_ps(lanes_min, mn);
+  _mm256_storeu_ps(lanes_max, mx);
+  float a = lanes_min[0], b = lanes_max[0];
+  for (int j = 1; j < 8; ++j) {
+    a = std::min(a, lanes_min[j]);
+    b = std::max(b, lanes_max[j]);
+  }
+  for (; i < n; ++i) {
+    if (std::isnan(v[i])) return false;
+    a = std::min(a, v[i]);
+    b = std::max(b, v[i]);
+  }
+  *lo = a;
+  *hi = b;
+  return true;
+}
+
+// round(offset + x * inverse) half away from zero (std::round), truncated to
+// int32 as the reference's cast (out of range and NaN: INT32_MIN), clamped.
+DLG_TARGET_AVX2 inline __m256i RoundToInt(__m256 t) {
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  __m256 r = _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  // t - trunc(t) is exact; |fraction| >= 0.5 rounds away from zero.
+  const __m256 fraction = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(t, r));
+  const __m256 away = _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m256 one = _mm256_or_ps(_mm256_and_ps(t, sign_mask), _mm256_set1_ps(1.0f));
+  r = _mm256_add_ps(r, _mm256_and_ps(away, one));
+  return _mm256_cvttps_epi32(r);
+}
+
+DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, float offset, float inverse,
+                                  int32_t qmin, int32_t qmax, int8_t* out) {
+  const __m256 off = _mm256_set1_ps(offset), inv = _mm256_set1_ps(inverse);
+  const __m256i lo = _mm256_set1_epi32(qmin), hi = _mm256_set1_epi32(qmax);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i q[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 x = _mm256_loadu_ps(v + i + 8 * j);
+      // offset + x * inverse: the product first, as the reference.
+      const __m256 t = _mm256_add_ps(off, _mm256_mul_ps(x, inv));
+      q[j] = _mm256_min_epi32(hi, _mm256_max_epi32(lo, RoundToInt(t)));
+    }
+    const __m256i words01 = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i words23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i bytes = _mm256_packs_epi16(words01, words23);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_permutevar8x32_epi32(bytes, order));
+  }
+  for (; i < n; ++i)
+    out[i] = static_cast<int8_t>(RoundClamp(offset + v[i] * inverse, qmin, qmax));
+}
+
+// ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
+// the same order, max(lo, v) / min(hi, v) in std::max(v, lo) /
+// std::min(v, hi)'s operand order (NaN passes through as there).
+DLG_TARGET_AVX2 int ConvOutputAvx2(const int32_t* acc, int n, const float* weight_scales,
+                                   float image_scale, const float* bias, float act_min,
+                                   float act_max, float* out) {
+  const __m256 scale = _mm256_set1_ps(image_scale);
+  const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)));
+    if (weight_scales != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(weight_scales + c));
+    v = _mm256_mul_ps(v, scale);
+    if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
+    _mm256_storeu_ps(out + c, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+  }
+  return c;
+}
+
+#endif  // DELEGATO_X86
+
+void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
+                   float image_scale, const float* bias, float act_min, float act_max,
+                   float* out) {
+  int c = 0;
+#if DELEGATO_X86
+  if (isa != Isa::kScalar)
+    c = ConvOutputAvx2(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
+#else
+  (void)isa;
+#endif
+  for (; c < n; ++c) {
+    float v = weight_scales != nullptr
+                  ? static_cast<float>(acc[c]) * weight_scales[c] * image_scale
+                  : static_cast<float>(acc[c]) * image_scale;
+    if (bias != nullptr) v += bias[c];
+    out[c] = std::min(std::max(v, act_min), act_max);
+  }
+}
+
+void FullyConnectedOutputRow(const HybridFullyConnectedKernelParams& p, const int32_t* acc,
+                             float row_scale, const float* bias, float* out) {
+  for (int32_t u = 0; u < p.units; ++u) {
+    const float scale = row_scale * (p.per_channel ? p.weight_scales[u] : p.weight_scales[0]);
+    const float v = (bias != nullptr ? bias[u] : 0.0f) + static_cast<float>(acc[u]) * scale;
+    out[u] = p.clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- HybridGemm
+
+HybridGemm::HybridGemm(const int8_t* weights, int n, int k, Isa isa)
+    : n_(n), k_(k), k_padded_((k + 1) / 2 * 2), n_padded_((n + kBlock - 1) / kBlock * kBlock) {
+  isa_ = (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && DELEGATO_X86 ? isa : Isa::kScalar;
+  const int pairs = k_padded_ / 2;
+  packed_.Resize(static_cast<size_t>(n_padded_) * k_padded_);
+  for (int c = 0; c < n; ++c) {
+    int16_t* block = packed_.data() + static_cast<size_t>(c / kBlock) * pairs * kBlock * 2;
+    const int lane = c % kBlock;
+    for (int i = 0; i < k; ++i)
+      block[(static_cast<size_t>(i / 2) * kBlock + lane) * 2 + i % 2] =
+          weights[static_cast<size_t>(c) * k + i];
+  }
+}
+
+void HybridGemm::Multiply(const int16_t* a, int rows, int32_t* acc) const {
+  const int blocks = n_padded_ / kBlock;
+#if DELEGATO_X86
+  if (isa_ == Isa::kAvx512Vnni) {
+    MultiplyAvx512(packed_.data(), k_padded_, blocks, a, rows, acc, n_padded_);
+    return;
+  }
+  if (isa_ == Isa::kAvx2) {
+    MultiplyAvx2(packed_.data(), k_padded_, blocks, a, rows, acc, n_padded_);
+    return;
+  }
+#endif
+  MultiplyScalar(packed_.data(), k_padded_, blocks, a, rows, acc, n_padded_);
+}
+
+void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, int k_padded) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) {
+    WidenAvx2(q, k, zero_point, a);
+  } else
+#endif
+  {
+    for (int i = 0; i < k; ++i) a[i] = static_cast<int16_t>(q[i] - zero_point);
+  }
+  for (int i = k; i < k_padded; ++i) a[i] = 0;
+}
+
+void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
+                       int8_t* quantized, float* scale, int32_t* zero_point) {
+#if DELEGATO_X86
+  float lo = 0.0f, hi = 0.0f;
+  if ((isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && n > 0 &&
+      RangeAvx2(values, n, &lo, &hi)) {
+    if (asymmetric) {
+      if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
+        std::memset(quantized, 0, static_cast<size_t>(n));
+        return;
+      }
+      QuantizeAvx2(values, n, static_cast<float>(*zero_point), 1.0f / *scale, -128, 127,
+                   quantized);
+    } else {
+      *zero_point = 0;
+      float inverse = 0.0f;
+      if (!reference::SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
+        std::memset(quantized, 0, static_cast<size_t>(n));
+        return;
+      }
+      // x * inverse + 0.0f equals x * inverse except for -0, which rounds to 0 anyway.
+      QuantizeAvx2(values, n, 0.0f, inverse, -127, 127, quantized);
+    }
+    return;
+  }
+#else
+  (void)isa;
+#endif
+  if (asymmetric) {
+    reference::AsymmetricQuantizeRow(values, n, quantized, scale, zero_point);
+  } else {
+    reference::SymmetricQuantizeRow(values, n, quantized, scale);
+    *zero_point = 0;
+  }
+}
+
+// ---------------------------------------------------------------- CONV_2D
+
+bool HybridConvKernel::Covers(const reference::ConvGeometry& g) {
+  const int64_t k = static_cast<int64_t>(g.filter_height) * g.filter_width * g.input_depth;
+  return g.groups() == 1 && g.dilation_height == 1 && g.dilation_width == 1 && k > 0 &&
+         k < (1 << 20) && g.output_depth > 0;
+}
+
+HybridConvKernel::HybridConvKernel(const HybridConvKernelParams& params, Isa isa, int num_threads)
+    : p_(params),
+      gemm_(params.filter, params.geometry.output_depth,
+            params.geometry.filter_height * params.geometry.filter_width *
+                params.geometry.input_depth,
+            isa) {
+  const reference::ConvGeometry& g = p_.geometry;
+  // A panel of rows stays within about 64 KB (L2-resident while every
+  // weight block passes over it).
+  block_rows_ = std::clamp(32768 / gemm_.k_padded(), 1, 96);
+  const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
+  const int64_t rows = g.batches * pixels;
+  num_tasks_ = static_cast<int>(
+      std::clamp<int64_t>((rows + block_rows_ - 1) / block_rows_, 1, std::max(1, num_threads)));
+  panel_bytes_ = RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
+  per_task_bytes_ = panel_bytes_ + RoundUp(sizeof(int32_t) * block_rows_ * gemm_.n_padded(), 64);
+}
+
+void HybridConvKernel::RunTask(int task, const int8_t* quantized, const float* scales,
+                               const int32_t* zero_points, const float* bias, float* output,
+                               uint8_t* scratch) const {
+  const reference::ConvGeometry& g = p_.geometry;
+  const Isa isa = gemm_.isa();
+  const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
+  const int64_t rows = g.batches * pixels;
+  const int64_t begin = rows * task / num_tasks_, end = rows * (task + 1) / num_tasks_;
+  uint8_t* mine = scratch + per_task_bytes_ * task;
+  int16_t* panel = reinterpret_cast<int16_t*>(mine);
+  int32_t* acc = reinterpret_cast<int32_t*>(mine + panel_bytes_);
+  const int k_padded = gemm_.k_padded();
+  const int depth = g.input_depth;
+  const size_t image_size = static_cast<size_t>(g.input_height) * g.input_width * depth;
+  const bool pointwise = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
+                         g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0;
+  for (int64_t m0 = begin; m0 < end; m0 += block_rows_) {
+    const int count = static_cast<int>(std::min<int64_t>(block_rows_, end - m0));
+    // A block may span two images: each row widens with its own zero point.
+    for (int r = 0; r < count; ++r) {
+      const int64_t m = m0 + r;
+      const int64_t batch = m / pixels;
+      const int32_t zp = zero_points[batch];
+      const int8_t* image = quantized + batch * image_size;
+      int16_t* row = panel + static_cast<size_t>(r) * k_padded;
+      const int64_t pixel = m % pixels;
+      if (pointwise) {
+        WidenRow(isa, image + pixel * depth, depth, zp, row, k_padded);
+        continue;
+      }
+      const int32_t out_y = static_cast<int32_t>(pixel / g.output_width);
+      const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
+      const int32_t y0 = out_y * g.stride_height - g.pad_height;
+      const int32_t x0 = out_x * g.stride_width - g.pad_width;
+      // Per filter row, the taps inside the image are one contiguous run of
+      // input (no dilation): one widening call; taps outside add 0.
+      const int32_t fx_begin = std::clamp(-x0, 0, g.filter_width);
+      const int32_t fx_end = std::clamp(g.input_width - x0, fx_begin, g.filter_width);
+      const size_t row_taps = static_cast<size_t>(g.filter_width) * depth;
+      int16_t* dst = row;
+      for (int32_t fy = 0; fy < g.filter_height; ++fy, dst += row_taps) {
+        const int32_t y = y0 + fy;
+        if (y < 0 || y >= g.input_height || fx_begin == fx_end) {
+          std::memset(dst, 0, sizeof(int16_t) * row_taps);
+          continue;
+        }
+        std::memset(dst, 0, sizeof(int16_t) * fx_begin * depth);
+        const int run = (fx_end - fx_begin) * depth;
+        WidenRow(isa,
+                 image + (static_cast<size_t>(y) * g.input_width + x0 + fx_begin) * depth, run,
+                 zp, dst + static_cast<size_t>(fx_begin) * depth, run);
+        std::memset(dst + static_cast<size_t>(fx_end) * depth, 0,
+                    sizeof(int16_t) * (g.filter_width - fx_end) * depth);
+      }
+      for (int i = g.filter_height * g.filter_width * depth; i < k_padded; ++i) row[i] = 0;
+    }
+    gemm_.Multiply(panel, count, acc);
+    for (int r = 0; r < count; ++r) {
+      const int64_t batch = (m0 + r) / pixels;
+      ConvOutputRow(isa, acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
+                    p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
+                    p_.act_max, output + (m0 + r) * g.output_depth);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- FULLY_CONNECTED
+
+HybridFullyConnectedKernel::HybridFullyConnectedKernel(
+    const HybridFullyConnectedKernelParams& params, Isa isa)
+    : p_(params), gemm_(params.weights, params.units, params.depth, isa) {}
+
+size_t HybridFullyConnectedKernel::scratch_bytes(int64_t rows) const {
+  (void)rows;  // rows are processed kBlockRows at a time
+  return RoundUp(static_cast<size_t>(p_.depth) * kBlockRows, 64) +
+         RoundUp(sizeof(int16_t) * kBlockRows * gemm_.k_padded(), 64) +
+         RoundUp(sizeof(int32_t) * kBlockRows * gemm_.n_padded(), 64);
+}
+
+void HybridFullyConnectedKernel::Run(const float* input, const float* bias, float* output,
+                                     int64_t begin, int64_t end, uint8_t* scratch) const {
+  const Isa isa = gemm_.isa();
+  int8_t* quantized = reinterpret_cast<int8_t*>(scratch);
+  int16_t* panel = reinterpret_cast<int16_t*>(
+      scratch + RoundUp(static_cast<size_t>(p_.depth) * kBlockRows, 64));
+  int32_t* acc = reinterpret_cast<int32_t*>(
+      reinterpret_cast<uint8_t*>(panel) +
+      RoundUp(sizeof(int16_t) * kBlockRows * gemm_.k_padded(), 64));
+  float row_scales[kBlockRows];
+  for (int64_t m0 = begin; m0 < end; m0 += kBlockRows) {
+    const int count = static_cast<int>(std::min<int64_t>(kBlockRows, end - m0));
+    for (int r = 0; r < count; ++r) {
+      int8_t* q = quantized + static_cast<size_t>(r) * p_.depth;
+      int32_t zp = 0;
+      HybridQuantizeRow(isa, input + (m0 + r) * p_.depth, p_.depth, p_.asymmetric, q,
+                        &row_scales[r], &zp);
+      WidenRow(isa, q, p_.depth, zp, panel + static_cast<size_t>(r) * gemm_.k_padded(),
+               gemm_.k_padded());
+    }
+    gemm_.Multiply(panel, count, acc);
+    for (int r = 0; r < count; ++r)
+      FullyConnectedOutputRow(p_, acc + static_cast<size_t>(r) * gemm_.n_padded(), row_scales[r],
+                              bias, output + (m0 + r) * p_.units);
+  }
+}
+
+}  // namespace delegato::optimized

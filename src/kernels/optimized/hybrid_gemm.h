@@ -1,0 +1,132 @@
+// Dynamic-range ("hybrid") CONV_2D and FULLY_CONNECTED: float activations,
+// constant int8 weights, bit-exact with reference::HybridConv and
+// reference::HybridFullyConnected.
+//
+// The reference quantizes each image (CONV_2D) or row (FULLY_CONNECTED) of
+// the input to int8 with a scale and zero point of its own, sums
+// w * (q - zero_point) in int32 and scales the sum back in float. Here the
+// same int8 values (the reference's quantizer) are widened to int16 as
+// q - zero_point (in [-255, 255]; padded taps and the K tail are 0), and the
+// weights are packed once as int16 pairs, [16-channel block][k/2][16][2], so
+// one vpmaddwd (AVX2) or vpdpwssd (AVX-512 VNNI) adds two exact products per
+// 32-bit lane (|sum of a pair| <= 2 * 255 * 128, no saturation). Integer sums
+// are exact in any order (wrapping like the reference's), and the float
+// epilogue performs the reference's operations in its order (no fused
+// multiply-add: the optimized sources are compiled with -ffp-contract=off),
+// so outputs are identical for every ISA and thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/conv.h"
+
+namespace delegato::optimized {
+
+// Whether `isa` has vector variants here (AVX2, AVX-512 VNNI). The ops use
+// these kernels only then: the scalar variant (tested like the others) is
+// slower than the reference on one-row FULLY_CONNECTED, which reads int16
+// weights instead of int8.
+inline bool HybridVectorIsa(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
+
+// int32 sums of int8 weights [n][k] against int16 rows.
+class HybridGemm {
+ public:
+  HybridGemm(const int8_t* weights, int n, int k, Isa isa);
+
+  int n() const { return n_; }
+  int k() const { return k_; }
+  int k_padded() const { return k_padded_; }  // k rounded up to 2: the row length of A
+  int n_padded() const { return n_padded_; }  // n rounded up to 16: the row length of acc
+  Isa isa() const { return isa_; }
+
+  // acc[r][c] = sum_k W[c][k] * a[r][k] for r < rows, c < n (columns up to
+  // n_padded() are written too). `a`: rows of k_padded() int16 (tail 0).
+  void Multiply(const int16_t* a, int rows, int32_t* acc) const;
+
+  size_t packed_bytes() const { return packed_.bytes(); }
+
+ private:
+  int n_ = 0, k_ = 0, k_padded_ = 0, n_padded_ = 0;
+  Isa isa_ = Isa::kScalar;
+  AlignedBuffer<int16_t> packed_;  // [n_padded / 16][k_padded / 2][16][2]
+};
+
+// a[i] = q[i] - zero_point for i < k, 0 up to k_padded.
+void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, int k_padded);
+
+// Quantizes n floats as the reference's SymmetricQuantizeRow /
+// AsymmetricQuantizeRow do (same int8 values, scale and zero point); the
+// range and the rounding in vectors.
+void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
+                       int8_t* quantized, float* scale, int32_t* zero_point);
+
+// Hybrid CONV_2D (ungrouped, no dilation): im2col rows of the quantized
+// image, HybridGemm, then per output
+//   per-channel weights: float(acc) * weight_scale[c] * image_scale
+//   per-tensor weights:  float(acc) * image_scale  (image_scale includes the weight scale)
+// plus bias, clamped to [act_min, act_max].
+struct HybridConvKernelParams {
+  reference::ConvGeometry geometry;
+  const int8_t* filter = nullptr;        // [out][filter_y][filter_x][in]
+  bool per_channel = false;
+  const float* weight_scales = nullptr;  // per output channel (per_channel)
+  float act_min = 0, act_max = 0;
+};
+
+class HybridConvKernel {
+ public:
+  static bool Covers(const reference::ConvGeometry& g);
+  HybridConvKernel(const HybridConvKernelParams& params, Isa isa, int num_threads);
+
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  int num_tasks() const { return num_tasks_; }
+  // quantized: the batches' images as the reference's QuantizeConvInput
+  // leaves them, with their scales and zero points.
+  void RunTask(int task, const int8_t* quantized, const float* scales,
+               const int32_t* zero_points, const float* bias, float* output,
+               uint8_t* scratch) const;
+  Isa isa() const { return gemm_.isa(); }
+
+ private:
+  HybridConvKernelParams p_;
+  HybridGemm gemm_;
+  int block_rows_ = 0;
+  int num_tasks_ = 1;
+  size_t panel_bytes_ = 0, per_task_bytes_ = 0;
+};
+
+// Hybrid FULLY_CONNECTED: each input row quantized (symmetric or asymmetric),
+// then out = (bias or 0) + float(acc) * (row_scale * weight_scale), clamped
+// when `clamp`.
+struct HybridFullyConnectedKernelParams {
+  int32_t depth = 0, units = 0;
+  const int8_t* weights = nullptr;  // [units][depth]
+  const float* weight_scales = nullptr;
+  bool per_channel = false;
+  bool asymmetric = false;
+  bool clamp = false;
+  float act_min = 0, act_max = 0;
+};
+
+class HybridFullyConnectedKernel {
+ public:
+  HybridFullyConnectedKernel(const HybridFullyConnectedKernelParams& params, Isa isa);
+
+  // Scratch for `rows` input rows processed by one call of Run.
+  size_t scratch_bytes(int64_t rows) const;
+  // Rows [begin, end) of input [batches][depth] into output [batches][units];
+  // scratch: scratch_bytes(end - begin).
+  void Run(const float* input, const float* bias, float* output, int64_t begin, int64_t end,
+           uint8_t* scratch) const;
+  static constexpr int kBlockRows = 16;
+  Isa isa() const { return gemm_.isa(); }
+
+ private:
+  HybridFullyConnectedKernelParams p_;
+  HybridGemm gemm_;
+};
+
+}  // namespace delegato::optimized

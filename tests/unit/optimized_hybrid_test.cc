@@ -1,0 +1,306 @@
+// Hybrid (float activations, int8 weights) fast kernels against the reference
+// kernels, byte for byte, for every ISA: the row quantizer, CONV_2D and
+// FULLY_CONNECTED over sizes below, at and above the tiles (16-channel
+// blocks, 4/6/8-row tiles, the row panel), odd depths (the int16 pair tail),
+// padding, strides, several batches (a zero point per image or row) and
+// 1-3 tasks.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/hybrid_depthwise.h"
+#include "kernels/optimized/hybrid_gemm.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/hybrid.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+
+class HybridKernelTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!optimized::IsaSupported(GetParam()))
+      GTEST_SKIP() << optimized::IsaName(GetParam()) << " unsupported";
+  }
+};
+
+std::vector<float> RandomFloats(std::mt19937& rng, size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<int8_t> RandomWeights(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = static_cast<int8_t>(dist(rng));
+  return v;
+}
+
+bool SameBytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// ------------------------------------------------------------ row quantization
+
+TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(7);
+  std::vector<std::vector<float>> rows;
+  for (int n : {1, 7, 8, 31, 32, 33, 100, 1000}) {
+    rows.push_back(RandomFloats(rng, n, -3.0f, 5.0f));
+    rows.push_back(RandomFloats(rng, n, 0.0f, 2.0f));   // no negative values
+    rows.push_back(RandomFloats(rng, n, -1.0f, 0.0f));  // no positive values
+  }
+  rows.push_back(std::vector<float>(40, 0.0f));  // an empty range
+  // Ties of the rounding: with extremes -127 and 127 (symmetric scale 1) or
+  // -128 and 127 (asymmetric scale 1) the values land on k + 0.5.
+  std::vector<float> ties = {-127.0f, 127.0f};
+  for (int k = -100; k < 100; k += 3) ties.push_back(static_cast<float>(k) + 0.5f);
+  rows.push_back(ties);
+  ties[0] = -128.0f;
+  rows.push_back(ties);
+  std::vector<float> special = RandomFloats(rng, 50, -1.0f, 1.0f);
+  special[3] = -0.0f;
+  rows.push_back(special);
+  special[17] = std::numeric_limits<float>::quiet_NaN();  // the reference's own handling
+  rows.push_back(special);
+  special[17] = std::numeric_limits<float>::infinity();
+  rows.push_back(special);
+  for (const std::vector<float>& row : rows) {
+    const auto n = static_cast<int32_t>(row.size());
+    for (bool asymmetric : {false, true}) {
+      std::vector<int8_t> ref(n), fast(n);
+      float ref_scale = 0, fast_scale = 0;
+      int32_t ref_zp = 0, fast_zp = 0;
+      if (asymmetric)
+        reference::AsymmetricQuantizeRow(row.data(), n, ref.data(), &ref_scale, &ref_zp);
+      else
+        reference::SymmetricQuantizeRow(row.data(), n, ref.data(), &ref_scale);
+      optimized::HybridQuantizeRow(isa, row.data(), n, asymmetric, fast.data(), &fast_scale,
+                                   &fast_zp);
+      EXPECT_EQ(ref, fast) << "n " << n << " asymmetric " << asymmetric;
+      EXPECT_EQ(std::memcmp(&ref_scale, &fast_scale, sizeof(float)), 0);
+      EXPECT_EQ(ref_zp, fast_zp);
+    }
+  }
+}
+
+// ------------------------------------------------------------ CONV_2D
+
+struct ConvCase {
+  int batches, height, width, in_depth, out_depth, filter, stride, pad;
+};
+
+TEST_P(HybridKernelTest, ConvEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(11);
+  const std::vector<ConvCase> cases = {
+      {1, 1, 1, 1, 1, 1, 1, 0},    {1, 3, 3, 16, 16, 1, 1, 0},  {2, 5, 4, 17, 15, 1, 1, 0},
+      {1, 4, 6, 8, 17, 1, 1, 0},   {1, 9, 11, 3, 33, 3, 2, 1},  {2, 7, 7, 5, 32, 3, 1, 1},
+      {1, 6, 6, 16, 48, 3, 1, 0},  {1, 12, 12, 24, 64, 1, 1, 0}, {1, 8, 8, 2, 31, 5, 2, 2},
+      {1, 10, 10, 96, 24, 1, 1, 0}, {2, 3, 5, 1, 80, 3, 1, 1}};
+  for (const ConvCase& c : cases) {
+    reference::ConvGeometry g;
+    g.batches = c.batches;
+    g.input_height = c.height;
+    g.input_width = c.width;
+    g.input_depth = g.filter_depth = c.in_depth;
+    g.filter_height = g.filter_width = c.filter;
+    g.output_depth = c.out_depth;
+    g.stride_height = g.stride_width = c.stride;
+    g.pad_height = g.pad_width = c.pad;
+    g.output_height = (c.height + 2 * c.pad - c.filter) / c.stride + 1;
+    g.output_width = (c.width + 2 * c.pad - c.filter) / c.stride + 1;
+    ASSERT_TRUE(optimized::HybridConvKernel::Covers(g));
+    const size_t image = static_cast<size_t>(c.height) * c.width * c.in_depth;
+    const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
+    const std::vector<int8_t> filter =
+        RandomWeights(rng, g.packed_filter_elements());
+    const std::vector<float> bias = RandomFloats(rng, c.out_depth, -1.0f, 1.0f);
+    std::vector<float> weight_scales = RandomFloats(rng, c.out_depth, 0.001f, 0.02f);
+    const size_t out_size =
+        static_cast<size_t>(c.batches) * g.output_height * g.output_width * c.out_depth;
+    for (bool per_channel : {true, false}) {
+      for (bool with_bias : {true, false}) {
+        reference::HybridConvParams p;
+        p.per_channel = per_channel;
+        p.weight_scales = weight_scales.data();
+        p.act_min = per_channel ? 0.0f : -std::numeric_limits<float>::max();
+        p.act_max = per_channel ? 6.0f : std::numeric_limits<float>::max();
+        std::vector<int8_t> quantized(image * c.batches);
+        std::vector<float> scales(c.batches);
+        std::vector<int32_t> zero_points(c.batches);
+        reference::QuantizeConvInput(g, per_channel, weight_scales[0], input.data(),
+                                     quantized.data(), scales.data(), zero_points.data(), 0,
+                                     c.batches);
+        const float* b = with_bias ? bias.data() : nullptr;
+        std::vector<float> ref(out_size, -1.0f);
+        reference::HybridConv(g, p, quantized.data(), scales.data(), zero_points.data(),
+                              filter.data(), b, ref.data(), 0, g.output_rows());
+        optimized::HybridConvKernelParams kp;
+        kp.geometry = g;
+        kp.filter = filter.data();
+        kp.per_channel = per_channel;
+        kp.weight_scales = weight_scales.data();
+        kp.act_min = p.act_min;
+        kp.act_max = p.act_max;
+        for (int threads : {1, 2, 3}) {
+          optimized::HybridConvKernel kernel(kp, isa, threads);
+          std::vector<uint8_t> scratch(kernel.scratch_bytes());
+          std::vector<float> fast(out_size, -2.0f);
+          for (int task = kernel.num_tasks() - 1; task >= 0; --task)
+            kernel.RunTask(task, quantized.data(), scales.data(), zero_points.data(), b,
+                           fast.data(), scratch.data());
+          EXPECT_TRUE(SameBytes(ref, fast))
+              << optimized::IsaName(isa) << " case " << c.batches << "x" << c.height << "x"
+              << c.width << "x" << c.in_depth << " -> " << c.out_depth << " k" << c.filter
+              << " s" << c.stride << " p" << c.pad << " per_channel " << per_channel
+              << " bias " << with_bias << " threads " << threads;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------ DEPTHWISE_CONV_2D
+
+struct DepthwiseCase {
+  int batches, height, width, depth, filter, stride, dilation, pad;
+};
+
+TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(17);
+  const std::vector<DepthwiseCase> cases = {
+      {1, 1, 1, 1, 1, 1, 1, 0},  {1, 5, 5, 7, 3, 1, 1, 1},  {2, 6, 7, 8, 3, 2, 1, 1},
+      {1, 9, 9, 9, 3, 1, 2, 2},  {1, 8, 8, 17, 5, 2, 1, 2}, {2, 4, 4, 32, 3, 1, 1, 0},
+      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1}};
+  for (const DepthwiseCase& c : cases) {
+    reference::DepthwiseGeometry g;
+    g.batches = c.batches;
+    g.input_height = c.height;
+    g.input_width = c.width;
+    g.input_depth = g.output_depth = c.depth;
+    g.filter_height = g.filter_width = c.filter;
+    g.stride_height = g.stride_width = c.stride;
+    g.dilation_height = g.dilation_width = c.dilation;
+    g.pad_height = g.pad_width = c.pad;
+    const int extent = c.dilation * (c.filter - 1) + 1;
+    g.output_height = (c.height + 2 * c.pad - extent) / c.stride + 1;
+    g.output_width = (c.width + 2 * c.pad - extent) / c.stride + 1;
+    ASSERT_GT(g.output_height, 0);
+    ASSERT_GT(g.output_width, 0);
+    const size_t image = static_cast<size_t>(c.height) * c.width * c.depth;
+    const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
+    const std::vector<int8_t> filter = RandomWeights(rng, g.filter_elements());
+    const std::vector<float> bias = RandomFloats(rng, c.depth, -1.0f, 1.0f);
+    const std::vector<float> channel_scales = RandomFloats(rng, c.depth, 0.001f, 0.02f);
+    std::vector<int8_t> quantized(image * c.batches);
+    std::vector<float> scales(c.batches);
+    std::vector<int32_t> zero_points(c.batches);
+    reference::QuantizeDepthwiseInput(g, input.data(), quantized.data(), scales.data(),
+                                      zero_points.data(), 0, c.batches);
+    const size_t out_size =
+        static_cast<size_t>(c.batches) * g.output_height * g.output_width * c.depth;
+    for (bool with_bias : {true, false}) {
+      reference::HybridDepthwiseParams p;
+      p.channel_scales = channel_scales.data();
+      p.act_min = with_bias ? 0.0f : -std::numeric_limits<float>::max();
+      p.act_max = with_bias ? 6.0f : std::numeric_limits<float>::max();
+      const float* b = with_bias ? bias.data() : nullptr;
+      std::vector<float> ref(out_size, -1.0f), fast(out_size, -2.0f);
+      reference::HybridDepthwiseConv(g, p, quantized.data(), scales.data(), zero_points.data(),
+                                     filter.data(), b, ref.data(), 0, g.output_rows());
+      optimized::HybridDepthwiseKernel kernel(g, filter.data(), channel_scales.data(), p.act_min,
+                                              p.act_max, isa);
+      // Two row ranges, as two tasks would run them.
+      const int64_t split = g.output_rows() / 2;
+      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), split,
+                 g.output_rows());
+      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), 0, split);
+      EXPECT_TRUE(SameBytes(ref, fast))
+          << optimized::IsaName(isa) << " " << c.batches << "x" << c.height << "x" << c.width
+          << "x" << c.depth << " k" << c.filter << " s" << c.stride << " d" << c.dilation
+          << " p" << c.pad << " bias " << with_bias;
+    }
+  }
+}
+
+// ------------------------------------------------------------ FULLY_CONNECTED
+
+TEST_P(HybridKernelTest, FullyConnectedEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(13);
+  for (int batches : {1, 3, 16, 17, 40}) {
+    for (int depth : {1, 2, 31, 64, 100}) {
+      for (int units : {1, 15, 16, 17, 40}) {
+        const std::vector<float> input =
+            RandomFloats(rng, static_cast<size_t>(batches) * depth, -2.0f, 4.0f);
+        const std::vector<int8_t> weights = RandomWeights(rng, static_cast<size_t>(units) * depth);
+        const std::vector<float> bias = RandomFloats(rng, units, -1.0f, 1.0f);
+        const std::vector<float> weight_scales = RandomFloats(rng, units, 0.001f, 0.02f);
+        std::vector<int32_t> row_sums(units, 0);
+        for (int u = 0; u < units; ++u)
+          for (int k = 0; k < depth; ++k) row_sums[u] += weights[static_cast<size_t>(u) * depth + k];
+        for (int variant = 0; variant < 8; ++variant) {
+          reference::HybridFullyConnectedParams p;
+          p.batches = batches;
+          p.depth = depth;
+          p.units = units;
+          p.weights = weights.data();
+          p.weight_scales = weight_scales.data();
+          p.per_channel = (variant & 1) != 0;
+          p.asymmetric = (variant & 2) != 0;
+          p.row_sums = row_sums.data();
+          const bool clamp = (variant & 4) != 0;
+          p.act_min = -1.0f;
+          p.act_max = 1.0f;
+          const float* b = variant % 3 == 0 ? nullptr : bias.data();
+          std::vector<int8_t> quantized(static_cast<size_t>(batches) * depth);
+          std::vector<float> ref(static_cast<size_t>(batches) * units, -1.0f);
+          reference::HybridFullyConnected(p, input.data(), b, quantized.data(), ref.data(), 0,
+                                          batches, clamp);
+          optimized::HybridFullyConnectedKernelParams kp;
+          kp.depth = depth;
+          kp.units = units;
+          kp.weights = weights.data();
+          kp.weight_scales = weight_scales.data();
+          kp.per_channel = p.per_channel;
+          kp.asymmetric = p.asymmetric;
+          kp.clamp = clamp;
+          kp.act_min = p.act_min;
+          kp.act_max = p.act_max;
+          optimized::HybridFullyConnectedKernel kernel(kp, isa);
+          std::vector<uint8_t> scratch(kernel.scratch_bytes(batches));
+          std::vector<float> fast(ref.size(), -2.0f);
+          // Two calls over split rows, as two tasks would make them.
+          const int split = batches / 2;
+          kernel.Run(input.data(), b, fast.data(), split, batches, scratch.data());
+          kernel.Run(input.data(), b, fast.data(), 0, split, scratch.data());
+          EXPECT_TRUE(SameBytes(ref, fast))
+              << optimized::IsaName(isa) << " " << batches << "x" << depth << " -> " << units
+              << " variant " << variant;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, HybridKernelTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(optimized::IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace delegato
