@@ -63,11 +63,20 @@ std::unique_ptr<EmulatedDelegate> CompilationCacheSession::MakeDelegate(int num_
 }
 
 std::string CompilationCacheSession::Commit(const Interpreter& interpreter, EmulatedDelegate* delegate) {
+  // Once the entry is checked or written, the store's copy of the packed
+  // weights is dead weight (the kernels hold their own): a tool's run
+  // prepares once, so the memory is returned.
   if (cache_) {
     DLG_CHECK(delegate != nullptr, "a target session commits with its delegate");
-    return cache_->Commit(interpreter, *delegate);
+    std::string line = cache_->Commit(interpreter, *delegate);
+    cache_->packed_weights()->Clear();
+    return line;
   }
-  if (cpu_cache_) return cpu_cache_->Commit();
+  if (cpu_cache_) {
+    std::string line = cpu_cache_->Commit();
+    cpu_cache_->packed_weights()->Clear();
+    return line;
+  }
   return "cache: not used (--kernels=reference: the reference kernels pack nothing worth caching)";
 }
 

@@ -80,7 +80,8 @@ class CompilationCacheSession {
   std::unique_ptr<EmulatedDelegate> MakeDelegate(int num_threads);
   // After ModifyGraphWithDelegate (target) or AllocateTensors (CPU only,
   // `delegate` nullptr): verifies the hit or writes the entry; returns the
-  // "cache: ..." line.
+  // "cache: ..." line. Then empties packed_weights() (PackedWeightStore::Clear):
+  // the kernels keep their own copies, and a later Prepare packs again.
   std::string Commit(const Interpreter& interpreter, EmulatedDelegate* delegate);
 
   TargetDelegationCache& cache() { return *cache_; }
