@@ -107,6 +107,16 @@ class Interpreter {
 
   size_t arena_bytes() const;  // size of the planned activation arena
 
+  // Where the last AllocateTensors (or ModifyGraphWithDelegate) spent its
+  // time, for start-up reports (`bench`'s init phases): every node's Prepare
+  // (optimized kernels load or pack their weights there) and the arena's
+  // planning and allocation. Wall-clock microseconds.
+  struct AllocateTimings {
+    int64_t prepare_us = 0;
+    int64_t arena_us = 0;
+  };
+  AllocateTimings allocate_timings() const;
+
   // Optimized kernels load their packed weights from `store` when it holds
   // a matching entry, and record what they pack into it (the compilation
   // cache saves it between runs). Takes effect at the next AllocateTensors

@@ -31,6 +31,10 @@ class PackedWeightStore {
     int loaded = 0;    // took a stored entry instead of packing
     int packed = 0;    // packed and recorded a new entry
     int rejected = 0;  // found an entry that did not fit (then packed)
+    // Time the kernels spent building their packed state (wall-clock
+    // microseconds): from stored entries, and by packing.
+    int64_t load_us = 0;
+    int64_t pack_us = 0;
   };
 
   PackedWeightStore();
@@ -42,6 +46,14 @@ class PackedWeightStore {
   bool Deserialize(std::span<const uint8_t> bytes, std::string* error);
   // Moves `bytes` in instead of copying them.
   bool Deserialize(std::vector<uint8_t>&& bytes, std::string* error);
+  // Uses `bytes` in place, kept alive by `owner` (a compilation cache
+  // entry's file, read once): no copy.
+  bool Deserialize(std::shared_ptr<const void> owner, std::span<const uint8_t> bytes, std::string* error);
+  // Drops every entry and the bytes behind it; counters() and modified()
+  // stay. Kernels hold their own packed copies after Prepare, so once the
+  // entries were saved this returns their memory; a later Prepare (after a
+  // resize) packs again.
+  void Clear();
   std::vector<uint8_t> Serialize() const;
 
   int num_entries() const;
@@ -57,8 +69,9 @@ class PackedWeightStore {
   };
   // The entry of (node, kind); empty bytes when there is none.
   Blob Find(int node, uint32_t kind) const;
-  void Record(int node, uint32_t kind, std::vector<uint8_t> bytes);
-  void CountLoaded();
+  // `micros`: how long the kernel took to pack (for Counters).
+  void Record(int node, uint32_t kind, std::vector<uint8_t> bytes, int64_t micros = 0);
+  void CountLoaded(int64_t micros = 0);
   void CountRejected();
 
   // A store whose node i is node `node_keys[i]` of this one, sharing its

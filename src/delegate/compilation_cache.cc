@@ -246,6 +246,19 @@ std::string FormatOptions(const DelegateOptions& options) {
 // entry). A section that does not parse makes the entry corrupt.
 void LoadPackedSection(CacheLookup* lookup, PackedWeightStore* store) {
   if (lookup->status != CacheStatus::kHit) return;
+  if (lookup->file_bytes != nullptr) {
+    // Decoded in place by CompilationCache::Load: the store keeps the file's
+    // bytes (already checked against the payload CRC) instead of a copy.
+    std::string error;
+    if (!lookup->packed_weights.empty() &&
+        !store->Deserialize(lookup->file_bytes, lookup->packed_weights, &error)) {
+      lookup->status = CacheStatus::kCorrupt;
+      lookup->detail = "packed_weights section: " + error;
+    }
+    lookup->packed_weights = {};
+    lookup->file_bytes.reset();
+    return;
+  }
   for (CacheSection& s : lookup->entry.sections) {
     if (s.type != static_cast<uint32_t>(CacheSectionType::kPackedWeights)) continue;
     std::string error;
@@ -359,34 +372,76 @@ const char* CacheStatusName(CacheStatus status) {
   return "corrupt";
 }
 
-std::vector<uint8_t> EncodeCacheEntry(const CacheEntry& entry) {
-  ByteWriter payload;
-  payload.Str(entry.token);
-  payload.Str(entry.description);
+namespace {
+
+// An encoded entry as pieces written one after another: the header, the
+// token and description, then per section its 16-byte header and its bytes
+// (a view of the entry's, not a copy: packed weights run to megabytes).
+struct EncodedPieces {
+  std::vector<std::vector<uint8_t>> owned;  // header, strings, section headers
+  std::vector<std::span<const uint8_t>> pieces;
+  size_t total = 0;
+};
+
+EncodedPieces EncodePieces(const CacheEntry& entry) {
+  EncodedPieces out;
+  out.owned.reserve(2 + entry.sections.size());
+  ByteWriter strings;
+  strings.Str(entry.token);
+  strings.Str(entry.description);
+  out.owned.push_back(std::move(strings.bytes()));
+  std::vector<std::span<const uint8_t>> payload{out.owned.back()};
   for (const CacheSection& s : entry.sections) {
-    payload.U32(s.type);
-    payload.U32(s.flags);
-    payload.U64(s.data.size());
-    payload.Bytes(s.data);
+    ByteWriter section_header;
+    section_header.U32(s.type);
+    section_header.U32(s.flags);
+    section_header.U64(s.data.size());
+    out.owned.push_back(std::move(section_header.bytes()));
+    payload.push_back(out.owned.back());
+    payload.push_back(s.data);
+  }
+  uint64_t payload_size = 0;
+  uint32_t payload_crc = 0;
+  for (std::span<const uint8_t> piece : payload) {
+    payload_size += piece.size();
+    payload_crc = Crc32(piece, payload_crc);
   }
   ByteWriter header;
   header.Bytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kCacheMagic), 8));
   header.U32(kCacheFormatVersion);
   header.U32(kCacheHeaderSize);
   header.U64(entry.fingerprint);
-  header.U64(payload.bytes().size());
-  header.U32(Crc32(payload.bytes()));
+  header.U64(payload_size);
+  header.U32(payload_crc);
   header.U32(Crc32(header.bytes()));  // covers the 36 bytes so far
   header.U32(static_cast<uint32_t>(entry.sections.size()));
   header.U32(0);
-  std::vector<uint8_t> out = std::move(header.bytes());
-  out.insert(out.end(), payload.bytes().begin(), payload.bytes().end());
+  out.owned.push_back(std::move(header.bytes()));
+  out.pieces.push_back(out.owned.back());
+  out.pieces.insert(out.pieces.end(), payload.begin(), payload.end());
+  out.total = kCacheHeaderSize + payload_size;
   return out;
 }
 
-CacheStatus DecodeCacheEntry(std::span<const uint8_t> bytes, uint64_t expected_fingerprint,
-                             CacheEntry* entry, std::string* detail) {
+}  // namespace
+
+std::vector<uint8_t> EncodeCacheEntry(const CacheEntry& entry) {
+  const EncodedPieces encoded = EncodePieces(entry);
+  std::vector<uint8_t> out;
+  out.reserve(encoded.total);
+  for (std::span<const uint8_t> piece : encoded.pieces) out.insert(out.end(), piece.begin(), piece.end());
+  return out;
+}
+
+namespace {
+
+// DecodeCacheEntry; with `packed_in_place`, the packed_weights section's
+// bytes are not copied into the entry (its data stays empty) but returned
+// there as a view of `bytes`.
+CacheStatus DecodeEntry(std::span<const uint8_t> bytes, uint64_t expected_fingerprint, CacheEntry* entry,
+                        std::string* detail, std::span<const uint8_t>* packed_in_place) {
   *entry = CacheEntry{};
+  if (packed_in_place != nullptr) *packed_in_place = {};
   auto corrupt = [&](std::string why) {
     *detail = std::move(why);
     return CacheStatus::kCorrupt;
@@ -427,7 +482,10 @@ CacheStatus DecodeCacheEntry(std::span<const uint8_t> bytes, uint64_t expected_f
     s.flags = r.U32();
     const uint64_t size = r.U64();
     auto data = r.Bytes(size);
-    s.data.assign(data.begin(), data.end());
+    if (packed_in_place != nullptr && s.type == static_cast<uint32_t>(CacheSectionType::kPackedWeights))
+      *packed_in_place = data;
+    else
+      s.data.assign(data.begin(), data.end());
     if (r.ok()) entry->sections.push_back(std::move(s));
   }
   if (!r.ok() || !r.at_end()) return corrupt("sections do not fill the payload exactly");
@@ -444,6 +502,13 @@ CacheStatus DecodeCacheEntry(std::span<const uint8_t> bytes, uint64_t expected_f
   }
   detail->clear();
   return CacheStatus::kHit;
+}
+
+}  // namespace
+
+CacheStatus DecodeCacheEntry(std::span<const uint8_t> bytes, uint64_t expected_fingerprint,
+                             CacheEntry* entry, std::string* detail) {
+  return DecodeEntry(bytes, expected_fingerprint, entry, detail, nullptr);
 }
 
 // ------------------------------------------------------------ a cache directory
@@ -475,19 +540,28 @@ CacheLookup CompilationCache::Load(uint64_t fingerprint) const {
     lookup.status = CacheStatus::kMiss;
     return lookup;
   }
-  std::vector<uint8_t> bytes;
+  // One read into private memory, which the packed weights are then used
+  // from without another copy. The file is not mapped: a mapping stays tied
+  // to the file, and another process truncating it after the checks would
+  // make reading the packed weights fault (SIGBUS); read bytes cannot change.
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
   std::string error;
-  if (!ReadWholeFile(lookup.path, &bytes, &error)) {
+  if (!ReadWholeFile(lookup.path, bytes.get(), &error)) {
     lookup.status = CacheStatus::kCorrupt;
     lookup.detail = "unreadable: " + error;
     return lookup;
   }
-  lookup.status = DecodeCacheEntry(bytes, fingerprint, &lookup.entry, &lookup.detail);
+  lookup.status = DecodeEntry(*bytes, fingerprint, &lookup.entry, &lookup.detail, &lookup.packed_weights);
   if (lookup.status == CacheStatus::kHit && lookup.entry.token != token_) {
     lookup.status = CacheStatus::kStale;
     lookup.detail = "entry of token '" + lookup.entry.token + "'";
   }
-  if (lookup.status != CacheStatus::kHit) lookup.entry = CacheEntry{};
+  if (lookup.status != CacheStatus::kHit) {
+    lookup.entry = CacheEntry{};
+    lookup.packed_weights = {};
+  } else {
+    lookup.file_bytes = std::move(bytes);
+  }
   return lookup;
 }
 
@@ -501,11 +575,12 @@ std::string CompilationCache::Store(const CacheEntry& entry) const {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) return "cannot create directory " + dir_ + ": " + ec.message();
-    const std::vector<uint8_t> bytes = EncodeCacheEntry(entry);
+    const EncodedPieces encoded = EncodePieces(entry);  // views of the entry's sections, no copy
     {
       std::ofstream file(temp_path, std::ios::binary | std::ios::trunc);
       if (!file) return "cannot write " + temp_path.string();
-      file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      for (std::span<const uint8_t> piece : encoded.pieces)
+        file.write(reinterpret_cast<const char*>(piece.data()), static_cast<std::streamsize>(piece.size()));
       file.flush();
       if (!file) {
         fs::remove(temp_path, ec);

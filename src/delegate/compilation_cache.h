@@ -128,6 +128,11 @@ struct CacheLookup {
   std::string path;
   std::string detail;  // why stale / corrupt; empty otherwise
   CacheEntry entry;    // valid when status == kHit
+  // A hit's packed_weights section is not copied into `entry` (its data is
+  // empty there): it is this view of the file's bytes, read once into
+  // private memory and checked like the rest (sizes, payload CRC).
+  std::shared_ptr<const std::vector<uint8_t>> file_bytes;
+  std::span<const uint8_t> packed_weights;
 };
 
 class CompilationCache {

@@ -15,6 +15,7 @@
 // double(in_s) * double(w_s) / double(out_s) as a double and its reference
 // kernel rescales in floating point.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -49,14 +50,17 @@ std::unique_ptr<optimized::QuantConv> MakeQuantConv(KernelContext& ctx, const No
   constexpr uint32_t kKind = static_cast<uint32_t>(optimized::PackedKind::kQuantConv);
   const PackedWeightStore::Blob stored =
       store != nullptr ? store->Find(node.index, kKind) : PackedWeightStore::Blob{};
+  const auto start = std::chrono::steady_clock::now();
   auto fast = std::make_unique<optimized::QuantConv>(p, optimized::SelectedIsa(),
                                                      ctx.pool().num_threads(), stored.bytes);
+  const int64_t micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   if (store != nullptr) {
     if (fast->reused_packed()) {
-      store->CountLoaded();
+      store->CountLoaded(micros);
     } else {
       if (!stored.bytes.empty()) store->CountRejected();
-      store->Record(node.index, kKind, fast->SerializePacked(p));
+      store->Record(node.index, kKind, fast->SerializePacked(p), micros);
     }
   }
   return fast;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 
@@ -96,6 +97,10 @@ size_t SaturatingAdd(size_t a, size_t b) {
 // Tensor data, scratch and the arena start on a 64-byte boundary: every
 // buffer is allocated kTensorAlign bytes larger and used from AlignedStart.
 constexpr size_t kTensorAlign = 64;
+int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
 uint8_t* AlignedStart(uint8_t* p) {
   return p + (kTensorAlign - reinterpret_cast<uintptr_t>(p) % kTensorAlign) % kTensorAlign;
 }
@@ -452,6 +457,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
            " bytes (", MiB(memory_budget_), ")");
   }
 
+  const auto prepare_start = std::chrono::steady_clock::now();
   for (int index : execution_plan_) {
     Node& node = nodes_[index];
     if (node.kernel != &kDelegateOpKernel) node.op_data.reset();  // a delegate node keeps its kernel
@@ -485,6 +491,9 @@ void InterpreterImpl::AllocateTensorsOnce() {
            MiB(memory_budget_), ")");
     if (TryFoldInPrepare(node)) folded_[index] = 1;
   }
+
+  allocate_timings_.prepare_us = MicrosSince(prepare_start);
+  const auto arena_start = std::chrono::steady_clock::now();
 
   // Lifetimes in steps: graph inputs live from step 0, the plan's step i runs
   // at i + 1, graph outputs live to the end.
@@ -556,6 +565,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
   for (int32_t t : graph.inputs)
     if (tensors_[t].storage == TensorStorage::kArena && tensors_[t].bytes > 0)
       std::memset(tensors_[t].data, 0, tensors_[t].bytes);
+  allocate_timings_.arena_us = MicrosSince(arena_start);
   allocated_ = true;
 }
 
@@ -920,6 +930,7 @@ NodeView Interpreter::node(int index) const {
 }
 
 size_t Interpreter::arena_bytes() const { return impl_->arena_bytes(); }
+Interpreter::AllocateTimings Interpreter::allocate_timings() const { return impl_->allocate_timings(); }
 
 void Interpreter::SetPackedWeightStore(std::shared_ptr<PackedWeightStore> store) {
   impl_->SetPackedWeightStore(std::move(store));

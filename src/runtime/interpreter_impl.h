@@ -73,6 +73,7 @@ class InterpreterImpl {
     context_.set_packed_weights(packed_weights_.get());
   }
   size_t arena_bytes() const { return arena_bytes_; }
+  const Interpreter::AllocateTimings& allocate_timings() const { return allocate_timings_; }
 
  private:
   void CheckGraph() const;
@@ -151,6 +152,7 @@ class InterpreterImpl {
   std::vector<DeferredNode> deferred_;
   std::vector<int32_t> dynamic_tensors_;
   std::map<int32_t, DynamicBuffer> dynamic_storage_;
+  Interpreter::AllocateTimings allocate_timings_;
   size_t arena_bytes_ = 0;
   size_t max_arena_bytes_ = 0;
   size_t memory_budget_ = 0;  // InterpreterOptions::max_memory_bytes, resolved

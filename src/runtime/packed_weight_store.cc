@@ -48,7 +48,12 @@ bool PackedWeightStore::Deserialize(std::span<const uint8_t> bytes, std::string*
 
 bool PackedWeightStore::Deserialize(std::vector<uint8_t>&& bytes, std::string* error) {
   auto owner = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-  const std::vector<uint8_t>& data = *owner;
+  const std::span<const uint8_t> data(*owner);
+  return Deserialize(std::move(owner), data, error);
+}
+
+bool PackedWeightStore::Deserialize(std::shared_ptr<const void> owner, std::span<const uint8_t> data,
+                                    std::string* error) {
   std::map<std::pair<int, uint32_t>, Blob> entries;
   auto fail = [&](std::string why) {
     if (error) *error = std::move(why);
@@ -102,6 +107,11 @@ std::vector<uint8_t> PackedWeightStore::Serialize() const {
   return out;
 }
 
+void PackedWeightStore::Clear() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->entries.clear();
+}
+
 int PackedWeightStore::num_entries() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return static_cast<int>(state_->entries.size());
@@ -137,7 +147,7 @@ PackedWeightStore::Blob PackedWeightStore::Find(int node, uint32_t kind) const {
   return it == state_->entries.end() ? Blob{} : it->second;
 }
 
-void PackedWeightStore::Record(int node, uint32_t kind, std::vector<uint8_t> bytes) {
+void PackedWeightStore::Record(int node, uint32_t kind, std::vector<uint8_t> bytes, int64_t micros) {
   const int key = KeyOf(node);
   if (key < 0) return;
   auto owner = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
@@ -145,12 +155,14 @@ void PackedWeightStore::Record(int node, uint32_t kind, std::vector<uint8_t> byt
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->entries[{key, kind}] = std::move(blob);
   ++state_->counters.packed;
+  state_->counters.pack_us += micros;
   state_->modified = true;
 }
 
-void PackedWeightStore::CountLoaded() {
+void PackedWeightStore::CountLoaded(int64_t micros) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   ++state_->counters.loaded;
+  state_->counters.load_us += micros;
 }
 
 void PackedWeightStore::CountRejected() {

@@ -461,7 +461,22 @@ int Bench(const Args& args) {
   if (size_error) model_bytes = 0;
   const int64_t init_start_us = NowMicros();
 
-  auto model = LoadModelOrDemo(graph_path);
+  // Where Init's time goes (JSON "init_phases"): reading the model, making
+  // the interpreter, the compilation cache's lookup and commit, and
+  // AllocateTensors / ModifyGraphWithDelegate split into Prepare (of which
+  // the packed weights) and the arena.
+  nlohmann::json init_phases = nlohmann::json::object();
+  int64_t phase_start_us = init_start_us;
+  auto end_phase = [&](const char* name) {
+    const int64_t now = NowMicros();
+    init_phases[name] = now - phase_start_us;
+    phase_start_us = now;
+  };
+  // With the cache, the file's bytes are kept for its key (read once).
+  const bool use_cache = flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token");
+  std::vector<uint8_t> model_file_bytes;
+  auto model = use_cache ? LoadModelOrDemo(graph_path, &model_file_bytes) : LoadModelOrDemo(graph_path);
+  end_phase("load_us");
   if (graph_path.empty()) model_bytes = static_cast<int64_t>(WriteModel(*model).size());
   log.Info("Loaded model " + (graph_path.empty() ? std::string("<demo model>") : graph_path));
   Status status;
@@ -471,6 +486,7 @@ int Bench(const Args& args) {
   interpreter_options.max_memory_bytes = MaxMemoryBytes(flags);
   auto interpreter = Interpreter::Create(model, interpreter_options, &status);
   if (!status.ok()) Fail(status.message());
+  end_phase("create_us");
   log.Info("Initialized delegato runtime.");
 
   // Input layers: names against the model, then resizes (before the
@@ -493,6 +509,7 @@ int Bench(const Args& args) {
   std::optional<Target> target;
   nlohmann::json delegation_json = nullptr;
   std::string cache_line;
+  std::shared_ptr<PackedWeightStore> interpreter_packed_weights;  // the cache's, when one is used
   const int num_model_nodes = static_cast<int>(model->subgraphs.at(0).operators.size());
   if (has_target) {
     target = FindTarget(flags.GetString("target"), TargetsDir());
@@ -503,8 +520,11 @@ int Bench(const Args& args) {
     if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")) {
       cache = std::make_unique<CompilationCacheSession>(
           flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"), graph_path,
-          *model, *target, flags.GetString("nnapi_accelerator_name"), options);
-      interpreter->SetPackedWeightStore(cache->packed_weights());
+          *model, *target, flags.GetString("nnapi_accelerator_name"), options, model_file_bytes);
+      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
+      interpreter_packed_weights = cache->packed_weights();
+      interpreter->SetPackedWeightStore(interpreter_packed_weights);
+      end_phase("cache_lookup_us");
       delegate = cache->MakeDelegate(num_threads);
     } else {
       delegate = MakeTargetDelegate(*target, *model, flags.GetString("nnapi_accelerator_name"), std::move(options),
@@ -515,11 +535,16 @@ int Bench(const Args& args) {
     delegate->SetMaxMemoryBytes(interpreter_options.max_memory_bytes);
     log.Info(StrCat("Created emulated delegate for target ", target->id, "."));
     const MemorySample before = SampleMemory();
-    const int64_t start_us = NowMicros();
+    phase_start_us = NowMicros();
+    const int64_t start_us = phase_start_us;
     status = interpreter->ModifyGraphWithDelegate(delegate.get());
     const int64_t elapsed_us = NowMicros() - start_us;
+    end_phase("allocate_us");
     if (!status.ok()) Fail("failed to apply the ", target->id, " delegate: ", status.message());
-    if (cache) cache_line = cache->Commit(*interpreter, delegate.get());
+    if (cache) {
+      cache_line = cache->Commit(*interpreter, delegate.get());
+      end_phase("cache_commit_us");
+    }
     init_profile.Add("ModifyGraphWithDelegate/0", "ModifyGraphWithDelegate", elapsed_us,
                      before.ok() ? (SampleMemory().rss_kb - before.rss_kb) * 1000 : 0);
 
@@ -577,16 +602,22 @@ int Bench(const Args& args) {
     if (flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")) {
       cache = std::make_unique<CompilationCacheSession>(flags.GetString("delegate_serialize_dir"),
                                                         flags.GetString("delegate_serialize_token"), graph_path,
-                                                        *model, kernels);
-      interpreter->SetPackedWeightStore(cache->packed_weights());
+                                                        *model, kernels, model_file_bytes);
+      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
+      interpreter_packed_weights = cache->packed_weights();
+      interpreter->SetPackedWeightStore(interpreter_packed_weights);
+      end_phase("cache_lookup_us");
     }
     const MemorySample before = SampleMemory();
-    const int64_t start_us = NowMicros();
+    phase_start_us = NowMicros();
+    const int64_t start_us = phase_start_us;
     status = interpreter->AllocateTensors();
     const int64_t elapsed_us = NowMicros() - start_us;
+    end_phase("allocate_us");
     if (!status.ok()) Fail(status.message());
     if (cache) {
       cache_line = cache->Commit(*interpreter, nullptr);
+      end_phase("cache_commit_us");
       log.Info(cache_line);
     }
     init_profile.Add("AllocateTensors/0", "AllocateTensors", elapsed_us,
@@ -603,6 +634,18 @@ int Bench(const Args& args) {
   }
   init_profile.EndRun();
   const int64_t init_us = NowMicros() - init_start_us;
+  {
+    // The subgraph-0 interpreter's last allocation (with a target: its CPU
+    // nodes and delegate nodes, whose Prepare compiles the device graphs).
+    const Interpreter::AllocateTimings timings = interpreter->allocate_timings();
+    init_phases["prepare_us"] = timings.prepare_us;
+    init_phases["arena_us"] = timings.arena_us;
+    if (const std::shared_ptr<PackedWeightStore>& store = interpreter_packed_weights) {
+      const PackedWeightStore::Counters c = store->counters();
+      init_phases["weights_loaded_us"] = c.load_us;
+      init_phases["weights_packed_us"] = c.pack_us;
+    }
+  }
   const MemorySample init_end_memory = SampleMemory();
 
   if (model_bytes > 0)
@@ -780,6 +823,7 @@ int Bench(const Args& args) {
         {"params", params},
         {"init_us", init_us},
         {"first_inference_us", warmup.empty() ? nlohmann::json(nullptr) : nlohmann::json(warmup.first())},
+        {"init_phases", init_phases},
         {"warmup", warmup.ToJson()},
         {"inference", inference.ToJson()},
         {"memory",

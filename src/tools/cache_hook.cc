@@ -29,10 +29,13 @@ std::vector<uint8_t> ModelBytesForCache(const std::string& model_path, const Mod
 CompilationCacheSession::CompilationCacheSession(const std::string& dir, const std::string& token,
                                                  const std::string& model_path, const ModelDef& model,
                                                  const Target& target, const std::string& accelerator_name,
-                                                 const DelegateOptions& options)
+                                                 const DelegateOptions& options,
+                                                 std::span<const uint8_t> model_file_bytes)
     : model_(model) {
   if (dir.empty()) throw UsageError("--delegate_serialize_token needs --delegate_serialize_dir");
-  const std::vector<uint8_t> bytes = ModelBytesForCache(model_path, model);
+  std::vector<uint8_t> read_again;
+  if (model_file_bytes.empty()) read_again = ModelBytesForCache(model_path, model);
+  const std::span<const uint8_t> bytes = model_file_bytes.empty() ? std::span<const uint8_t>(read_again) : model_file_bytes;
   cache_ = std::make_unique<TargetDelegationCache>(
       dir, token.empty() ? DefaultCacheToken(model_path) : token, bytes,
       model_path.empty() ? "<demo model>" : std::filesystem::path(model_path).filename().string(), target,
@@ -41,11 +44,13 @@ CompilationCacheSession::CompilationCacheSession(const std::string& dir, const s
 
 CompilationCacheSession::CompilationCacheSession(const std::string& dir, const std::string& token,
                                                  const std::string& model_path, const ModelDef& model,
-                                                 KernelSet kernels)
+                                                 KernelSet kernels, std::span<const uint8_t> model_file_bytes)
     : model_(model) {
   if (dir.empty()) throw UsageError("--delegate_serialize_token needs --delegate_serialize_dir");
   if (kernels == KernelSet::kReference) return;
-  const std::vector<uint8_t> bytes = ModelBytesForCache(model_path, model);
+  std::vector<uint8_t> read_again;
+  if (model_file_bytes.empty()) read_again = ModelBytesForCache(model_path, model);
+  const std::span<const uint8_t> bytes = model_file_bytes.empty() ? std::span<const uint8_t>(read_again) : model_file_bytes;
   cpu_cache_ = std::make_unique<CpuCompilationCache>(
       dir, token.empty() ? DefaultCacheToken(model_path) : token, bytes,
       model_path.empty() ? "<demo model>" : std::filesystem::path(model_path).filename().string());
@@ -63,11 +68,20 @@ std::unique_ptr<EmulatedDelegate> CompilationCacheSession::MakeDelegate(int num_
 }
 
 std::string CompilationCacheSession::Commit(const Interpreter& interpreter, EmulatedDelegate* delegate) {
+  // Once the entry is checked or written, the store's copy of the packed
+  // weights is dead weight (the kernels hold their own): a tool's run
+  // prepares once, so the memory is returned.
   if (cache_) {
     DLG_CHECK(delegate != nullptr, "a target session commits with its delegate");
-    return cache_->Commit(interpreter, *delegate);
+    std::string line = cache_->Commit(interpreter, *delegate);
+    cache_->packed_weights()->Clear();
+    return line;
   }
-  if (cpu_cache_) return cpu_cache_->Commit();
+  if (cpu_cache_) {
+    std::string line = cpu_cache_->Commit();
+    cpu_cache_->packed_weights()->Clear();
+    return line;
+  }
   return "cache: not used (--kernels=reference: the reference kernels pack nothing worth caching)";
 }
 

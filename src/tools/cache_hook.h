@@ -63,14 +63,16 @@ class CompilationCacheSession {
  public:
   // With a target: looks the target delegation's entry up (never fails for
   // a bad entry). Throws UsageError when `dir` is empty.
+  // `model_file_bytes`: the model file as LoadModelOrDemo read it, when the
+  // caller kept it (else the file is read again for the key).
   CompilationCacheSession(const std::string& dir, const std::string& token, const std::string& model_path,
                           const ModelDef& model, const Target& target, const std::string& accelerator_name,
-                          const DelegateOptions& options);
+                          const DelegateOptions& options, std::span<const uint8_t> model_file_bytes = {});
   // Without a target (CPU only): the entry holds the optimized kernels'
   // packed weights. With KernelSet::kReference nothing is packed: no
   // lookup, and Commit says the cache is not used.
   CompilationCacheSession(const std::string& dir, const std::string& token, const std::string& model_path,
-                          const ModelDef& model, KernelSet kernels);
+                          const ModelDef& model, KernelSet kernels, std::span<const uint8_t> model_file_bytes = {});
 
   // Give to the interpreter before AllocateTensors / ModifyGraphWithDelegate
   // (nullptr when the cache is not used).
@@ -80,7 +82,8 @@ class CompilationCacheSession {
   std::unique_ptr<EmulatedDelegate> MakeDelegate(int num_threads);
   // After ModifyGraphWithDelegate (target) or AllocateTensors (CPU only,
   // `delegate` nullptr): verifies the hit or writes the entry; returns the
-  // "cache: ..." line.
+  // "cache: ..." line. Then empties packed_weights() (PackedWeightStore::Clear):
+  // the kernels keep their own copies, and a later Prepare packs again.
   std::string Commit(const Interpreter& interpreter, EmulatedDelegate* delegate);
 
   TargetDelegationCache& cache() { return *cache_; }

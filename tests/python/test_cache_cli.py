@@ -164,6 +164,28 @@ def test_bench_reports_the_cache(delegato_bin, model, tmp_path):
     assert statuses == ["miss", "hit"], first
 
 
+def test_bench_json_breaks_the_start_down(delegato_bin, model, tmp_path):
+    """`bench --format=json` says where Init went (bench/cache_cold_warm.py
+    reads it): a miss packs every GEMM kernel's weights, a hit loads them
+    all and packs none. Only the phases' presence and the counts are checked,
+    never a duration."""
+    cache = tmp_path / "cache"
+    args = ["bench", f"--graph={model}", "--num_runs=1", "--min_secs=0", "--warmup_runs=1",
+            "--warmup_min_secs=0", f"--delegate_serialize_dir={cache}", "--format=json"]
+    results = [json.loads(run(delegato_bin, *args).stdout) for _ in range(2)]
+    for result, status in zip(results, ["miss", "hit"]):
+        assert result["cache"].startswith(f"cache: {status} "), result["cache"]
+        phases = result["init_phases"]
+        for key in ("load_us", "create_us", "cache_lookup_us", "allocate_us", "prepare_us", "arena_us",
+                    "cache_commit_us", "weights_loaded_us", "weights_packed_us"):
+            assert isinstance(phases[key], int) and phases[key] >= 0, (key, phases)
+    packed = re.search(r"(\d+) loaded, (\d+) packed", results[0]["cache"])
+    loaded = re.search(r"(\d+) loaded, (\d+) packed", results[1]["cache"])
+    assert packed and int(packed.group(1)) == 0 and int(packed.group(2)) > 0, results[0]["cache"]
+    assert loaded and int(loaded.group(1)) == int(packed.group(2)) and int(loaded.group(2)) == 0, results[1]["cache"]
+    assert results[1]["init_phases"]["weights_packed_us"] == 0
+
+
 def test_concurrent_writers_leave_one_whole_entry(delegato_bin, model, tmp_path):
     """Several processes miss on the same cache directory at once and all
     write the entry: each rename replaces a whole file, so every later run

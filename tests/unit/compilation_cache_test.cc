@@ -76,6 +76,31 @@ TEST(CompilationCacheFormat, RoundTripKeepsEverySection) {
   EXPECT_EQ(decoded.Find(CacheSectionType::kPackedWeights)->data.size(), 100u);
 }
 
+TEST(CompilationCacheFormat, StoredFileIsTheEncodingAndLoadKeepsPackedWeightsInPlace) {
+  const fs::path dir = fs::temp_directory_path() / ("delegato_cache_format_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  CompilationCache cache(dir.string(), "tok");
+  ASSERT_EQ(cache.Store(SampleEntry()), "");
+  // Store writes the sections piece by piece: the same bytes as the encoding.
+  EXPECT_EQ(ReadBytes(cache.EntryPath(0x1234)), EncodeCacheEntry(SampleEntry()));
+  const CacheLookup lookup = cache.Load(0x1234);
+  ASSERT_EQ(lookup.status, CacheStatus::kHit) << lookup.detail;
+  // The packed weights are a view of the file's bytes, not a copy in the entry.
+  ASSERT_NE(lookup.file_bytes, nullptr);
+  EXPECT_EQ(lookup.packed_weights.size(), 100u);
+  EXPECT_GE(lookup.packed_weights.data(), lookup.file_bytes->data());
+  EXPECT_LE(lookup.packed_weights.data() + 100, lookup.file_bytes->data() + lookup.file_bytes->size());
+  EXPECT_EQ(lookup.packed_weights[0], 7);
+  EXPECT_TRUE(lookup.entry.Find(CacheSectionType::kPackedWeights)->data.empty());
+  EXPECT_EQ(lookup.entry.Find(CacheSectionType::kPlacement)->data, (std::vector<uint8_t>{1, 2, 3}));
+  // Not a hit: no view.
+  const CacheLookup other = cache.Load(0x9999);
+  EXPECT_EQ(other.status, CacheStatus::kMiss);
+  EXPECT_EQ(other.file_bytes, nullptr);
+  EXPECT_TRUE(other.packed_weights.empty());
+  fs::remove_all(dir);
+}
+
 TEST(CompilationCacheFormat, EveryDamageIsDetected) {
   const std::vector<uint8_t> good = EncodeCacheEntry(SampleEntry());
   CacheEntry decoded;
@@ -359,6 +384,61 @@ TEST_F(CompilationCacheRun, BeforeApplyRecordsDecisionsAndAfterApplyAddsCompile)
   ASSERT_EQ(DecodeCacheEntry(ReadBytes(path_), 0, &entry, &detail), CacheStatus::kHit);
   EXPECT_NE(entry.Find(CacheSectionType::kDeviceCompile), nullptr);
   EXPECT_EQ(RunWithCache(model_bytes_, model_), Hit(path_));
+}
+
+TEST_F(CompilationCacheRun, EntryTruncatedOrOverwrittenAfterTheChecksIsNeverRead) {
+  RunWithCache(model_bytes_, model_);
+  const std::vector<uint8_t> good = ReadBytes(path_);
+  for (int damage = 0; damage < 2; ++damage) {
+    WriteBytes(path_, good);
+    TargetDelegationCache cache(dir_.string(), "demo", model_bytes_, "demo", target_, "", options_);
+    ASSERT_EQ(cache.lookup().status, CacheStatus::kHit) << cache.lookup().detail;
+    // After the checks, before any kernel reads the packed weights: the file
+    // shrinks to nothing (a mapping of it would fault) or is overwritten.
+    if (damage == 0) fs::resize_file(path_, 0);
+    else WriteBytes(path_, std::vector<uint8_t>(good.size(), 0xA5));
+    auto delegate = cache.MakeDelegate(*model_, 1);
+    Status status;
+    auto interpreter = Interpreter::Create(model_, {}, &status);
+    ASSERT_TRUE(status.ok());
+    interpreter->SetPackedWeightStore(cache.packed_weights());
+    ASSERT_TRUE(interpreter->ModifyGraphWithDelegate(delegate.get()).ok());
+    // Every kernel took the checked bytes, read before the damage.
+    EXPECT_EQ(cache.packed_weights()->counters().loaded, kPackingNodes) << damage;
+    EXPECT_EQ(cache.packed_weights()->counters().rejected, 0) << damage;
+    EXPECT_EQ(Outputs(*interpreter), expected_) << damage;
+  }
+}
+
+TEST_F(CompilationCacheRun, CpuOnlyHitLoadsInPlaceAndClearReturnsTheStoresMemory) {
+  auto run = [&]() {
+    CpuCompilationCache cache(dir_.string(), "demo", model_bytes_, "demo");
+    Status status;
+    auto interpreter = Interpreter::Create(model_, {}, &status);
+    EXPECT_TRUE(status.ok());
+    interpreter->SetPackedWeightStore(cache.packed_weights());
+    EXPECT_TRUE(interpreter->AllocateTensors().ok());
+    const std::string line = cache.Commit();
+    std::shared_ptr<PackedWeightStore> store = cache.packed_weights();
+    const PackedWeightStore::Counters before = store->counters();
+    EXPECT_EQ(store->num_entries(), kPackingNodes) << line;
+    store->Clear();
+    EXPECT_EQ(store->num_entries(), 0);
+    EXPECT_EQ(store->packed_bytes(), 0u);
+    EXPECT_EQ(store->counters().loaded, before.loaded);  // counters survive Clear
+    EXPECT_EQ(store->counters().packed, before.packed);
+    EXPECT_EQ(Outputs(*interpreter), expected_) << line;
+    // A later Prepare finds nothing stored and packs again, with the same outputs.
+    EXPECT_TRUE(interpreter->AllocateTensors().ok());
+    EXPECT_EQ(store->counters().packed, before.packed + kPackingNodes);
+    EXPECT_EQ(Outputs(*interpreter), expected_) << line;
+    return line;
+  };
+  const std::string miss = run();
+  EXPECT_EQ(miss.rfind("cache: miss", 0), 0u) << miss;
+  const std::string hit = run();
+  EXPECT_EQ(hit.rfind("cache: hit", 0), 0u) << hit;
+  EXPECT_NE(hit.find(std::to_string(kPackingNodes) + " loaded, 0 packed"), std::string::npos) << hit;
 }
 
 TEST_F(CompilationCacheRun, UnwritableDirectoryDoesNotFailTheRun) {
