@@ -112,6 +112,8 @@ def main() -> None:
     cases = collections.defaultdict(int)
     types = collections.defaultdict(set)
     versions = collections.defaultdict(set)
+    default_only = collections.defaultdict(set)  # verified with LiteRT's default kernels
+    ref_versions = collections.defaultdict(set)  # verified with its reference kernels
     kernels = collections.defaultdict(set)
     other = collections.defaultdict(collections.Counter)
     for r in results:
@@ -125,6 +127,7 @@ def main() -> None:
                 # need it (cases that state a higher version verify nothing more).
                 if op.get("needed", op["version"]) == op["version"]:
                     versions[name].add(op["version"])
+                    (default_only if r.get("reference_lacks_version") else ref_versions)[name].add(op["version"])
                 kernels[name].add(r["kernels"])
                 if len(names) == 1:  # types of multi-op cases belong to no single op
                     types[name].update(t.lower() for t in r["types"])
@@ -160,7 +163,9 @@ def main() -> None:
         "TFLite's versioning rules), so a version is verified by a case whose types, shapes or",
         "options need it (the case records that version next to the one its model states; where",
         "they differ the case does not count for the version). Versions of the range no case",
-        "verifies are listed after the table with what they need.",
+        "verifies are listed after the table with what they need. A version marked * is one",
+        "LiteRT's reference resolver does not register (it registers fewer versions of some ops than",
+        "the default resolver); its cases were compared with LiteRT's default kernels instead.",
         "",
         f"## Implemented ({len(table)} table entries)",
         "",
@@ -176,7 +181,7 @@ def main() -> None:
             note = " (" + ", ".join(f"{n} {s}" for s, n in sorted(other[name].items())) + ")"
         lines.append(
             f"| {name} | {entry['kind']} | {entry['min_version']}-{entry['max_version']} | "
-            f"{', '.join(map(str, sorted(versions[name]))) or '-'} | "
+            f"{', '.join(f'{v}*' if v not in ref_versions[name] else str(v) for v in sorted(versions[name])) or '-'} | "
             f"{', '.join(sorted(types[name])) or '-'} | {matched[name]}/{cases[name]}{note} | "
             f"{', '.join(sorted(kernels[name])) or '-'} |")
 
