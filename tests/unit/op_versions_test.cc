@@ -665,5 +665,450 @@ TEST(OpVersionCases, DepthwiseDilated) {
   EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(31));
 }
 
+// ---------------------------------------------------------------------------
+// Further types and shapes: one op each, small values checked by hand.
+
+// A single-input op (plus constant inputs) on `type`, returning the output values.
+template <class T>
+std::vector<T> RunUnary(BuiltinOp op, DataType type, Quantization q, std::vector<int32_t> dims,
+                        const std::vector<T>& values, OpParams params, int expected_version,
+                        std::vector<int> extra_const_inputs_i32 = {}, std::vector<int32_t> extra_dims = {},
+                        DataType out_type = DataType::kFloat32 /* kFloat32 = same as input */) {
+  OpModel m;
+  int in = m.AddInput(type, dims, q);
+  std::vector<int32_t> inputs = {in};
+  if (!extra_const_inputs_i32.empty()) {
+    std::vector<int32_t> v(extra_const_inputs_i32.begin(), extra_const_inputs_i32.end());
+    inputs.push_back(m.AddConst<int32_t>(DataType::kInt32, extra_dims, v));
+  }
+  const DataType result = out_type == DataType::kFloat32 ? type : out_type;
+  int o = m.AddOutput(result, result == type ? q : Quantization{});
+  m.AddOp(op, inputs, {o}, params);
+  m.Build();
+  EXPECT_EQ(VersionOf(m), expected_version) << BuiltinOpName(op) << " " << DataTypeName(type);
+  m.SetInput<T>(0, values);
+  m.Invoke();
+  return m.GetOutput<T>(0);
+}
+
+TEST(OpVersionCases, ReluRelu6Int16) {
+  EXPECT_THAT(RunUnary<int16_t>(BuiltinOp::kRelu, DataType::kInt16, Q(0.5f, 0), {4}, {-4, 0, 3, 20}, {}, 3),
+              ElementsAre(0, 0, 3, 20));
+  EXPECT_THAT(RunUnary<int16_t>(BuiltinOp::kRelu6, DataType::kInt16, Q(0.5f, 0), {4}, {-4, 0, 3, 20}, {}, 3),
+              ElementsAre(0, 0, 3, 12));
+}
+
+TEST(OpVersionCases, PoolingFloatVersion1) {
+  for (BuiltinOp op : {BuiltinOp::kAveragePool2d, BuiltinOp::kMaxPool2d}) {
+    Pool2DParams p{Padding::kValid, 2, 2, 2, 2, Activation::kNone};
+    const std::vector<float> got =
+        RunUnary<float>(op, DataType::kFloat32, {}, {1, 2, 2, 1}, {1, 2, 3, 6}, p, 1);
+    EXPECT_THAT(got, ElementsAre(op == BuiltinOp::kMaxPool2d ? 6.0f : 3.0f));
+  }
+}
+
+TEST(OpVersionCases, TransposeInt8) {
+  EXPECT_THAT(RunUnary<int8_t>(BuiltinOp::kTranspose, DataType::kInt8, Q(0.5f, 1), {2, 2}, {1, 2, 3, 4},
+                               EmptyParams{}, 2, {1, 0}, {2}),
+              ElementsAre(1, 3, 2, 4));
+}
+
+TEST(OpVersionCases, ReverseV2Int8) {
+  EXPECT_THAT(RunUnary<int8_t>(BuiltinOp::kReverseV2, DataType::kInt8, Q(0.5f, 1), {3}, {1, -2, 3},
+                               EmptyParams{}, 3, {0}, {1}),
+              ElementsAre(3, -2, 1));
+}
+
+TEST(OpVersionCases, MirrorPadInt16) {
+  EXPECT_THAT(RunUnary<int16_t>(BuiltinOp::kMirrorPad, DataType::kInt16, Q(0.5f, 0), {3}, {1, 2, 3},
+                                MirrorPadParams{MirrorPadMode::kReflect}, 3, {1, 1}, {1, 2}),
+              ElementsAre(2, 1, 2, 3, 2));
+}
+
+TEST(OpVersionCases, ArgMaxArgMinBoolAndFloat) {
+  ArgMinMaxParams p{DataType::kInt32};
+  {
+    OpModel m;
+    int in = m.AddInput(DataType::kBool, {4});
+    int axis = m.AddConst<int32_t>(DataType::kInt32, {1}, {0});
+    int o = m.AddOutput(DataType::kInt32);
+    m.AddOp(BuiltinOp::kArgMax, {in, axis}, {o}, p);
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 3);
+    m.SetInput<uint8_t>(0, {0, 0, 1, 1});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(2));
+  }
+  for (DataType t : {DataType::kFloat32, DataType::kBool}) {
+    OpModel m;
+    int in = m.AddInput(t, {4});
+    int axis = m.AddConst<int32_t>(DataType::kInt32, {1}, {0});
+    int o = m.AddOutput(DataType::kInt32);
+    m.AddOp(BuiltinOp::kArgMin, {in, axis}, {o}, p);
+    m.Build();
+    EXPECT_EQ(VersionOf(m), t == DataType::kBool ? 3 : 1);
+    if (t == DataType::kBool) m.SetInput<uint8_t>(0, {1, 1, 0, 1});
+    else m.SetInput<float>(0, {1.5f, -2.0f, 0.0f, -2.5f});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int32_t>(0), ElementsAre(t == DataType::kBool ? 2 : 3));
+  }
+}
+
+TEST(OpVersionCases, UnpackInt8BoolInt16) {
+  auto unpack = [](DataType t, Quantization q, int expected_version) {
+    OpModel m;
+    int in = m.AddInput(t, {2, 2}, q);
+    int o0 = m.AddOutput(t, q);
+    int o1 = m.AddOutput(t, q);
+    m.AddOp(BuiltinOp::kUnpack, {in}, {o0, o1}, UnpackParams{2, 0});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), expected_version) << DataTypeName(t);
+    return m;
+  };
+  {
+    OpModel m = unpack(DataType::kInt8, Q(0.5f, 0), 2);
+    m.SetInput<int8_t>(0, {1, 2, 3, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(1), ElementsAre(3, 4));
+  }
+  {
+    OpModel m = unpack(DataType::kBool, {}, 3);
+    m.SetInput<uint8_t>(0, {1, 0, 0, 1});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<uint8_t>(0), ElementsAre(1, 0));
+  }
+  {
+    OpModel m = unpack(DataType::kInt16, Q(0.5f, 0), 4);
+    m.SetInput<int16_t>(0, {1, 2, 300, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(1), ElementsAre(300, 4));
+  }
+}
+
+TEST(OpVersionCases, PackInt16Uint32) {
+  {
+    OpModel m;
+    int a = m.AddInput(DataType::kInt16, {2}, Q(0.5f, 0));
+    int b = m.AddInput(DataType::kInt16, {2}, Q(0.5f, 0));
+    int o = m.AddOutput(DataType::kInt16, Q(0.5f, 0));
+    m.AddOp(BuiltinOp::kPack, {a, b}, {o}, PackParams{2, 0});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 3);
+    m.SetInput<int16_t>(0, {1, 2});
+    m.SetInput<int16_t>(1, {-300, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(1, 2, -300, 4));
+  }
+  {
+    OpModel m;
+    int a = m.AddInput(DataType::kUInt32, {1});
+    int b = m.AddInput(DataType::kUInt32, {1});
+    int o = m.AddOutput(DataType::kUInt32);
+    m.AddOp(BuiltinOp::kPack, {a, b}, {o}, PackParams{2, 1});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 4);
+    m.SetInput<uint32_t>(0, {4000000000u});
+    m.SetInput<uint32_t>(1, {5});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<uint32_t>(0), ElementsAre(4000000000u, 5u));
+  }
+}
+
+TEST(OpVersionCases, GatherNdInt16AndBool) {
+  auto gather_nd = [](DataType params_type, Quantization q, DataType index_type, int expected_version) {
+    OpModel m;
+    int params = m.AddInput(params_type, {2, 2}, q);
+    int indices = index_type == DataType::kInt16 ? m.AddConst<int16_t>(DataType::kInt16, {2, 1}, {1, 0})
+                                                 : m.AddConst<int32_t>(DataType::kInt32, {2, 1}, {1, 0});
+    int o = m.AddOutput(params_type, q);
+    m.AddOp(BuiltinOp::kGatherNd, {params, indices}, {o});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), expected_version) << DataTypeName(params_type) << " " << DataTypeName(index_type);
+    return m;
+  };
+  {
+    OpModel m = gather_nd(DataType::kInt16, Q(0.5f, 0), DataType::kInt32, 3);
+    m.SetInput<int16_t>(0, {1, 2, 300, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(300, 4, 1, 2));
+  }
+  {
+    OpModel m = gather_nd(DataType::kFloat32, {}, DataType::kInt16, 4);
+    m.SetInput<float>(0, {1, 2, 3, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(3, 4, 1, 2));
+  }
+  {
+    OpModel m = gather_nd(DataType::kBool, {}, DataType::kInt32, 5);
+    m.SetInput<uint8_t>(0, {1, 0, 0, 1});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<uint8_t>(0), ElementsAre(0, 1, 1, 0));
+  }
+}
+
+TEST(OpVersionCases, BinaryBroadcastFiveDims) {
+  // [1,1,1,1,2] against [1,1,1,2,1]: the 5-D broadcast versions.
+  for (BuiltinOp op : {BuiltinOp::kSub, BuiltinOp::kDiv, BuiltinOp::kMaximum, BuiltinOp::kMinimum}) {
+    OpModel m;
+    int a = m.AddInput(DataType::kFloat32, {1, 1, 1, 1, 2});
+    int b = m.AddInput(DataType::kFloat32, {1, 1, 1, 2, 1});
+    int o = m.AddOutput(DataType::kFloat32);
+    if (op == BuiltinOp::kSub || op == BuiltinOp::kDiv) m.AddOp(op, {a, b}, {o}, ElementwiseParams{});
+    else m.AddOp(op, {a, b}, {o});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), op == BuiltinOp::kDiv ? 2 : 3) << BuiltinOpName(op);
+    m.SetInput<float>(0, {8, 2});
+    m.SetInput<float>(1, {4, 1});
+    m.Invoke();
+    std::vector<float> expected;
+    for (float y : {4.0f, 1.0f})
+      for (float x : {8.0f, 2.0f})
+        expected.push_back(op == BuiltinOp::kSub ? x - y : op == BuiltinOp::kDiv ? x / y
+                           : op == BuiltinOp::kMaximum ? std::max(x, y) : std::min(x, y));
+    EXPECT_EQ(m.GetOutput<float>(0), expected) << BuiltinOpName(op);
+  }
+}
+
+TEST(OpVersionCases, MinimumInt8Int16) {
+  {
+    OpModel m;
+    int a = m.AddInput(DataType::kInt8, {3}, Q(0.5f, 0));
+    int b = m.AddInput(DataType::kInt8, {3}, Q(0.5f, 0));
+    int o = m.AddOutput(DataType::kInt8, Q(0.5f, 0));
+    m.AddOp(BuiltinOp::kMinimum, {a, b}, {o});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 2);
+    m.SetInput<int8_t>(0, {1, -5, 7});
+    m.SetInput<int8_t>(1, {2, -6, 7});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(1, -6, 7));
+  }
+  {
+    OpModel m;
+    int a = m.AddInput(DataType::kInt16, {3}, Q(0.5f, 0));
+    int b = m.AddInput(DataType::kInt16, {3}, Q(0.5f, 0));
+    int o = m.AddOutput(DataType::kInt16, Q(0.5f, 0));
+    m.AddOp(BuiltinOp::kMinimum, {a, b}, {o});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 4);
+    m.SetInput<int16_t>(0, {100, -500, 7});
+    m.SetInput<int16_t>(1, {200, -600, 7});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(100, -600, 7));
+  }
+}
+
+TEST(OpVersionCases, FloorDivInt8) {
+  OpModel m;
+  int a = m.AddInput(DataType::kInt8, {3});
+  int b = m.AddInput(DataType::kInt8, {3});
+  int o = m.AddOutput(DataType::kInt8);
+  m.AddOp(BuiltinOp::kFloorDiv, {a, b}, {o});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 3);
+  m.SetInput<int8_t>(0, {7, -7, 9});
+  m.SetInput<int8_t>(1, {2, 2, -4});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(3, -4, -3));
+}
+
+TEST(OpVersionCases, SelectInt8AndWhereInt32) {
+  {
+    OpModel m;
+    int c = m.AddInput(DataType::kBool, {3});
+    int x = m.AddInput(DataType::kInt8, {3}, Q(0.5f, 0));
+    int y = m.AddInput(DataType::kInt8, {3}, Q(0.5f, 0));
+    int o = m.AddOutput(DataType::kInt8, Q(0.5f, 0));
+    m.AddOp(BuiltinOp::kSelect, {c, x, y}, {o});
+    m.Build();
+    // SELECT's rule looks at input 0, the bool condition: version 1 (version 2
+    // needs an int8 input 0, which SELECT's condition never is).
+    EXPECT_EQ(VersionOf(m), 1);
+    m.SetInput<uint8_t>(0, {1, 0, 1});
+    m.SetInput<int8_t>(1, {1, 2, 3});
+    m.SetInput<int8_t>(2, {-1, -2, -3});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(1, -2, 3));
+  }
+  {
+    OpModel m;
+    int c = m.AddInput(DataType::kInt32, {4});
+    int o = m.AddOutput(DataType::kInt64);
+    m.AddOp(BuiltinOp::kWhere, {c}, {o});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), 2);
+    m.SetInput<int32_t>(0, {0, 5, 0, -1});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int64_t>(0), ElementsAre(1, 3));
+  }
+}
+
+TEST(OpVersionCases, SpaceBatchInt8Int16AndFloat) {
+  auto space_to_batch = [](BuiltinOp op, DataType t, Quantization q, int expected_version) {
+    OpModel m;
+    const bool to_batch = op == BuiltinOp::kSpaceToBatchNd;
+    int in = m.AddInput(t, to_batch ? std::vector<int32_t>{1, 2, 2, 1} : std::vector<int32_t>{4, 1, 1, 1}, q);
+    int block = m.AddConst<int32_t>(DataType::kInt32, {2}, {2, 2});
+    int pads = m.AddConst<int32_t>(DataType::kInt32, {2, 2}, {0, 0, 0, 0});
+    int o = m.AddOutput(t, q);
+    m.AddOp(op, {in, block, pads}, {o}, EmptyParams{});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), expected_version) << BuiltinOpName(op) << " " << DataTypeName(t);
+    return m;
+  };
+  {
+    OpModel m = space_to_batch(BuiltinOp::kSpaceToBatchNd, DataType::kInt8, Q(0.5f, 0), 2);
+    m.SetInput<int8_t>(0, {1, 2, 3, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutputShape(0), ElementsAre(4, 1, 1, 1));
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(1, 2, 3, 4));
+  }
+  {
+    OpModel m = space_to_batch(BuiltinOp::kSpaceToBatchNd, DataType::kInt16, Q(0.5f, 0), 4);
+    m.SetInput<int16_t>(0, {1, 2, 300, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(1, 2, 300, 4));
+  }
+  {
+    OpModel m = space_to_batch(BuiltinOp::kBatchToSpaceNd, DataType::kFloat32, {}, 1);
+    m.SetInput<float>(0, {1, 2, 3, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutputShape(0), ElementsAre(1, 2, 2, 1));
+    EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(1, 2, 3, 4));
+  }
+  {
+    OpModel m = space_to_batch(BuiltinOp::kBatchToSpaceNd, DataType::kInt8, Q(0.5f, 0), 2);
+    m.SetInput<int8_t>(0, {1, 2, 3, 4});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(1, 2, 3, 4));
+  }
+}
+
+TEST(OpVersionCases, SplitVInt8) {
+  OpModel m;
+  int in = m.AddInput(DataType::kInt8, {3}, Q(0.5f, 0));
+  int sizes = m.AddConst<int32_t>(DataType::kInt32, {2}, {1, 2});
+  int axis = m.AddConst<int32_t>(DataType::kInt32, {1}, {0});
+  int o0 = m.AddOutput(DataType::kInt8, Q(0.5f, 0));
+  int o1 = m.AddOutput(DataType::kInt8, Q(0.5f, 0));
+  m.AddOp(BuiltinOp::kSplitV, {in, sizes, axis}, {o0, o1}, SplitParams{2});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 2);
+  m.SetInput<int8_t>(0, {5, -6, 7});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(5));
+  EXPECT_THAT(m.GetOutput<int8_t>(1), ElementsAre(-6, 7));
+}
+
+TEST(OpVersionCases, BroadcastToInt8) {
+  OpModel m;
+  int in = m.AddInput(DataType::kInt8, {2}, Q(0.5f, 0));
+  int shape = m.AddConst<int32_t>(DataType::kInt32, {2}, {2, 2});
+  int o = m.AddOutput(DataType::kInt8, Q(0.5f, 0));
+  m.AddOp(BuiltinOp::kBroadcastTo, {in, shape}, {o}, EmptyParams{});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 3);
+  m.SetInput<int8_t>(0, {3, -4});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(3, -4, 3, -4));
+}
+
+TEST(OpVersionCases, TopKInt16) {
+  OpModel m;
+  int in = m.AddInput(DataType::kInt16, {4}, Q(0.5f, 0));
+  int k = m.AddConst<int32_t>(DataType::kInt32, {}, {2});
+  int values = m.AddOutput(DataType::kInt16, Q(0.5f, 0));
+  int indices = m.AddOutput(DataType::kInt32);
+  m.AddOp(BuiltinOp::kTopkV2, {in, k}, {values, indices});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 3);
+  m.SetInput<int16_t>(0, {5, 300, -2, 7});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(300, 7));
+  EXPECT_THAT(m.GetOutput<int32_t>(1), ElementsAre(1, 3));
+}
+
+TEST(OpVersionCases, ResizeInt8Int16Float) {
+  auto resize = [](BuiltinOp op, DataType t, Quantization q, int expected_version) {
+    OpModel m;
+    int in = m.AddInput(t, {1, 1, 2, 1}, q);
+    int size = m.AddConst<int32_t>(DataType::kInt32, {2}, {1, 4});
+    int o = m.AddOutput(t, q);
+    m.AddOp(op, {in, size}, {o}, ResizeParams{});
+    m.Build();
+    EXPECT_EQ(VersionOf(m), expected_version) << BuiltinOpName(op) << " " << DataTypeName(t);
+    return m;
+  };
+  {
+    OpModel m = resize(BuiltinOp::kResizeBilinear, DataType::kInt8, Q(0.5f, 0), 2);
+    m.SetInput<int8_t>(0, {0, 8});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(0, 4, 8, 8));
+  }
+  {
+    OpModel m = resize(BuiltinOp::kResizeNearestNeighbor, DataType::kFloat32, {}, 1);
+    m.SetInput<float>(0, {1, 2});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(1, 1, 2, 2));
+  }
+  {
+    OpModel m = resize(BuiltinOp::kResizeNearestNeighbor, DataType::kInt8, Q(0.5f, 0), 2);
+    m.SetInput<int8_t>(0, {1, -2});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(1, 1, -2, -2));
+  }
+  {
+    OpModel m = resize(BuiltinOp::kResizeNearestNeighbor, DataType::kInt16, Q(0.5f, 0), 4);
+    m.SetInput<int16_t>(0, {100, -200});
+    m.Invoke();
+    EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(100, 100, -200, -200));
+  }
+}
+
+TEST(OpVersionCases, DynamicUpdateSliceInt16) {
+  OpModel m;
+  int in = m.AddInput(DataType::kInt16, {4}, Q(0.5f, 0));
+  int update = m.AddInput(DataType::kInt16, {2}, Q(0.5f, 0));
+  int start = m.AddConst<int32_t>(DataType::kInt32, {1}, {1});
+  int o = m.AddOutput(DataType::kInt16, Q(0.5f, 0));
+  m.AddOp(BuiltinOp::kDynamicUpdateSlice, {in, update, start}, {o});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 4);
+  m.SetInput<int16_t>(0, {1, 2, 3, 4});
+  m.SetInput<int16_t>(1, {-300, 9});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int16_t>(0), ElementsAre(1, -300, 9, 4));
+}
+
+TEST(OpVersionCases, SparseToDenseInt8Values) {
+  OpModel m;
+  int indices = m.AddConst<int32_t>(DataType::kInt32, {2}, {0, 2});
+  int shape = m.AddConst<int32_t>(DataType::kInt32, {1}, {4});
+  int values = m.AddInput(DataType::kInt8, {2});
+  int fill = m.AddConst<int8_t>(DataType::kInt8, {}, {-1});
+  int o = m.AddOutput(DataType::kInt8);
+  m.AddOp(BuiltinOp::kSparseToDense, {indices, shape, values, fill}, {o}, SparseToDenseParams{});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 3);
+  m.SetInput<int8_t>(0, {5, 7});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<int8_t>(0), ElementsAre(5, -1, 7, -1));
+}
+
+TEST(OpVersionCases, TransposeConvFloatWithoutBias) {
+  OpModel m;
+  int shape = m.AddConst<int32_t>(DataType::kInt32, {4}, {1, 2, 2, 1});
+  int w = m.AddConst<float>(DataType::kFloat32, {1, 1, 1, 1}, {2});
+  int x = m.AddInput(DataType::kFloat32, {1, 2, 2, 1});
+  int o = m.AddOutput(DataType::kFloat32);
+  m.AddOp(BuiltinOp::kTransposeConv, {shape, w, x}, {o},
+          TransposeConvParams{Padding::kValid, 1, 1, Activation::kNone});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 1);
+  m.SetInput<float>(0, {1, 2, 3, 4});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(2, 4, 6, 8));
+}
+
 }  // namespace
 }  // namespace delegato
