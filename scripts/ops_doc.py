@@ -89,7 +89,6 @@ VERSION_NEEDS: dict[tuple[str, int], str] = {
                             "TRANSPOSE_CONV options do not carry"),
     ("SELECT", 2): ("the rule asks for an int8 input 0, which is SELECT's bool condition: "
                     "no node needs this version"),
-    ("DYNAMIC_UPDATE_SLICE", 3): "float16 operand and update; not tried (" + NO_CASE_YET_TEXT + ")",
     **{key: _NO_RULE for key in (
         ("SLICE", 7), ("CONCATENATION", 5), ("DEQUANTIZE", 4), ("DEQUANTIZE", 7), ("DEQUANTIZE", 8),
         ("QUANTIZE", 5), ("CAST", 8), ("EQUAL", 5), ("NOT_EQUAL", 4), ("SQRT", 2),

@@ -1110,5 +1110,21 @@ TEST(OpVersionCases, TransposeConvFloatWithoutBias) {
   EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(2, 4, 6, 8));
 }
 
+TEST(OpVersionCases, DynamicUpdateSliceFloat16) {
+  // float16 as raw bits: 1.0 = 0x3C00, 2.0 = 0x4000, -2.0 = 0xC000, 0.5 = 0x3800.
+  OpModel m;
+  int in = m.AddInput(DataType::kFloat16, {3});
+  int update = m.AddInput(DataType::kFloat16, {1});
+  int start = m.AddConst<int32_t>(DataType::kInt32, {1}, {2});
+  int o = m.AddOutput(DataType::kFloat16);
+  m.AddOp(BuiltinOp::kDynamicUpdateSlice, {in, update, start}, {o});
+  m.Build();
+  EXPECT_EQ(VersionOf(m), 3);
+  m.SetInput<uint16_t>(0, {0x3C00, 0x4000, 0xC000});
+  m.SetInput<uint16_t>(1, {0x3800});
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<uint16_t>(0), ElementsAre(0x3C00, 0x4000, 0x3800));
+}
+
 }  // namespace
 }  // namespace delegato
