@@ -13,6 +13,12 @@ namespace delegato {
 // The lowest version of `op`'s builtin that accepts its tensor types, shapes and
 // options (TFLite's versioning rules, GetBuiltinOperatorVersion). Custom ops: 1.
 // Optional inputs left out (-1) count as absent.
+// Real converter output can state other versions: older converters wrote lower
+// ones for rules added later (MUL's rescale >= 1), and TensorFlow 2.21's converter
+// writes the int8 versions for int16x8 nodes (CONV_2D 3, FULLY_CONNECTED 4,
+// SOFTMAX 2, ...) where these rules give the 16-bit ones. Runtimes pick kernels by
+// tensor types, not versions, so both run alike; only a version outside the
+// registered range is refused.
 int MinimumOpVersion(const ModelDef& model, const SubgraphDef& subgraph, const OperatorDef& op);
 
 // MinimumOpVersion capped at the highest version delegato's op table registers

@@ -7,7 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "model/op_version.h"
 #include "test_util.h"
@@ -107,6 +112,50 @@ TEST(OpVersionRule, StampKeepsHigherVersionsAndSplitsSharedCodes) {
   m.model().operator_codes[m.model().subgraphs[0].operators[0].opcode_index].version = 3;
   EXPECT_GE(StampOpVersions(m.model(), VersionStamp::kExact), 1);
   EXPECT_EQ(VersionOf(m, 0), 1);
+}
+
+// The rule against converter output: on the shared models (TFLite converters of
+// several years, none int16x8), every node states at least the version the rule
+// asks for, except where older converters wrote a lower one than today's rules
+// give (listed with the reason): LiteRT accepts both, and `fix` raising such a
+// node changes no kernel.
+TEST(OpVersionRule, SharedModelsStateAtLeastTheRulesVersion) {
+  namespace fs = std::filesystem;
+  const fs::path dir = testing::SharedDir() / "models";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "shared models not found (" << dir << ")";
+  // model file, op -> why its converter wrote a lower version than the rule gives.
+  const std::map<std::pair<std::string, std::string>, std::string> older_converter = {
+      {{"traffic_model.tflite", "MUL"}, "version 3 (rescale >= 1) postdates the model; it states 1"},
+      {{"person_detect.tflite", "CONV_2D"}, "int8 CONV_2D stated as version 2, the rule gives 3"},
+  };
+  int nodes = 0, models = 0, equal = 0, older = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".tflite") continue;
+    std::shared_ptr<const ModelDef> model;
+    try {
+      model = ReadModelFile(entry.path().string());
+    } catch (const std::exception&) {
+      continue;  // the corpus holds deliberately broken files
+    }
+    ++models;
+    const std::string file = entry.path().filename().string();
+    for (const SubgraphDef& g : model->subgraphs)
+      for (const OperatorDef& op : g.operators) {
+        const OperatorCodeDef& code = model->operator_codes[op.opcode_index];
+        if (code.builtin == BuiltinOp::kCustom) continue;
+        ++nodes;
+        const int needed = MinimumOpVersion(*model, g, op);
+        equal += needed == code.version;
+        if (needed > code.version && older_converter.count({file, model->OpName(op)})) {
+          ++older;
+          continue;
+        }
+        EXPECT_LE(needed, code.version) << file << ": " << model->OpName(op);
+      }
+  }
+  EXPECT_GT(models, 0);
+  std::printf("%d nodes of %d shared models: the rule gives the stated version for %d, a higher one for %d "
+              "(older converters)\n", nodes, models, equal, older);
 }
 
 // ---------------------------------------------------------------------------
