@@ -32,9 +32,9 @@ enum class VersionStamp {
 };
 
 // Applies MinimumOpVersion to every builtin node of every subgraph, capped at the
-// highest version delegato's op table registers for the op (which mirrors LiteRT's
-// reference resolver: for a few ops the rules name a version the resolver does not
-// register, e.g. ABS on int32 is version 5 while the resolver stops at 3). Nodes
+// highest version delegato's op table registers for the op (LiteRT's range: for a
+// few ops the rules name a version no LiteRT resolver registers, e.g. ABS on int32
+// is version 5 while registration stops at 3). Nodes
 // that end up with different versions get operator codes of their own; codes no
 // node uses any more are dropped. Returns the number of nodes whose version changed.
 int StampOpVersions(ModelDef& model, VersionStamp mode);
