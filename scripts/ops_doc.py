@@ -48,6 +48,54 @@ MISSING_REASONS = {
 }
 NOT_YET = "not yet implemented"
 
+# What an op version needs (TFLite's op versioning rules, mirrored by src/model/op_version.cc),
+# for the versions of the table's range that no single-op case verifies: the reason the
+# doc shows. Versions no rule yields are registered by LiteRT for kernels the converter
+# never names by version; nothing a converter writes carries them.
+_INT4 = "int4 tensors, which delegato does not represent"
+_STRING = "string tensors, which delegato does not represent"
+NO_CASE_YET_TEXT = "no single-op case yet"
+_NO_RULE = "no TFLite versioning rule yields this version (no converter output carries it)"
+VERSION_NEEDS: dict[tuple[str, int], str] = {
+    ("CONV_2D", 7): "int4 filter: " + _INT4,
+    ("CONV_2D", 8): "int16x8 with the quantized_bias_type option",
+    ("DEPTHWISE_CONV_2D", 4): ("hybrid with one filter scale for all channels: delegato's hybrid "
+                               "kernel needs one scale per output channel (version 6)"),
+    ("DEPTHWISE_CONV_2D", 7): "int4 filter: " + _INT4,
+    ("FULLY_CONNECTED", 2): "SHUFFLED4x16INT8 weights format",
+    ("FULLY_CONNECTED", 8): "sparse weights, which delegato recognises but does not execute",
+    ("FULLY_CONNECTED", 10): "int4 weights: " + _INT4,
+    ("FULLY_CONNECTED", 11): "int16x8 with the quantized_bias_type option",
+    ("FULLY_CONNECTED", 13): "int16 activations with int4 weights: " + _INT4,
+    ("GATHER", 7): "int4 params: " + _INT4,
+    ("TRANSPOSE", 7): "int4 input: " + _INT4,
+    ("MUL", 6): "complex64 inputs, which delegato does not represent",
+    ("SLICE", 3): "string input: " + _STRING,
+    ("STRIDED_SLICE", 5): "string input: " + _STRING,
+    ("GATHER_ND", 2): "string params: " + _STRING,
+    ("EQUAL", 3): "string inputs: " + _STRING,
+    ("NOT_EQUAL", 3): "string inputs: " + _STRING,
+    ("SQUEEZE", 2): "string input: " + _STRING,
+    ("TILE", 2): "string input: " + _STRING,
+    ("QUANTIZE", 4): "int4 input or output: " + _INT4,
+    ("DEQUANTIZE", 6): "int4 input: " + _INT4,
+    ("CAST", 6): "int4 input: " + _INT4,
+    ("CAST", 7): "bfloat16, which delegato does not represent",
+    ("EMBEDDING_LOOKUP", 4): "int4 or per-channel quantized values",
+    ("LSTM", 2): "the BASIC kernel type, which delegato does not implement",
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", 4): ("diagonal recurrent weights (diagonal_recurrent_tensors), "
+                                          "which delegato does not implement"),
+    ("TRANSPOSE_CONV", 5): ("int16x8 with the quantized_bias_type option, which delegato's "
+                            "TRANSPOSE_CONV options do not carry"),
+    ("SELECT", 2): ("the rule asks for an int8 input 0, which is SELECT's bool condition: "
+                    "no node needs this version"),
+    **{key: _NO_RULE for key in (
+        ("SLICE", 7), ("CONCATENATION", 5), ("DEQUANTIZE", 4), ("DEQUANTIZE", 7), ("DEQUANTIZE", 8),
+        ("QUANTIZE", 5), ("CAST", 8), ("EQUAL", 5), ("NOT_EQUAL", 4), ("SQRT", 2),
+        ("EMBEDDING_LOOKUP", 2), ("EMBEDDING_LOOKUP", 3), ("DYNAMIC_UPDATE_SLICE", 5))},
+}
+NO_CASE_YET = NO_CASE_YET_TEXT
+
 
 def reference_ops(path: Path) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^- \[[ x]\] (\S+)", path.read_text(), re.M)]
@@ -71,6 +119,8 @@ def main() -> None:
     cases = collections.defaultdict(int)
     types = collections.defaultdict(set)
     versions = collections.defaultdict(set)
+    default_only = collections.defaultdict(set)  # verified with LiteRT's default kernels
+    ref_versions = collections.defaultdict(set)  # verified with its reference kernels
     kernels = collections.defaultdict(set)
     other = collections.defaultdict(collections.Counter)
     for r in results:
@@ -80,7 +130,11 @@ def main() -> None:
             cases[name] += 1
             if r["status"] == "match":
                 matched[name] += 1
-                versions[name].add(op["version"])
+                # A version counts as verified where the node's types, shapes and options
+                # need it (cases that state a higher version verify nothing more).
+                if op.get("needed", op["version"]) == op["version"]:
+                    versions[name].add(op["version"])
+                    (default_only if r.get("reference_lacks_version") else ref_versions)[name].add(op["version"])
                 kernels[name].add(r["kernels"])
                 if len(names) == 1:  # types of multi-op cases belong to no single op
                     types[name].update(t.lower() for t in r["types"])
@@ -88,6 +142,15 @@ def main() -> None:
                 other[name]["reference kernel aborts, default kernels match"] += 1
             else:
                 other[name][r["status"]] += 1
+
+    builtins = [e for e in table if e["kind"] == "builtin"]
+    unverified = {}
+    for entry in builtins:
+        gaps = [v for v in range(entry["min_version"], entry["max_version"] + 1)
+                if v not in versions[entry["name"]]]
+        if gaps:
+            unverified[entry["name"]] = gaps
+    complete = len(builtins) - len(unverified)
 
     lines = [
         "# Ops",
@@ -103,8 +166,17 @@ def main() -> None:
         "(`BUILTIN_WITHOUT_DEFAULT_DELEGATES`) instead and counted apart.",
         "\"Tensor types\" are the input and output types of the single-op cases that matched;",
         "\"versions verified\" are the op versions those cases used, out of the table's range.",
+        "Each case carries the version TFLite's converter gives its node (`src/model/op_version.cc`,",
+        "TFLite's versioning rules), so a version is verified by a case whose types, shapes or",
+        "options need it (the case records that version next to the one its model states; where",
+        "they differ the case does not count for the version). Versions of the range no case",
+        "verifies are listed after the table with what they need. A version marked * is one",
+        "LiteRT's reference resolver does not register (it registers fewer versions of some ops than",
+        "the default resolver); its cases were compared with LiteRT's default kernels instead.",
         "",
         f"## Implemented ({len(table)} table entries)",
+        "",
+        f"Builtins with every version of the table's range verified: {complete} of {len(builtins)}.",
         "",
         "| op | kind | versions (table) | versions verified | tensor types verified | cases matched | kernel sets |",
         "|---|---|---|---|---|---|---|",
@@ -116,9 +188,21 @@ def main() -> None:
             note = " (" + ", ".join(f"{n} {s}" for s, n in sorted(other[name].items())) + ")"
         lines.append(
             f"| {name} | {entry['kind']} | {entry['min_version']}-{entry['max_version']} | "
-            f"{', '.join(map(str, sorted(versions[name]))) or '-'} | "
+            f"{', '.join(f'{v}*' if v not in ref_versions[name] else str(v) for v in sorted(versions[name])) or '-'} | "
             f"{', '.join(sorted(types[name])) or '-'} | {matched[name]}/{cases[name]}{note} | "
             f"{', '.join(sorted(kernels[name])) or '-'} |")
+
+    lines += [
+        "",
+        f"## Versions not verified ({sum(map(len, unverified.values()))} versions of "
+        f"{len(unverified)} builtins)",
+        "",
+        "| op | version | needs |",
+        "|---|---|---|",
+    ]
+    for name in sorted(unverified):
+        for v in unverified[name]:
+            lines.append(f"| {name} | {v} | {VERSION_NEEDS.get((name, v), NO_CASE_YET)} |")
 
     implemented = {e["name"] for e in table}
     missing = [op for op in reference if op not in implemented]
@@ -134,7 +218,8 @@ def main() -> None:
     ]
     lines += [f"| {op} | {MISSING_REASONS.get(op, NOT_YET)} |" for op in missing]
     args.output.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.output}: {len(table)} implemented, {len(missing)} missing")
+    print(f"wrote {args.output}: {len(table)} implemented ({complete} of {len(builtins)} builtins with "
+          f"every version verified), {len(missing)} missing")
 
 
 if __name__ == "__main__":

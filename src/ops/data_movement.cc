@@ -147,7 +147,7 @@ void EvalMappedCopy(KernelContext& ctx, const Node& node) {
 constexpr DataType kMovableTypes[] = {
     DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt8,
     DataType::kUInt8,   DataType::kInt16,   DataType::kInt32,    DataType::kInt64,
-    DataType::kBool};
+    DataType::kUInt32,  DataType::kBool};
 
 }  // namespace
 

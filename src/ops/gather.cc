@@ -21,11 +21,25 @@ namespace {
 
 constexpr const char* kIndexOutOfRange = "an index is out of range";
 
+// INT16 indices: GATHER version 6, GATHER_ND version 4.
 void CheckIndexType(const KernelContext& ctx, const Node& node, const Tensor& indices) {
   DLG_NODE_CHECK(ctx, node,
-                 indices.type == DataType::kInt32 || indices.type == DataType::kInt64,
-                 "indices (tensor \"", indices.name, "\") must be INT32 or INT64, is ",
+                 indices.type == DataType::kInt32 || indices.type == DataType::kInt64 ||
+                     indices.type == DataType::kInt16,
+                 "indices (tensor \"", indices.name, "\") must be INT16, INT32 or INT64, is ",
                  DataTypeName(indices.type));
+}
+
+// The values of constant indices, widened.
+std::vector<int64_t> ConstIndices(const KernelContext& ctx, const Node& node, const Tensor& indices) {
+  if (indices.type != DataType::kInt16) return ConstIntegers(ctx, node, indices, "indices");
+  const int64_t count = indices.NumElements();
+  DLG_NODE_CHECK(ctx, node, count == 0 || (indices.data != nullptr &&
+                                           indices.bytes >= static_cast<size_t>(count) * sizeof(int16_t)),
+                 "indices (tensor \"", indices.name, "\") holds ", indices.bytes, " bytes, needs ",
+                 count * 2);
+  const int16_t* values = indices.data_as<int16_t>();
+  return std::vector<int64_t>(values, values + count);
 }
 
 struct GatherData {
@@ -74,7 +88,7 @@ void PrepareGather(KernelContext& ctx, Node& node) {
   data->coords = Product(indices.dims, batch_dims, indices.rank());
 
   if (indices.is_constant()) {
-    for (int64_t index : ConstIntegers(ctx, node, indices, "indices"))
+    for (int64_t index : ConstIndices(ctx, node, indices))
       DLG_NODE_CHECK(ctx, node, index >= 0 && index < data->axis_size, "index ", index,
                      " in constant indices \"", indices.name, "\" is out of range [0, ",
                      data->axis_size, ")");
@@ -87,12 +101,12 @@ void EvalGather(KernelContext& ctx, const Node& node) {
   const Tensor& indices = ctx.in(node, 1);
   const uint8_t* params = ctx.in(node, 0).data;
   uint8_t* out = ctx.out(node, 0).data;
-  const bool ok =
-      indices.type == DataType::kInt32
-          ? reference::Gather(params, d.batch, d.outer, d.axis_size, d.inner_bytes,
-                              indices.data_as<int32_t>(), d.coords, out)
-          : reference::Gather(params, d.batch, d.outer, d.axis_size, d.inner_bytes,
-                              indices.data_as<int64_t>(), d.coords, out);
+  auto gather = [&](const auto* index) {
+    return reference::Gather(params, d.batch, d.outer, d.axis_size, d.inner_bytes, index, d.coords, out);
+  };
+  const bool ok = indices.type == DataType::kInt32   ? gather(indices.data_as<int32_t>())
+                  : indices.type == DataType::kInt16 ? gather(indices.data_as<int16_t>())
+                                                     : gather(indices.data_as<int64_t>());
   if (!ok) ctx.SetEvalError(node, kIndexOutOfRange);
 }
 
@@ -135,7 +149,7 @@ void PrepareGatherNd(KernelContext& ctx, Node& node) {
   data->num_slices = Product(indices.dims, 0, indices.rank() - 1);
 
   if (indices.is_constant()) {
-    const std::vector<int64_t> values = ConstIntegers(ctx, node, indices, "indices");
+    const std::vector<int64_t> values = ConstIndices(ctx, node, indices);
     for (size_t i = 0; i < values.size(); ++i) {
       const int d = static_cast<int>(i % depth);
       DLG_NODE_CHECK(ctx, node, values[i] >= 0 && values[i] < params.dims[d], "index ",
@@ -151,12 +165,12 @@ void EvalGatherNd(KernelContext& ctx, const Node& node) {
   const Tensor& indices = ctx.in(node, 1);
   const uint8_t* params = ctx.in(node, 0).data;
   uint8_t* out = ctx.out(node, 0).data;
-  const bool ok =
-      indices.type == DataType::kInt32
-          ? reference::GatherNd(params, d.params_dims, d.depth, d.slice_bytes,
-                                indices.data_as<int32_t>(), d.num_slices, out)
-          : reference::GatherNd(params, d.params_dims, d.depth, d.slice_bytes,
-                                indices.data_as<int64_t>(), d.num_slices, out);
+  auto gather = [&](const auto* index) {
+    return reference::GatherNd(params, d.params_dims, d.depth, d.slice_bytes, index, d.num_slices, out);
+  };
+  const bool ok = indices.type == DataType::kInt32   ? gather(indices.data_as<int32_t>())
+                  : indices.type == DataType::kInt16 ? gather(indices.data_as<int16_t>())
+                                                     : gather(indices.data_as<int64_t>());
   if (!ok) ctx.SetEvalError(node, kIndexOutOfRange);
 }
 

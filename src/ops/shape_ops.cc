@@ -630,73 +630,100 @@ void PrepareStridedSlice(KernelContext& ctx, Node& node) {
   CheckPlainType(ctx, node, in);
   CheckSameType(ctx, node, in, ctx.output(node, 0));
   const StridedSliceParams params = ParamsOrDefault<StridedSliceParams>(node);
-  DLG_NODE_CHECK(ctx, node, params.ellipsis_mask == 0, "ellipsis_mask is not supported");
-  DLG_NODE_CHECK(ctx, node, params.new_axis_mask == 0, "new_axis_mask is not supported");
   const int rank = in.rank();
   DLG_NODE_CHECK(ctx, node, rank >= 1 && rank <= reference::kMaxStridedSliceRank, "input \"",
                  in.name, "\" has rank ", rank, "; 1 to ", reference::kMaxStridedSliceRank,
                  " is supported");
-  // begin, end and strides may cover only the leading dims; the rest are
-  // taken whole.
   const char* names[3] = {"begin", "end", "strides"};
   std::vector<int64_t> values[3];
   for (int k = 0; k < 3; ++k) {
     const Tensor& t = ctx.input(node, k + 1);
-    DLG_NODE_CHECK(ctx, node, t.rank() == 1 && t.dims[0] <= rank, names[k], " (tensor \"",
-                   t.name, "\") has shape ", DimsText(t.dims), ", expected [n] with n <= ", rank);
+    DLG_NODE_CHECK(ctx, node, t.rank() == 1, names[k], " (tensor \"", t.name, "\") has shape ",
+                   DimsText(t.dims), ", expected [n]");
     values[k] = ConstIntegers(ctx, node, t, names[k]);
     DLG_NODE_CHECK(ctx, node, values[k].size() == values[0].size(), names[k], " has ",
                    values[k].size(), " values, begin has ", values[0].size());
   }
-  const int given = static_cast<int>(values[0].size());
+  // The spec's entries map to input dims: an ellipsis entry stands for as many
+  // whole dims as the entries after it leave over, a new-axis entry inserts an
+  // output dim of size 1 and reads no input dim, and input dims past the spec
+  // are taken whole. spec_of[d] is the entry of input dim d (-1: whole dim);
+  // output_of lists the output dims in order (-1: a new axis, else an input dim).
+  const int entries = static_cast<int>(values[0].size());
+  auto bit = [](int32_t mask, int i) { return (mask >> i) & 1; };
+  std::vector<int> spec_of(rank, -1), output_of;
+  int d_next = 0;
+  bool ellipsis_seen = false;
+  for (int i = 0; i < entries; ++i) {
+    if (bit(params.ellipsis_mask, i) && !ellipsis_seen) {
+      ellipsis_seen = true;
+      int after = 0;
+      for (int j = i + 1; j < entries; ++j) after += !bit(params.new_axis_mask, j) && !bit(params.ellipsis_mask, j);
+      const int whole = rank - d_next - after;
+      DLG_NODE_CHECK(ctx, node, whole >= 0, "the slice spec names more dims than input \"", in.name,
+                     "\" has (", rank, ")");
+      for (int k = 0; k < whole; ++k) output_of.push_back(d_next++);
+    } else if (bit(params.new_axis_mask, i)) {
+      output_of.push_back(-1);
+    } else {
+      DLG_NODE_CHECK(ctx, node, d_next < rank, "the slice spec names more dims than input \"", in.name,
+                     "\" has (", rank, ")");
+      spec_of[d_next] = i;
+      output_of.push_back(d_next++);
+    }
+  }
+  while (d_next < rank) output_of.push_back(d_next++);
+
   auto data = MakeOpData<StridedSliceData>(node);
   data->rank = rank;
   data->element_size = DataTypeSize(in.type);
-  std::vector<int32_t> dims;
+  std::vector<int32_t> input_dims_out(rank, 0);
+  std::vector<bool> shrunk(rank, false);
   for (int d = 0; d < rank; ++d) {
     const int64_t size = in.dims[d];
     data->dims[d] = in.dims[d];
-    if (d >= given) {
+    const int i = spec_of[d];
+    if (i < 0) {
       data->start[d] = 0;
       data->count[d] = in.dims[d];
       data->stride[d] = 1;
-      dims.push_back(in.dims[d]);
+      input_dims_out[d] = in.dims[d];
       continue;
     }
-    const int64_t stride = values[2][d];
+    const int64_t stride = values[2][i];
     DLG_NODE_CHECK(ctx, node, stride != 0, "strides[", d, "] is 0");
     DLG_NODE_CHECK(ctx, node, stride >= -INT32_MAX && stride <= INT32_MAX, "strides[", d,
                    "] is out of range");
-    const bool shrink = params.shrink_axis_mask & (1 << d);
+    const bool shrink = bit(params.shrink_axis_mask, i);
     // Start: the mask selects the first element in the walking direction;
     // negative indices count from the end; clamp into range.
-    int64_t start = values[0][d];
-    if (params.begin_mask & (1 << d)) start = stride > 0 ? 0 : size - 1;
+    int64_t start = values[0][i];
+    if (bit(params.begin_mask, i)) start = stride > 0 ? 0 : size - 1;
     if (start < 0) start += size;
     start = stride > 0 ? std::clamp<int64_t>(start, 0, size)
                        : std::clamp<int64_t>(start, -1, size - 1);
     int64_t count = 0;
     if (shrink) {
       DLG_NODE_CHECK(ctx, node, start >= 0 && start < size, "shrunk dim ", d, " has index ",
-                     values[0][d], " outside size ", size);
+                     values[0][i], " outside size ", size);
       count = 1;
     } else if (params.offset) {
       // end is the extent from start; the output takes it unclamped, so it
       // must stay inside the input.
-      const int64_t extent = values[1][d];
+      const int64_t extent = values[1][i];
       if ((extent > 0 && stride > 0) || (extent < 0 && stride < 0))
         count = (extent + stride + (stride > 0 ? -1 : 1)) / stride;
       DLG_NODE_CHECK(ctx, node,
                      count == 0 || (start >= 0 && start < size &&
                                     start + (count - 1) * stride >= 0 &&
                                     start + (count - 1) * stride < size),
-                     "offset slice of dim ", d, " (begin ", values[0][d], ", size ", extent,
+                     "offset slice of dim ", d, " (begin ", values[0][i], ", size ", extent,
                      ", stride ", stride, ") reaches outside the input dim of size ", size);
     } else {
       // Stop (one past the last): end_mask walks to the edge; negative
       // indices count from the end; clamp by direction.
-      int64_t stop = values[1][d];
-      if (params.end_mask & (1 << d)) stop = stride > 0 ? size : -1;
+      int64_t stop = values[1][i];
+      if (bit(params.end_mask, i)) stop = stride > 0 ? size : -1;
       else if (stop < 0) stop += size;
       stop = stride > 0 ? std::clamp<int64_t>(stop, 0, size)
                         : std::clamp<int64_t>(stop, -1, size - 1);
@@ -710,7 +737,13 @@ void PrepareStridedSlice(KernelContext& ctx, Node& node) {
     data->start[d] = static_cast<int32_t>(start);
     data->count[d] = static_cast<int32_t>(count);
     data->stride[d] = static_cast<int32_t>(stride);
-    if (!shrink) dims.push_back(static_cast<int32_t>(count));
+    input_dims_out[d] = static_cast<int32_t>(count);
+    shrunk[d] = shrink;
+  }
+  std::vector<int32_t> dims;
+  for (int d : output_of) {
+    if (d < 0) dims.push_back(1);
+    else if (!shrunk[d]) dims.push_back(input_dims_out[d]);
   }
   ctx.SetOutputDims(node, 0, dims);
 }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/op_version.h"
 #include "passes/pass.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
@@ -314,6 +315,14 @@ int Fix(const Args& args) {
     if (any_change && !done.count("fold-requantize"))
       any_change |= apply(*passes::FindPass("fold-requantize"), {}, false);
     if (done.empty()) std::cout << "\nno pass addresses the reasons found: nothing to rewrite\n";
+  }
+
+  // Rewritten nodes (new types, new ops) carry the op versions a converter would
+  // give them, so that other runtimes pick the matching kernel variant.
+  if (any_change) {
+    const int raised = StampOpVersions(*model, VersionStamp::kRaise);
+    if (raised > 0) std::cout << "\nop versions: " << raised << " node(s) raised to the version their types need\n";
+    report["op_versions_raised"] = raised;
   }
 
   // The rewrite goes through the writer and reader (what users will load) and must run here.

@@ -112,7 +112,7 @@ TEST(Gather, FloatIndicesFail) {
   m.AddOp(BuiltinOp::kGather, {params, indices}, {out}, GatherParams{0, 0});
   Status s = m.TryBuild();
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("must be INT32 or INT64"));
+  EXPECT_THAT(s.message(), HasSubstr("must be INT16, INT32 or INT64"));
 }
 
 TEST(GatherNd, Slices) {

@@ -578,7 +578,7 @@ OpModel StridedSliceModel(std::vector<int32_t> dims, std::vector<int32_t> begin,
   int e = m.AddConst<int32_t>(DataType::kInt32, {n}, end);
   int s = m.AddConst<int32_t>(DataType::kInt32, {n}, strides);
   int out = m.AddOutput(DataType::kFloat32);
-  m.AddOp(BuiltinOp::kStridedSlice, {in, b, e, s}, {out}, params, 4);
+  m.AddOp(BuiltinOp::kStridedSlice, {in, b, e, s}, {out}, params);
   return m;
 }
 
@@ -633,11 +633,35 @@ TEST(StridedSlice, ShortBeginTakesTrailingDimsWhole) {
   EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(2, 3, 4, 5));
 }
 
-TEST(StridedSlice, EllipsisMaskFails) {
+TEST(StridedSlice, EllipsisStandsForTheLeadingDims) {
+  // x[..., 1:3] of a [2, 3] input: the ellipsis covers dim 0 whole.
   StridedSliceParams p;
   p.ellipsis_mask = 1;
-  OpModel m = StridedSliceModel({3}, {0}, {1}, {1}, p);
-  EXPECT_THAT(BuildError(m), HasSubstr("ellipsis_mask is not supported"));
+  OpModel m = StridedSliceModel({2, 3}, {0, 1}, {0, 3}, {1, 1}, p);
+  m.Build();
+  m.SetInput<float>(0, Iota<float>(6));
+  m.Invoke();
+  EXPECT_THAT(m.GetOutputShape(0), ElementsAre(2, 2));
+  EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(1, 2, 4, 5));
+}
+
+TEST(StridedSlice, NewAxisAndEllipsisTogether) {
+  // x[1, tf.newaxis, ...] of a [2, 3] input: shrink dim 0, add a new axis, keep dim 1.
+  StridedSliceParams p;
+  p.shrink_axis_mask = 1;
+  p.new_axis_mask = 2;
+  p.ellipsis_mask = 4;
+  OpModel m = StridedSliceModel({2, 3}, {1, 0, 0}, {2, 0, 0}, {1, 1, 1}, p);
+  m.Build();
+  m.SetInput<float>(0, Iota<float>(6));
+  m.Invoke();
+  EXPECT_THAT(m.GetOutputShape(0), ElementsAre(1, 3));
+  EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(3, 4, 5));
+}
+
+TEST(StridedSlice, SpecNamingTooManyDimsFails) {
+  OpModel m = StridedSliceModel({3}, {0, 0}, {1, 1}, {1, 1}, {});
+  EXPECT_THAT(BuildError(m), HasSubstr("names more dims than input"));
 }
 
 TEST(StridedSlice, ZeroStrideFails) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "model/op_version.h"
 #include "tools/npy.h"
 
 namespace delegato::testing {
@@ -100,10 +101,11 @@ uint32_t OpcodeIndex(ModelDef& model, BuiltinOp op, const std::string& custom_co
 void OpModel::AddOp(BuiltinOp op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                     OpParams params, int version) {
   OperatorDef def;
-  def.opcode_index = OpcodeIndex(*model_, op, "", version);
   def.inputs = std::move(inputs);
   def.outputs = std::move(outputs);
   def.params = std::move(params);
+  if (version == kConverterVersion) version = StampedOpVersion(op, model_->subgraphs.at(current_), def);
+  def.opcode_index = OpcodeIndex(*model_, op, "", version);
   model_->subgraphs.at(current_).operators.push_back(std::move(def));
 }
 
@@ -123,6 +125,7 @@ Status OpModel::TryBuild(int num_threads, KernelSet kernels) {
   kernels_ = kernels;
   dump_dir_.clear();
   dump_invokes_ = 0;
+  StampOpVersions(*model_, VersionStamp::kRaise);
   Status status;
   InterpreterOptions options;
   options.num_threads = num_threads;
@@ -234,8 +237,11 @@ void OpModel::DumpInvoke(const std::vector<std::vector<uint8_t>>& inputs) {
   bool first_op = true;
   for (const SubgraphDef& graph : model_->subgraphs)
     for (const OperatorDef& op : graph.operators) {
+      // "needed": the version the node's types, shapes and options call for; a
+      // case verifies its op's version only where the two agree.
       meta << (first_op ? "" : ", ") << "{\"name\": " << JsonString(model_->OpName(op))
-           << ", \"version\": " << model_->operator_codes[op.opcode_index].version << "}";
+           << ", \"version\": " << model_->operator_codes[op.opcode_index].version
+           << ", \"needed\": " << MinimumOpVersion(*model_, graph, op) << "}";
       first_op = false;
     }
   meta << "],\n  \"kernels\": \"" << (kernels_ == KernelSet::kReference ? "reference" : "optimized")

@@ -60,8 +60,12 @@ class OpModel {
   int AddConstBytes(DataType type, std::vector<int32_t> dims, std::vector<uint8_t> bytes,
                     Quantization q = {});
 
+  // Without a version, Build stamps the one TFLite's converter would give the
+  // node for its types, shapes and options (model/op_version.h); a version given
+  // here is kept unless the node needs a higher one.
+  static constexpr int kConverterVersion = 0;
   void AddOp(BuiltinOp op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
-             OpParams params = std::monostate{}, int version = 1);
+             OpParams params = std::monostate{}, int version = kConverterVersion);
   void AddCustomOp(std::string custom_code, std::vector<int32_t> inputs,
                    std::vector<int32_t> outputs, std::vector<uint8_t> custom_options,
                    int version = 1);
