@@ -201,10 +201,19 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // Memory traffic: non-constant tensors on the feature-map port(s), constant
   // ones (encoded weights, biases) streamed from the off-chip port.
   double fm_sram = 0, fm_off_chip = 0, weights = 0;
-  auto add_feature_map = [&](const TensorDef& t) {
-    const double bytes = Elements(t) * ElementBytes(t.type);
-    if (npu.feature_maps_off_chip && bytes > npu.sram_cache_bytes) fm_off_chip += bytes; else fm_sram += bytes;
+  auto off_chip = [&](const TensorDef& t) {
+    return npu.feature_maps_off_chip && Elements(t) * ElementBytes(t.type) > npu.sram_cache_bytes;
   };
+  auto add_feature_map = [&](const TensorDef& t) {
+    (off_chip(t) ? fm_off_chip : fm_sram) += Elements(t) * ElementBytes(t.type);
+  };
+  // Each operation waits once for its IFM's memory to answer a read and its
+  // OFM's to accept a write: 64 cycles in SRAM, 750 in the U65/U85's DRAM
+  // (vela.ini). Vela's per-layer cycles for DeepLab's ARG_MAX show it: each of
+  // its 65792 max poolings takes 506 cycles on ethos-u55-256 (SRAM) and 1228
+  // on ethos-u65-256 (the 5.5 MB map in DRAM), 722 more for 686 of latency.
+  c.latency = (off_chip(ifm) ? npu.off_chip_read_latency : npu.sram_read_latency) +
+              (off_chip(ofm) ? npu.off_chip_write_latency : npu.sram_write_latency);
   for (int32_t t : op.inputs) {
     if (t < 0) continue;
     if (IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
@@ -346,6 +355,14 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       break;
     case BuiltinOp::kArgMax:
     case BuiltinOp::kArgMin:
+      if (npu.arg_max_cycles_per_element > 0) {
+        // The U85 runs ARG_MAX itself, in operations of at most 65536 output
+        // positions (Vela's per-layer CSV of DeepLab on ethos-u85-256: 4 of
+        // 5507784 cycles for 65536 x 21 input elements, 84 per position).
+        c.operations = CeilDiv(out_elements, 65536);
+        c.npu = npu.arg_max_cycles_per_element * in[0] * in[1] * in[2] * in[3];
+        break;
+      }
       // Rewritten into one max pooling per 4 output positions over the depth.
       c.operations = CeilDiv(out_elements, 4);
       c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
@@ -387,10 +404,15 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       break;
   }
   // A constant operand broadcast over the output's positions (a per-channel
-  // scale or shift) is fetched again for every output position, in 16-byte
+  // scale or shift) is fetched again for every output position, in 16-channel
   // bricks, from where the constants live: on the U55 the flash makes such an
   // ADD/MUL memory-bound (Vela's per-layer cycles: about 16 cycles per
-  // position for 16 channels).
+  // position for 16 channels). Vela counts the operand's read as one element
+  // per OFM element (npu_performance.py, ifm_read[1]) scaled by the port's
+  // burst efficiency: an 8-bit brick row fills the 128-byte bursts of the
+  // flash / DRAM port, a 16-bit brick (32 bytes) uses a quarter of one, so
+  // 16-bit operands cost 4 times their bytes (densenet_small_int16x8 on
+  // ethos-u55-256: 73728 flash cycles for a 24x24x16 MUL, 18432 bytes).
   const bool binary = kind == BuiltinOp::kAdd || kind == BuiltinOp::kSub || kind == BuiltinOp::kMul ||
                       kind == BuiltinOp::kMaximum || kind == BuiltinOp::kMinimum;
   if (binary && op.inputs.size() >= 2) {
@@ -400,7 +422,9 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       const double elements = Elements(operand);
       if (!IsConstant(model, operand) || elements <= 1 || elements > out[3]) continue;
       const double positions = out_elements / std::max(out[3], 1.0);
-      weights += positions * std::ceil(elements * ElementBytes(operand.type) / 16) * 16;
+      const double element_bytes = ElementBytes(operand.type);
+      const double burst_waste = element_bytes >= 2 ? 4 : 1;
+      weights += positions * CeilDiv(elements, 16) * 16 * element_bytes * burst_waste;
     }
   }
   c.sram = fm_sram / npu.sram_bytes_per_cycle;
@@ -465,6 +489,11 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     ethos_u.off_chip_bytes_per_cycle = get("off_chip_bytes_per_cycle");
     ethos_u.feature_maps_off_chip = get("feature_maps_off_chip") != 0;
     ethos_u.sram_cache_bytes = get("sram_cache_bytes");
+    ethos_u.sram_read_latency = get("sram_read_latency_cycles");
+    ethos_u.sram_write_latency = get("sram_write_latency_cycles");
+    ethos_u.off_chip_read_latency = get("off_chip_read_latency_cycles");
+    ethos_u.off_chip_write_latency = get("off_chip_write_latency_cycles");
+    ethos_u.arg_max_cycles_per_element = get("arg_max_cycles_per_element");
     ethos_u.op_overhead_cycles = get("op_overhead_cycles");
     ethos_u.mac_cycle_scale = get("mac_cycle_scale");
     ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");
