@@ -226,6 +226,12 @@ def ethos_u_section(config, summary, fit, fit_note):
         section["arg_max_cycles_per_element"] = n(0, {
             "path": VELA_PKG + "tflite_graph_optimiser.py: convert_argmax_to_depthwise_conv_and_max_pool",
             "says": "ArgMax is converted to DWConv2D -> MaxPool -> LUT (0: priced as those passes)"})
+    section["fuses_channel_scale_shift"] = n(1 if u85 else 0, {
+        "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of densenet_small_int8 "
+                    "and densenet_small_int16x8",
+        "says": ("each MUL by a per-channel constant followed by an ADD of one: the ADD 0 cycles, the MUL's constants "
+                 "read once (12-264 bytes of DRAM)") if u85 else
+                ("the MUL and the ADD are separate passes, each re-reading its per-channel constant per position")})
     for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost besides the memory latencies"),
                       ("mac_cycle_scale", "the MAC array's cycles on CONV_2D / FULLY_CONNECTED over the block model's"),
                       ("elementwise_cycle_scale", "the output unit's cycles on elementwise and copy operations over "

@@ -49,6 +49,9 @@ struct EthosUConstants {
   // 0: ARG_MAX is rewritten into max poolings (U55/U65); else the NPU's own
   // ARG_MAX at this many cycles per input element (U85).
   double arg_max_cycles_per_element = 0;
+  // A MUL by a per-channel constant followed by an ADD of one (a batch
+  // normalisation) becomes one pass reading both constants once (U85).
+  bool fuses_channel_scale_shift = false;
   double op_overhead_cycles = 0;        // per NPU operation Vela emits, besides the memory latencies
   // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
   // and of the output unit's on elementwise and copy operations.

@@ -304,6 +304,36 @@ TEST(CostModel, EthosUSixteenBitBroadcastConstantWastesBursts) {
   EXPECT_DOUBLE_EQ(add.off_chip, 8200);
 }
 
+// A batch normalisation, x [1,8,8,4] -> MUL by a constant [4] -> ADD of a
+// constant [4] -> output, on an NPU that fuses it (U85):
+//   MUL: the output unit 256 x 0.375 = 96, x 2 (elementwise scale) = 192;
+//     SRAM (256 x 2 B) / 8 = 64; flash: both constants once, 4 + 4 B = 8
+//     -> 192 cycles, no re-fetch per position.
+//   ADD: part of the MUL's pass, 0 cycles.
+// Without the fusion the MUL re-reads its constant: 64 x 16 + 4 = 1028.
+TEST(CostModel, EthosUFusedChannelScaleShift) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int scale = b.Tensor({4}, true), shift = b.Tensor({4}, true);
+  const int scaled = b.Tensor({1, 8, 8, 4}), out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kMul);
+  b.graph.operators.back().inputs = {in, scale};
+  b.graph.operators.back().outputs = {scaled};
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kAdd);
+  b.graph.operators.back().inputs = {scaled, shift};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).off_chip, 1028);
+  k.fuses_channel_scale_shift = true;
+  const EthosUCycles mul = EthosUNodeCycles(model, 0, k), add = EthosUNodeCycles(model, 1, k);
+  EXPECT_DOUBLE_EQ(mul.off_chip, 8);
+  EXPECT_DOUBLE_EQ(mul.total(k), 192);
+  EXPECT_DOUBLE_EQ(add.total(k), 0);
+}
+
 // The same tiny chain through a target's "cost.ethos_u" section: each node's
 // time is its cycles over the clock (74 and 384 cycles at 500 MHz).
 TEST(CostModel, EthosUTargetSection) {
@@ -317,7 +347,8 @@ TEST(CostModel, EthosUTargetSection) {
       {"activation_cycles_relu", 0.25}, {"sram_bytes_per_cycle", 8}, {"off_chip_bytes_per_cycle", 1},
       {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"sram_read_latency_cycles", 0},
       {"sram_write_latency_cycles", 0}, {"off_chip_read_latency_cycles", 0}, {"off_chip_write_latency_cycles", 0},
-      {"arg_max_cycles_per_element", 0}, {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
+      {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
+      {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
       {"elementwise_cycle_scale", 2}};
   std::string section;
   for (const auto& [key, value] : values)
