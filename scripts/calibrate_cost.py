@@ -21,6 +21,7 @@ docs/cost_model.md with the fit and its errors.
 Prints the fitted numbers; --write-targets puts them in targets/*.json.
 """
 import argparse
+import configparser
 import csv
 import json
 import os
@@ -90,6 +91,18 @@ SKIP_MODELS = {"hello_world_float", "model_invoking_error"}  # float (no NPU wor
 CLASSES = ["conv_1x1", "conv_kxk", "depthwise", "fully_connected", "elementwise", "pooling_resize",
            "data_movement", "other"]  # delegato's op classes (CostOpClassNames), for cpu-profile
 VELA_PKG = "ethos-u-vela 5.2 (PyPI), ethosu/vela/"
+
+
+def _vela_ini():
+    """Vela's system configurations, installed beside its package."""
+    try:
+        import ethosu.vela
+        return pathlib.Path(ethosu.vela.__file__).resolve().parents[1] / "config_files" / "Arm" / "vela.ini"
+    except ImportError:
+        return None
+
+
+VELA_INI = _vela_ini()
 
 
 def vela_models(shared):
@@ -192,7 +205,34 @@ def ethos_u_section(config, summary, fit, fit_note):
         "sram_cache_bytes": n(cache, csv_src("arena_cache_size", f"{float(summary['arena_cache_size']):g} KiB of SRAM "
                                              "cache the feature maps" if fm_off_chip else "no cache: feature maps are in SRAM")),
     }
-    for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost"),
+    # Memory latencies: Vela's system configuration file, for the configuration the summary names.
+    ini = configparser.ConfigParser()
+    ini.read(VELA_INI)
+    system = ini["System_Config." + summary["system_config"]]
+    ports = {"sram": "Sram", "off_chip": "Dram" if off_chip_area == "DRAM" else "OffChipFlash"}
+    for port, area in ports.items():
+        for way in ("read", "write"):
+            key = f"{area}_{way}_latency"
+            section[f"{port}_{way}_latency_cycles"] = n(float(system.get(key, 0)), {
+                "path": f"ethos-u-vela 5.2 (PyPI), ethosu/config_files/Arm/vela.ini: [System_Config.{summary['system_config']}] {key}",
+                "says": f"{key}={system.get(key, 0)} (cycles an operation waits for its first {way})"})
+    if u85:
+        section["arg_max_cycles_per_element"] = n(4, {
+            "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of "
+                        "deeplabv3_mnv2_dm05_pascal_quant",
+            "says": "ArgMax stays one NPU operation per 65536 output positions: 5507784 cycles for 65536 x 21 input "
+                    "elements (4.0 per element); Vela 5.2's U85 model is compiled code, so this rate is read off its output"})
+    else:
+        section["arg_max_cycles_per_element"] = n(0, {
+            "path": VELA_PKG + "tflite_graph_optimiser.py: convert_argmax_to_depthwise_conv_and_max_pool",
+            "says": "ArgMax is converted to DWConv2D -> MaxPool -> LUT (0: priced as those passes)"})
+    section["fuses_channel_scale_shift"] = n(1 if u85 else 0, {
+        "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of densenet_small_int8 "
+                    "and densenet_small_int16x8",
+        "says": ("each MUL by a per-channel constant followed by an ADD of one: the ADD 0 cycles, the MUL's constants "
+                 "read once (12-264 bytes of DRAM)") if u85 else
+                ("the MUL and the ADD are separate passes, each re-reading its per-channel constant per position")})
+    for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost besides the memory latencies"),
                       ("mac_cycle_scale", "the MAC array's cycles on CONV_2D / FULLY_CONNECTED over the block model's"),
                       ("elementwise_cycle_scale", "the output unit's cycles on elementwise and copy operations over "
                                                   "Vela's per-element table")):
@@ -216,7 +256,7 @@ def model_cycles(d, fit):
         e = node["cost"]["ethos_u"]
         scale = {"mac_array": fit["mac_cycle_scale"], "elementwise": fit["elementwise_cycle_scale"]}.get(e["unit"], 1.0)
         total += max(e["npu_cycles"] * scale, e["sram_cycles"], e["off_chip_cycles"]) + \
-            e["operations"] * fit["op_overhead_cycles"]
+            e["operations"] * (fit["op_overhead_cycles"] + e["latency_cycles"])
     return total
 
 
@@ -246,7 +286,7 @@ def fit_numbers(data, names):
         arr = lambda f: np.array([f(e) for e in es], dtype=float)
         models.append(dict(npu=arr(lambda e: e["npu_cycles"]),
                            mem=arr(lambda e: max(e["sram_cycles"], e["off_chip_cycles"])),
-                           ops=arr(lambda e: e["operations"]), mac=arr(lambda e: e["unit"] == "mac_array"),
+                           ops=arr(lambda e: e["operations"]), lat=arr(lambda e: e["latency_cycles"]), mac=arr(lambda e: e["unit"] == "mac_array"),
                            elem=arr(lambda e: e["unit"] == "elementwise"), vela=d["vela_s"] * d["clock"],
                            vela_nodes=np.array([vela_nodes[n["index"]] for n in delegated], dtype=float)))
 
@@ -254,7 +294,7 @@ def fit_numbers(data, names):
         err = 0.0
         for m in models:
             scale = 1 + m["mac"] * (f["mac_cycle_scale"] - 1) + m["elem"] * (f["elementwise_cycle_scale"] - 1)
-            nodes = np.maximum(m["npu"] * scale, m["mem"]) + m["ops"] * f["op_overhead_cycles"]
+            nodes = np.maximum(m["npu"] * scale, m["mem"]) + m["ops"] * (f["op_overhead_cycles"] + m["lat"])
             err += (np.abs(nodes - m["vela_nodes"]).sum() / m["vela"] + abs(nodes.sum() / m["vela"] - 1)) / 2
         return err / len(models)
     for _ in range(6):

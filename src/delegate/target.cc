@@ -703,7 +703,9 @@ class Parser {
       RequireObject(j.at("ethos_u"), ep);
       for (const auto& [name, number] : j.at("ethos_u").items()) {
         const bool may_be_zero = name == "sram_cache_bytes" || name == "op_overhead_cycles" ||
-                                 name == "feature_maps_off_chip" || name.rfind("activation_cycles", 0) == 0;
+                                 name == "feature_maps_off_chip" || name.rfind("activation_cycles", 0) == 0 ||
+                                 name.find("_latency_cycles") != std::string::npos ||
+                                 name == "arg_max_cycles_per_element" || name == "fuses_channel_scale_shift";
         CostTable one = Table(json::object({{name, number}}), ep, EthosUCostNames(), "Ethos-U cost key", !may_be_zero);
         cost.ethos_u.push_back(std::move(one.front()));
       }
@@ -1408,7 +1410,9 @@ const std::vector<std::string>& EthosUCostNames() {
       "clock_hz",          "ofm_ublock_height",       "ofm_ublock_width",       "ofm_ublock_depth",
       "ifm_block_depth",   "output_cycles_per_element", "output_cycles_add_sub", "output_cycles_mul",
       "output_cycles_max_pool", "activation_cycles_lut", "activation_cycles_relu", "sram_bytes_per_cycle",
-      "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "op_overhead_cycles",
+      "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "sram_read_latency_cycles",
+      "sram_write_latency_cycles", "off_chip_read_latency_cycles", "off_chip_write_latency_cycles", "arg_max_cycles_per_element", "fuses_channel_scale_shift",
+      "op_overhead_cycles",
       "mac_cycle_scale", "elementwise_cycle_scale"};
   return names;
 }

@@ -178,6 +178,41 @@ Activation FusedActivation(const OperatorDef& op) {
 
 }  // namespace
 
+namespace {
+
+// A per-channel scale and shift: node `mul` is a MUL by a constant of at most
+// the output's depth whose output feeds only an ADD of such a constant.
+// Returns the ADD's index, else -1.
+int ChannelScaleShiftAdd(const ModelDef& model, int mul) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  auto op_kind = [&](int i) { return model.operator_codes[graph.operators[i].opcode_index].builtin; };
+  auto per_channel_operand = [&](int i) {
+    const OperatorDef& op = graph.operators[i];
+    if (op.inputs.size() != 2 || op.outputs.empty() || op.outputs[0] < 0) return false;
+    const double depth = Shape4(graph.tensors[op.outputs[0]])[3];
+    for (int32_t t : op.inputs)
+      if (t >= 0 && IsConstant(model, graph.tensors[t]) && Elements(graph.tensors[t]) > 1 &&
+          Elements(graph.tensors[t]) <= depth)
+        return true;
+    return false;
+  };
+  if (op_kind(mul) != BuiltinOp::kMul || !per_channel_operand(mul)) return -1;
+  const int32_t out = graph.operators[mul].outputs[0];
+  int consumer = -1;
+  for (int i = 0; i < static_cast<int>(graph.operators.size()); ++i)
+    for (int32_t t : graph.operators[i].inputs)
+      if (t == out) {
+        if (consumer >= 0 && consumer != i) return -1;
+        consumer = i;
+      }
+  for (int32_t t : graph.outputs)
+    if (t == out) return -1;
+  if (consumer < 0 || op_kind(consumer) != BuiltinOp::kAdd || !per_channel_operand(consumer)) return -1;
+  return consumer;
+}
+
+}  // namespace
+
 // The formulas follow Vela's performance model (ethos-u-vela 5.2,
 // ethosu/vela/npu_performance.py, _estimate_conv_cycles and
 // _estimate_output_cycles_per_element) at the level of one whole operation
@@ -201,10 +236,19 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // Memory traffic: non-constant tensors on the feature-map port(s), constant
   // ones (encoded weights, biases) streamed from the off-chip port.
   double fm_sram = 0, fm_off_chip = 0, weights = 0;
-  auto add_feature_map = [&](const TensorDef& t) {
-    const double bytes = Elements(t) * ElementBytes(t.type);
-    if (npu.feature_maps_off_chip && bytes > npu.sram_cache_bytes) fm_off_chip += bytes; else fm_sram += bytes;
+  auto off_chip = [&](const TensorDef& t) {
+    return npu.feature_maps_off_chip && Elements(t) * ElementBytes(t.type) > npu.sram_cache_bytes;
   };
+  auto add_feature_map = [&](const TensorDef& t) {
+    (off_chip(t) ? fm_off_chip : fm_sram) += Elements(t) * ElementBytes(t.type);
+  };
+  // Each operation waits once for its IFM's memory to answer a read and its
+  // OFM's to accept a write: 64 cycles in SRAM, 750 in the U65/U85's DRAM
+  // (vela.ini). Vela's per-layer cycles for DeepLab's ARG_MAX show it: each of
+  // its 65792 max poolings takes 506 cycles on ethos-u55-256 (SRAM) and 1228
+  // on ethos-u65-256 (the 5.5 MB map in DRAM), 722 more for 686 of latency.
+  c.latency = (off_chip(ifm) ? npu.off_chip_read_latency : npu.sram_read_latency) +
+              (off_chip(ofm) ? npu.off_chip_write_latency : npu.sram_write_latency);
   for (int32_t t : op.inputs) {
     if (t < 0) continue;
     if (IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
@@ -346,6 +390,14 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       break;
     case BuiltinOp::kArgMax:
     case BuiltinOp::kArgMin:
+      if (npu.arg_max_cycles_per_element > 0) {
+        // The U85 runs ARG_MAX itself, in operations of at most 65536 output
+        // positions (Vela's per-layer CSV of DeepLab on ethos-u85-256: 4 of
+        // 5507784 cycles for 65536 x 21 input elements, 84 per position).
+        c.operations = CeilDiv(out_elements, 65536);
+        c.npu = npu.arg_max_cycles_per_element * in[0] * in[1] * in[2] * in[3];
+        break;
+      }
       // Rewritten into one max pooling per 4 output positions over the depth.
       c.operations = CeilDiv(out_elements, 4);
       c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
@@ -387,20 +439,42 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       break;
   }
   // A constant operand broadcast over the output's positions (a per-channel
-  // scale or shift) is fetched again for every output position, in 16-byte
+  // scale or shift) is fetched again for every output position, in 16-channel
   // bricks, from where the constants live: on the U55 the flash makes such an
   // ADD/MUL memory-bound (Vela's per-layer cycles: about 16 cycles per
-  // position for 16 channels).
+  // position for 16 channels). Vela counts the operand's read as one element
+  // per OFM element (npu_performance.py, ifm_read[1]) scaled by the port's
+  // burst efficiency: an 8-bit brick row fills the 128-byte bursts of the
+  // flash / DRAM port, a 16-bit brick (32 bytes) uses a quarter of one, so
+  // 16-bit operands cost 4 times their bytes (densenet_small_int16x8 on
+  // ethos-u55-256: 73728 flash cycles for a 24x24x16 MUL, 18432 bytes).
   const bool binary = kind == BuiltinOp::kAdd || kind == BuiltinOp::kSub || kind == BuiltinOp::kMul ||
                       kind == BuiltinOp::kMaximum || kind == BuiltinOp::kMinimum;
-  if (binary && op.inputs.size() >= 2) {
+  // The U85 fuses a per-channel scale and shift (Vela's per-layer CSV of
+  // densenet_small_int8 / int16x8 on ethos-u85-256: each batch
+  // normalisation's ADD takes 0 cycles, its MUL reads 12-264 bytes of DRAM,
+  // the constants once): the MUL's pass does both, the ADD is free.
+  bool fused_scale_shift = false;
+  if (npu.fuses_channel_scale_shift && kind == BuiltinOp::kAdd) {
+    for (int i = 0; i < static_cast<int>(graph.operators.size()); ++i)
+      if (ChannelScaleShiftAdd(model, i) == node) return EthosUCycles{0, 0, 0, 0};
+  }
+  if (npu.fuses_channel_scale_shift && ChannelScaleShiftAdd(model, node) >= 0) {
+    fused_scale_shift = true;
+    const OperatorDef& add = graph.operators[ChannelScaleShiftAdd(model, node)];
+    for (int32_t t : add.inputs)
+      if (t >= 0 && IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
+  }
+  if (binary && !fused_scale_shift && op.inputs.size() >= 2) {
     for (size_t k = 0; k < 2; ++k) {
       if (op.inputs[k] < 0) continue;
       const TensorDef& operand = graph.tensors[op.inputs[k]];
       const double elements = Elements(operand);
       if (!IsConstant(model, operand) || elements <= 1 || elements > out[3]) continue;
       const double positions = out_elements / std::max(out[3], 1.0);
-      weights += positions * std::ceil(elements * ElementBytes(operand.type) / 16) * 16;
+      const double element_bytes = ElementBytes(operand.type);
+      const double burst_waste = element_bytes >= 2 ? 4 : 1;
+      weights += positions * CeilDiv(elements, 16) * 16 * element_bytes * burst_waste;
     }
   }
   c.sram = fm_sram / npu.sram_bytes_per_cycle;
@@ -465,6 +539,12 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     ethos_u.off_chip_bytes_per_cycle = get("off_chip_bytes_per_cycle");
     ethos_u.feature_maps_off_chip = get("feature_maps_off_chip") != 0;
     ethos_u.sram_cache_bytes = get("sram_cache_bytes");
+    ethos_u.sram_read_latency = get("sram_read_latency_cycles");
+    ethos_u.sram_write_latency = get("sram_write_latency_cycles");
+    ethos_u.off_chip_read_latency = get("off_chip_read_latency_cycles");
+    ethos_u.off_chip_write_latency = get("off_chip_write_latency_cycles");
+    ethos_u.arg_max_cycles_per_element = get("arg_max_cycles_per_element");
+    ethos_u.fuses_channel_scale_shift = get("fuses_channel_scale_shift") != 0;
     ethos_u.op_overhead_cycles = get("op_overhead_cycles");
     ethos_u.mac_cycle_scale = get("mac_cycle_scale");
     ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");

@@ -43,7 +43,16 @@ struct EthosUConstants {
   double sram_bytes_per_cycle = 0, off_chip_bytes_per_cycle = 0;
   bool feature_maps_off_chip = false;   // arena in DRAM/flash (Dedicated_Sram), else in SRAM
   double sram_cache_bytes = 0;          // feature maps up to this size stay in the SRAM cache
-  double op_overhead_cycles = 0;        // per NPU operation Vela emits
+  // Access latency of each memory (Vela's <area>_read/write_latency): an
+  // operation waits once for its IFM's first read and its OFM's first write.
+  double sram_read_latency = 0, sram_write_latency = 0, off_chip_read_latency = 0, off_chip_write_latency = 0;
+  // 0: ARG_MAX is rewritten into max poolings (U55/U65); else the NPU's own
+  // ARG_MAX at this many cycles per input element (U85).
+  double arg_max_cycles_per_element = 0;
+  // A MUL by a per-channel constant followed by an ADD of one (a batch
+  // normalisation) becomes one pass reading both constants once (U85).
+  bool fuses_channel_scale_shift = false;
+  double op_overhead_cycles = 0;        // per NPU operation Vela emits, besides the memory latencies
   // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
   // and of the output unit's on elementwise and copy operations.
   double mac_cycle_scale = 1, elementwise_cycle_scale = 1;
@@ -58,12 +67,13 @@ struct EthosUCycles {
   // convolution-like passes (convolutions, pooling, vector products) and
   // memory copies. Elementwise passes show none in Vela's per-layer cycles.
   double operations = 1;
+  double latency = 0;  // per operation: the IFM's read and the OFM's write latency
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
                          : unit == Unit::kElementwise ? k.elementwise_cycle_scale
                                                       : 1.0;
-    return std::max({npu * scale, sram, off_chip}) + operations * k.op_overhead_cycles;
+    return std::max({npu * scale, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
   }
 };
 

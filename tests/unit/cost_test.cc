@@ -177,6 +177,56 @@ TEST(CostModel, EthosUBlockArithmetic) {
   EXPECT_DOUBLE_EQ(add.total(k), 384);
 }
 
+// Memory latencies on a U65-like configuration (feature maps in DRAM behind
+// an SRAM cache; SRAM 32 / 32 cycles to read / write, DRAM 500 / 250): the
+// CONV_2D of EthosUBlockArithmetic waits once for its IFM and once for its OFM.
+//   cache 256 B: both 256-byte maps are cached -> 64 + 10 + (32 + 32) = 138.
+//   cache 128 B: both in DRAM -> (256 + 256 + 16 B) / 1 B/cycle = 528 memory
+//     cycles, + 10 + (500 + 250) = 1288.
+TEST(CostModel, EthosUMemoryLatencyPerOperation) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(in));
+  EthosUConstants k = TinyEthosU();
+  k.feature_maps_off_chip = true;
+  k.sram_read_latency = 32, k.sram_write_latency = 32, k.off_chip_read_latency = 500, k.off_chip_write_latency = 250;
+  k.sram_cache_bytes = 256;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).total(k), 138);
+  k.sram_cache_bytes = 128;
+  const EthosUCycles dram = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(dram.off_chip, 528);
+  EXPECT_DOUBLE_EQ(dram.latency, 750);
+  EXPECT_DOUBLE_EQ(dram.total(k), 1288);
+}
+
+// ARG_MAX over the depth of [1,8,8,4] -> [1,8,8] (int32 indices, 256 B):
+//   U55/U65 (rewritten): one max pooling per 4 output positions = 16
+//     operations; 64 positions x ceil(4/8) x 4 = 256 cycles, SRAM (256 + 256
+//     B) / 8 = 64 -> 256 + 16 x 10 = 416.
+//   U85 (native, 4 cycles per input element): 256 x 4 = 1024 cycles in one
+//     operation (under 65536 positions) -> 1024 + 10 = 1034.
+TEST(CostModel, EthosUArgMaxRewrittenOrNative) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int axis = b.Tensor({1}, true);
+  const int out = b.Tensor({1, 8, 8});
+  b.graph.tensors[axis].type = DataType::kInt32;
+  b.graph.tensors[out].type = DataType::kInt32;
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kArgMax);
+  b.graph.operators.back().inputs = {in, axis};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  const EthosUCycles rewritten = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(rewritten.operations, 16);
+  EXPECT_DOUBLE_EQ(rewritten.total(k), 416);
+  k.arg_max_cycles_per_element = 4;
+  const EthosUCycles native = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(native.operations, 1);
+  EXPECT_DOUBLE_EQ(native.total(k), 1034);
+}
+
 // Where ops / peak misleads: an RGB-like 3-channel input and a depthwise
 // convolution.
 //   CONV_2D 3x3, [1,8,8,3] -> [1,8,8,4]: depth-first takes 9 kernel steps of
@@ -235,6 +285,55 @@ TEST(CostModel, EthosUBroadcastConstantIsRefetched) {
   EXPECT_DOUBLE_EQ(add.total(k), 1028);
 }
 
+// The same ADD in 16 bits (x, the constant [4] and the output int16): each
+// of the 64 positions fetches one 16-channel brick of 2-byte elements (32 B),
+// a quarter of a 128-byte burst, so 64 x 16 x 2 x 4 = 8192 B, plus the 8 B of
+// the constant itself, over 1 B/cycle of flash = 8200 cycles.
+TEST(CostModel, EthosUSixteenBitBroadcastConstantWastesBursts) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int bias = b.Tensor({4}, true);
+  const int out = b.Tensor({1, 8, 8, 4});
+  for (int t : {in, bias, out}) b.graph.tensors[t].type = DataType::kInt16;
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kAdd);
+  b.graph.operators.back().inputs = {in, bias};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  const EthosUCycles add = EthosUNodeCycles(model, 0, TinyEthosU());
+  EXPECT_DOUBLE_EQ(add.off_chip, 8200);
+}
+
+// A batch normalisation, x [1,8,8,4] -> MUL by a constant [4] -> ADD of a
+// constant [4] -> output, on an NPU that fuses it (U85):
+//   MUL: the output unit 256 x 0.375 = 96, x 2 (elementwise scale) = 192;
+//     SRAM (256 x 2 B) / 8 = 64; flash: both constants once, 4 + 4 B = 8
+//     -> 192 cycles, no re-fetch per position.
+//   ADD: part of the MUL's pass, 0 cycles.
+// Without the fusion the MUL re-reads its constant: 64 x 16 + 4 = 1028.
+TEST(CostModel, EthosUFusedChannelScaleShift) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int scale = b.Tensor({4}, true), shift = b.Tensor({4}, true);
+  const int scaled = b.Tensor({1, 8, 8, 4}), out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kMul);
+  b.graph.operators.back().inputs = {in, scale};
+  b.graph.operators.back().outputs = {scaled};
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kAdd);
+  b.graph.operators.back().inputs = {scaled, shift};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).off_chip, 1028);
+  k.fuses_channel_scale_shift = true;
+  const EthosUCycles mul = EthosUNodeCycles(model, 0, k), add = EthosUNodeCycles(model, 1, k);
+  EXPECT_DOUBLE_EQ(mul.off_chip, 8);
+  EXPECT_DOUBLE_EQ(mul.total(k), 192);
+  EXPECT_DOUBLE_EQ(add.total(k), 0);
+}
+
 // The same tiny chain through a target's "cost.ethos_u" section: each node's
 // time is its cycles over the clock (74 and 384 cycles at 500 MHz).
 TEST(CostModel, EthosUTargetSection) {
@@ -246,7 +345,10 @@ TEST(CostModel, EthosUTargetSection) {
       {"ifm_block_depth", 32}, {"output_cycles_per_element", 0.25}, {"output_cycles_add_sub", 0.75},
       {"output_cycles_mul", 0.375}, {"output_cycles_max_pool", 0.125}, {"activation_cycles_lut", 1},
       {"activation_cycles_relu", 0.25}, {"sram_bytes_per_cycle", 8}, {"off_chip_bytes_per_cycle", 1},
-      {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
+      {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"sram_read_latency_cycles", 0},
+      {"sram_write_latency_cycles", 0}, {"off_chip_read_latency_cycles", 0}, {"off_chip_write_latency_cycles", 0},
+      {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
+      {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
       {"elementwise_cycle_scale", 2}};
   std::string section;
   for (const auto& [key, value] : values)
