@@ -2,7 +2,7 @@
 # aarch64 under emulation (scripts/test.sh runs it; it can also run alone):
 #   1. the cross build (scripts/build_aarch64.sh, into build-aarch64/);
 #   2. the unit tests under qemu-aarch64, with -cpu cortex-a53 (Armv8.0: the
-#      neon path) and -cpu max (Armv8.2+: dotprod); AARCH64_TESTS and
+#      neon path) and -cpu max (Armv8.2+: dotprod, Armv8.6: i8mm); AARCH64_TESTS and
 #      AARCH64_EXCLUDE (ctest -R / -E regexes) bound them, by default to the
 #      optimized kernels' kernel-level tests (which run every ISA the emulated
 #      CPU has). Excluded (docs/aarch64.md, limits): the cases that run the
@@ -68,7 +68,7 @@ if [ -d ../shared/models ] && [ -x build/delegato ]; then
     for f in "$out/$m/x86"/input_*.npy; do
       i=${f##*/input_}; inputs+=(--input "${i%.npy}=$f")
     done
-    for cpu_isa in cortex-a53:scalar cortex-a53:neon max:scalar max:neon max:dotprod; do
+    for cpu_isa in cortex-a53:scalar cortex-a53:neon max:scalar max:neon max:dotprod max:i8mm; do
       cpu=${cpu_isa%%:*} isa=${cpu_isa#*:}
       DELEGATO_ISA=$isa "${QEMU[@]}" -cpu "$cpu" build-aarch64/delegato run --graph "$model" \
         "${inputs[@]}" --output_dir "$out/$m/$cpu-$isa" >/dev/null || { echo "$m $cpu $isa: run FAILED"; failed=1; }
