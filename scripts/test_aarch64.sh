@@ -9,7 +9,8 @@
 #      thread pool with 2 threads (the interpreter-level ones and PAD): Debian
 #      12's qemu-aarch64 hangs when a program creates a thread (even a bare
 #      std::thread);
-#   3. a sample of the shared models (../shared/models) on each ISA path of
+#   3. a sample of the shared models (../shared/models) and of the zoo's float
+#      models on each ISA path of
 #      each CPU, outputs compared with the x86 build's reference kernels
 #      (build/delegato, conformance-tested against LiteRT): bit-exact for
 #      integer outputs, within 1e-5 for float.
@@ -56,13 +57,19 @@ for cpu in cortex-a53 max; do
 done
 
 MODELS="${AARCH64_MODELS:-mobilenet_v1_0.25_128_quant person_detect hello_world_int8 hello_world_float keyword_scrambled}"
+# A float32 MobileNet from the converter-made zoo (scripts/make_zoo.py, which
+# scripts/test.sh runs first), for the NEON float32 CONV_2D / DEPTHWISE_CONV_2D
+# / FULLY_CONNECTED; skipped when the zoo is not cached.
+ZOO_MODELS="${AARCH64_ZOO_MODELS:-mobilenet_v2_float32}"
+ZOO="${DELEGATO_ZOO_DIR:-$HOME/.cache/delegato/zoo}/v1"
 if [ -d ../shared/models ] && [ -x build/delegato ]; then
   t=$SECONDS
   out=build-aarch64/model_outputs
   rm -rf "$out"
-  for m in $MODELS; do
+  for m in $MODELS $ZOO_MODELS; do
     model=../shared/models/$m.tflite
-    [ -f "$model" ] || { echo "aarch64: $model not found, skipped"; continue; }
+    [ -f "$model" ] || model=$ZOO/$m.tflite
+    [ -f "$model" ] || { echo "aarch64: $m.tflite not found (../shared/models, $ZOO), skipped"; continue; }
     build/delegato run --graph "$model" --kernels reference --save_inputs --output_dir "$out/$m/x86" >/dev/null
     inputs=()
     for f in "$out/$m/x86"/input_*.npy; do
