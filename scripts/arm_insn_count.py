@@ -59,7 +59,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="+", type=Path)
     ap.add_argument("--build", type=Path, default=ROOT / "build-aarch64")
-    ap.add_argument("--isas", default="scalar,neon,dotprod",
+    ap.add_argument("--isas", default="scalar,neon,dotprod,i8mm",
                     help="DELEGATO_ISA values, comma-separated (the first is the ratio's base)")
     ap.add_argument("--cpu", default="max", help="qemu -cpu model (max has dotprod and i8mm)")
     ap.add_argument("--runs", type=int, default=2, help="measured invocations")

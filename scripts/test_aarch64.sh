@@ -2,13 +2,14 @@
 # aarch64 under emulation (scripts/test.sh runs it; it can also run alone):
 #   1. the cross build (scripts/build_aarch64.sh, into build-aarch64/);
 #   2. the unit tests under qemu-aarch64, with -cpu cortex-a53 (Armv8.0: the
-#      neon path) and -cpu max (Armv8.2+: dotprod); AARCH64_TESTS and
+#      neon path) and -cpu max (Armv8.2+: dotprod, Armv8.6: i8mm); AARCH64_TESTS and
 #      AARCH64_EXCLUDE (ctest -R / -E regexes) bound them, by default to the
 #      optimized kernels' tests (which run every ISA the emulated CPU has;
 #      the interpreter-level ones, with 2 threads, under -cpu max only) and
 #      the thread pool and concurrency tests;
-#   3. a sample of the shared models (../shared/models) on each ISA path of
-#      each CPU (and with 2 threads on one ISA per CPU), outputs compared with the x86 build's reference kernels
+#   3. a sample of the shared models (../shared/models) and of the zoo's float
+#      models on each ISA path of each CPU (and with 2 threads on one ISA per
+#      CPU), outputs compared with the x86 build's reference kernels
 #      (build/delegato, conformance-tested against LiteRT): bit-exact for
 #      integer outputs, within 1e-5 for float.
 # Skips with a message (exit 0) when the cross toolchain cannot be installed.
@@ -62,20 +63,27 @@ for cpu in cortex-a53 max; do
 done
 
 MODELS="${AARCH64_MODELS:-mobilenet_v1_0.25_128_quant person_detect hello_world_int8 hello_world_float keyword_scrambled}"
+# A float32 MobileNet from the converter-made zoo (scripts/make_zoo.py, which
+# scripts/test.sh runs first), for the NEON float32 CONV_2D / DEPTHWISE_CONV_2D
+# / FULLY_CONNECTED; skipped when the zoo is not cached.
+ZOO_MODELS="${AARCH64_ZOO_MODELS:-mobilenet_v2_float32}"
+ZOO="${DELEGATO_ZOO_DIR:-$HOME/.cache/delegato/zoo}/v1"
 if [ -d ../shared/models ] && [ -x build/delegato ]; then
   t=$SECONDS
   out=build-aarch64/model_outputs
   rm -rf "$out"
-  for m in $MODELS; do
+  for m in $MODELS $ZOO_MODELS; do
     model=../shared/models/$m.tflite
-    [ -f "$model" ] || { echo "aarch64: $model not found, skipped"; continue; }
+    [ -f "$model" ] || model=$ZOO/$m.tflite
+    [ -f "$model" ] || { echo "aarch64: $m.tflite not found (../shared/models, $ZOO), skipped"; continue; }
     build/delegato run --graph "$model" --kernels reference --save_inputs --output_dir "$out/$m/x86" >/dev/null
     inputs=()
     for f in "$out/$m/x86"/input_*.npy; do
       i=${f##*/input_}; inputs+=(--input "${i%.npy}=$f")
     done
     # cpu:isa[:threads]
-    for run in cortex-a53:scalar cortex-a53:neon cortex-a53:neon:2 max:scalar max:neon max:dotprod max:dotprod:2; do
+    for run in cortex-a53:scalar cortex-a53:neon cortex-a53:neon:2 max:scalar max:neon max:dotprod \
+               max:i8mm max:i8mm:2; do
       IFS=: read -r cpu isa threads <<<"$run"
       threads=${threads:-1}
       DELEGATO_ISA=$isa "${QEMU[@]}" -cpu "$cpu" build-aarch64/delegato run --graph "$model" \

@@ -187,13 +187,23 @@ std::vector<ConvCase> ConvCases() {
   return cases;
 }
 
+// The ISAs with float32 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED paths
+// on this architecture (each skips when the CPU lacks it).
+std::vector<Isa> FloatConvIsas() {
+#if DELEGATO_ARM
+  return {Isa::kScalar, Isa::kNeon, Isa::kDotprod, Isa::kI8mm};
+#else
+  return {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni};
+#endif
+}
+
 std::string IsaCaseName(Isa isa, const std::string& what) {
   return std::string(optimized::IsaName(isa)) + "_" + what;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, FloatConvTest,
-    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()),
                        ::testing::ValuesIn(ConvCases())),
     [](const ::testing::TestParamInfo<FloatConvTest::ParamType>& info) {
       return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
@@ -241,7 +251,7 @@ TEST_P(FloatFullyConnectedTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, FloatFullyConnectedTest,
-    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()),
                        ::testing::Values(FcCase{1, 1, 1}, FcCase{1, 1280, 1001},
                                          FcCase{1, 64, 31}, FcCase{2, 7, 33},
                                          FcCase{5, 100, 16}, FcCase{9, 33, 65},
@@ -352,7 +362,7 @@ std::vector<DwCase> DwCases() {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, FloatDepthwiseTest,
-    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()),
                        ::testing::ValuesIn(DwCases())),
     [](const ::testing::TestParamInfo<FloatDepthwiseTest::ParamType>& info) {
       return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +

@@ -35,6 +35,42 @@ using testing::SupportedIsas;
 using testing::OpModel;
 using testing::Q;
 
+// --------------------------------------------------------------------- isa
+
+TEST(OptimizedIsaTest, NamesSupportAndClamping) {
+  for (int i = 0; i < optimized::kNumIsas; ++i) {
+    const Isa isa = static_cast<Isa>(i);
+    Isa parsed = Isa::kScalar;
+    ASSERT_TRUE(optimized::ParseIsa(optimized::IsaName(isa), &parsed)) << i;
+    EXPECT_EQ(parsed, isa);
+  }
+  Isa parsed = Isa::kScalar;
+  EXPECT_TRUE(optimized::ParseIsa("i8mm", &parsed));
+  EXPECT_EQ(parsed, Isa::kI8mm);
+  EXPECT_FALSE(optimized::ParseIsa("sve", &parsed));
+  EXPECT_TRUE(optimized::IsaSupported(Isa::kScalar));
+#if DELEGATO_ARM
+  EXPECT_TRUE(optimized::IsaSupported(Isa::kNeon));
+  EXPECT_FALSE(optimized::IsaSupported(Isa::kAvx2));
+  EXPECT_FALSE(optimized::IsaSupported(Isa::kAvx512Vnni));
+  // Every i8mm core has dot products (Armv8.6 includes Armv8.2's).
+  if (optimized::IsaSupported(Isa::kI8mm)) EXPECT_TRUE(optimized::IsaSupported(Isa::kDotprod));
+#else
+  EXPECT_FALSE(optimized::IsaSupported(Isa::kNeon));
+  EXPECT_FALSE(optimized::IsaSupported(Isa::kDotprod));
+  EXPECT_FALSE(optimized::IsaSupported(Isa::kI8mm));
+#endif
+  // A forced ISA the CPU lacks runs the best supported one below it.
+  for (int i = 0; i < optimized::kNumIsas; ++i) {
+    const Isa wanted = static_cast<Isa>(i);
+    optimized::ScopedIsaOverride force(wanted);
+    const Isa got = optimized::SelectedIsa();
+    EXPECT_TRUE(optimized::IsaSupported(got)) << optimized::IsaName(wanted);
+    EXPECT_LE(static_cast<int>(got), i) << optimized::IsaName(wanted);
+    if (optimized::IsaSupported(wanted)) EXPECT_EQ(got, wanted);
+  }
+}
+
 // ------------------------------------------------------------------ resize
 
 reference::ResizeGeometry RandomResize(std::mt19937& rng) {

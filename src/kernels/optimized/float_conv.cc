@@ -6,6 +6,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
 // all-ones mask, which it then reports as uninitialized.
@@ -58,6 +61,118 @@ DLG_TARGET_AVX2 inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
 #undef FK_MAX_ROWS
 }  // namespace avx2
 #endif  // DELEGATO_X86
+
+#if DELEGATO_ARM
+// Armv8.0 Advanced SIMD: 4 lanes, NR = 8 channels, up to 8 rows (16 of the 32
+// vector registers hold sums, 8 more four taps of each row). vfmaq_f32 is a fused multiply-add (fmla) even
+// though the aarch64 build compiles with -ffp-contract=off: the fast path
+// rounds like the x86 FMA path, not like the reference.
+namespace neon {
+using V = float32x4_t;
+constexpr int kLanes = 4;
+inline V Load(const float* p) { return vld1q_f32(p); }
+inline V LoadN(const float* p, int n) {
+  float lanes[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int i = 0; i < n; ++i) lanes[i] = p[i];
+  return vld1q_f32(lanes);
+}
+inline void Store(float* p, V v) { vst1q_f32(p, v); }
+inline void StoreN(float* p, V v, int n) {
+  float lanes[kLanes];
+  vst1q_f32(lanes, v);
+  for (int i = 0; i < n; ++i) p[i] = lanes[i];
+}
+inline V Set1(float x) { return vdupq_n_f32(x); }
+inline V Fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }
+// fmin/fmax return NaN when either operand is NaN: a NaN sum stays NaN.
+inline V Min(V a, V b) { return vminq_f32(a, b); }
+inline V Max(V a, V b) { return vmaxq_f32(a, b); }
+#define FK_TARGET
+#define FK_MAX_ROWS 8
+#include "kernels/optimized/float_conv_kernels.inc"
+#undef FK_TARGET
+#undef FK_MAX_ROWS
+
+// GemmBlock with four k values of a row in one register and by-lane
+// multiply-adds (fmla v.4s, v.4s, v.s[l]): one load per row and four taps
+// instead of four broadcast loads. The same sums in the same order.
+template <int R>
+void GemmBlockByLane(int segs, int run, const float* const* a, const float* w, const float* bias,
+                     float lo, float hi, float* c, size_t ldc, int ncols) {
+  V acc0[R], acc1[R];
+  const V b0 = Load(bias), b1 = Load(bias + kLanes);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc0[r] = b0;
+    acc1[r] = b1;
+  }
+  for (int s = 0; s < segs; ++s) {
+    const float* ap[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) ap[r] = a[s * R + r];
+    int i = 0;
+    for (; i + 4 <= run; i += 4) {
+      V x[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) x[r] = vld1q_f32(ap[r] + i);
+#define DLG_FK_LANE(l)                                   \
+  {                                                      \
+    const V w0 = Load(w), w1 = Load(w + kLanes);         \
+    w += 2 * kLanes;                                     \
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) { \
+      acc0[r] = vfmaq_laneq_f32(acc0[r], w0, x[r], l);   \
+      acc1[r] = vfmaq_laneq_f32(acc1[r], w1, x[r], l);   \
+    }                                                    \
+  }
+      DLG_FK_LANE(0)
+      DLG_FK_LANE(1)
+      DLG_FK_LANE(2)
+      DLG_FK_LANE(3)
+#undef DLG_FK_LANE
+    }
+    for (; i < run; ++i) {
+      const V w0 = Load(w), w1 = Load(w + kLanes);
+      w += 2 * kLanes;
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        acc0[r] = vfmaq_n_f32(acc0[r], w0, ap[r][i]);
+        acc1[r] = vfmaq_n_f32(acc1[r], w1, ap[r][i]);
+      }
+    }
+  }
+  const V vlo = Set1(lo), vhi = Set1(hi);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* out = c + static_cast<size_t>(r) * ldc;
+    const V v0 = Min(vhi, Max(vlo, acc0[r]));
+    const V v1 = Min(vhi, Max(vlo, acc1[r]));
+    Store(out, v0);
+    if (ncols == 2 * kLanes)
+      Store(out + kLanes, v1);
+    else
+      StoreN(out + kLanes, v1, ncols - kLanes);
+  }
+}
+
+// Panels of more than one vector of channels by lane; the last <= 4
+// channels of a layer by the shared one-vector blocks.
+void GemmByLane(int rows, int segs, int run, const float* const* a, const float* w,
+                const float* bias, float lo, float hi, float* c, size_t ldc, int ncols) {
+  if (ncols <= kLanes) return Gemm(rows, segs, run, a, w, bias, lo, hi, c, ldc, ncols);
+  switch (rows) {
+    case 1: GemmBlockByLane<1>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 2: GemmBlockByLane<2>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 3: GemmBlockByLane<3>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 4: GemmBlockByLane<4>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 5: GemmBlockByLane<5>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 6: GemmBlockByLane<6>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 7: GemmBlockByLane<7>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    case 8: GemmBlockByLane<8>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
+    default: break;
+  }
+}
+}  // namespace neon
+#endif  // DELEGATO_ARM
 
 namespace scalar {
 constexpr int kLanes = 8;
@@ -114,6 +229,9 @@ int Lanes(Isa isa) {
   switch (isa) {
     case Isa::kAvx512Vnni: return 16;
     case Isa::kAvx2: return 8;
+    case Isa::kNeon:
+    case Isa::kDotprod:
+    case Isa::kI8mm: return 4;
     default: return 8;
   }
 }
@@ -140,7 +258,7 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
   n_ = g_.output_depth;
   m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
   nr_ = 2 * Lanes(isa_);
-  mr_ = isa_ == Isa::kAvx512Vnni ? 8 : isa_ == Isa::kAvx2 ? 6 : 4;
+  mr_ = isa_ == Isa::kAvx512Vnni || IsArmIsa(isa_) ? 8 : isa_ == Isa::kAvx2 ? 6 : 4;
   panels_ = (n_ + nr_ - 1) / nr_;
   weights_.Resize(static_cast<size_t>(panels_) * k_ * nr_);
   bias_.Resize(static_cast<size_t>(panels_) * nr_);
@@ -256,6 +374,9 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
   if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
   if (isa_ == Isa::kAvx2) gemm = avx2::Gemm;
 #endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa_)) gemm = neon::GemmByLane;
+#endif
   // The output pixel of row m0, advanced row by row (no division per row).
   Pixel px;
   px.x = static_cast<int32_t>(m_begin % g_.output_width);
@@ -367,6 +488,9 @@ void FloatDepthwise::RunRows(int64_t begin, int64_t end, const float* input,
 #if DELEGATO_X86
   if (isa_ == Isa::kAvx512Vnni) return avx512::DwRows(*this, begin, end, input, output);
   if (isa_ == Isa::kAvx2) return avx2::DwRows(*this, begin, end, input, output);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa_)) return neon::DwRows(*this, begin, end, input, output);
 #endif
   scalar::DwRows(*this, begin, end, input, output);
 }

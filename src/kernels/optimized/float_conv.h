@@ -12,8 +12,8 @@
 // pixel, k = (filter_y, filter_x, in_channel), n = output channel. Weights are
 // packed once (Prepare) into panels of NR output channels ([panel][k][NR],
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
-// AVX2: 6 x 16, scalar: 4 x 16; a panel's last <= one vector of channels
-// uses a one-vector variant). 1x1 convolutions (any stride) and
+// AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
+// vector of channels uses a one-vector variant). 1x1 convolutions (any stride) and
 // FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
 // in place as one run per filter row (per tap when dilated along x) when it
 // is inside the image, and gather border pixels into per-task scratch

@@ -41,6 +41,14 @@ bool DetectSupported(Isa isa) {
       return false;
 #endif
     }
+    case Isa::kI8mm: {
+#if defined(__linux__)
+      constexpr unsigned long kHwcap2I8mm = 1ul << 13;  // HWCAP2_I8MM
+      return DetectSupported(Isa::kDotprod) && (getauxval(AT_HWCAP2) & kHwcap2I8mm) != 0;
+#else
+      return false;
+#endif
+    }
 #endif
     default:
       return false;
@@ -62,6 +70,7 @@ const char* IsaName(Isa isa) {
     case Isa::kAvx512Vnni: return "avx512vnni";
     case Isa::kNeon: return "neon";
     case Isa::kDotprod: return "dotprod";
+    case Isa::kI8mm: return "i8mm";
   }
   return "unknown";
 }

@@ -9,7 +9,7 @@
 // the reference's requantization), so the choice only changes speed.
 //
 // Selection order: a test override (SetIsaOverride), then the environment
-// variable DELEGATO_ISA=scalar|avx2|avx512vnni|neon|dotprod (for benchmarks), then the
+// variable DELEGATO_ISA=scalar|avx2|avx512vnni|neon|dotprod|i8mm (for benchmarks), then the
 // best the CPU supports. Requests the CPU cannot honour fall back to the best
 // supported ISA below them (an x86 ISA asked for on Arm, or the reverse,
 // gives scalar).
@@ -32,6 +32,8 @@
 // Armv8.2 dot products (SDOT/UDOT): per function, so the library keeps
 // running on Armv8.0 cores (Cortex-A53) that lack them.
 #define DLG_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+// Armv8.6 8-bit matrix multiply (SMMLA/UMMLA), likewise per function.
+#define DLG_TARGET_I8MM __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
 #else
 #define DELEGATO_ARM 0
 #endif
@@ -44,8 +46,14 @@ enum class Isa : int8_t {
   kAvx512Vnni = 2,  // AVX-512 F/BW/VL/DQ + VNNI (vpdpbusd u8 x s8 -> s32)
   kNeon = 3,        // aarch64 Advanced SIMD, Armv8.0 (16-bit widening multiply-add, smlal)
   kDotprod = 4,     // aarch64 Armv8.2 dot product (sdot/udot 8-bit x 4 -> s32)
+  kI8mm = 5,        // aarch64 Armv8.6 matrix multiply (smmla/ummla 2x8 by 8x2 -> 2x2 s32)
 };
-inline constexpr int kNumIsas = 5;
+inline constexpr int kNumIsas = 6;
+
+// The aarch64 NEON ISAs (every one of them has Armv8.0 Advanced SIMD).
+inline constexpr bool IsArmIsa(Isa isa) {
+  return isa == Isa::kNeon || isa == Isa::kDotprod || isa == Isa::kI8mm;
+}
 
 const char* IsaName(Isa isa);
 bool ParseIsa(const char* name, Isa* isa);

@@ -877,7 +877,8 @@ void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_
 #endif
 #if DELEGATO_ARM
     case Isa::kNeon:
-    case Isa::kDotprod: {  // no dot products here: the neon loop
+    case Isa::kDotprod:
+    case Isa::kI8mm: {  // no dot products here: the neon loop
       const int64_t done = is_uint8_ ? NeonDispatch<false>(*this, a, sa, b, sb, out, n)
                                      : NeonDispatch<true>(*this, a, sa, b, sb, out, n);
       ScalarSpan(*this, a + done * sa, sa, b + done * sb, sb, out + done, n - done);

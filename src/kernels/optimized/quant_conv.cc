@@ -535,6 +535,81 @@ DLG_TARGET_DOTPROD void DotSlabKernel(const uint8_t* panel, size_t stride, int r
   }
 }
 
+// Armv8.6 matrix multiply: smmla (int8) / ummla (uint8) multiplies a 2 x 8
+// block of panel bytes (two rows, eight taps) by an 8 x 2 block of weight
+// bytes (two channels) into a 2 x 2 block of int32 sums, wrapping modulo
+// 2^32. Weights [k/8][8 channel pairs][2][8] (raw w); 2 * kPairs rows at a
+// time, each pair's 16 channels in 8 registers of 2 x 2 sums. The zero points
+// come back as in DotSlabKernel.
+template <int kPairs, bool kUnsigned>
+DLG_TARGET_I8MM void MmlaSlabKernel(const uint8_t* panel, size_t stride, int rows, int k8,
+                                    const uint8_t* weights, const int32_t* column_bias,
+                                    const int32_t* row_terms, const RequantChannels& rq,
+                                    const double* double_scale, int n0, int n, uint8_t* out,
+                                    size_t out_stride) {
+  constexpr int kRows = 2 * kPairs;
+  const int valid = std::min(16, n - n0);
+  RequantNeon p[4];
+  int32x4_t bias[4];
+  for (int j = 0; j < 4; ++j) {
+    p[j] = LoadRequantNeon(rq, n0 + 4 * j);
+    bias[j] = vld1q_s32(column_bias + n0 + 4 * j);
+  }
+  for (int r0 = 0; r0 < rows; r0 += kRows) {
+    // acc[q][j]: rows (2q, 2q + 1) x channels (2j, 2j + 1), row-major.
+    int32x4_t acc[kPairs][8];
+#pragma GCC unroll 4
+    for (int q = 0; q < kPairs; ++q)
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) acc[q][j] = vdupq_n_s32(0);
+    const uint8_t* a = panel + static_cast<size_t>(r0) * stride;
+    const uint8_t* w = weights;
+    for (int t = 0; t < k8; ++t, w += 128, a += 8) {
+      uint8x16_t av[kPairs];
+#pragma GCC unroll 4
+      for (int q = 0; q < kPairs; ++q)
+        av[q] = vcombine_u8(vld1_u8(a + 2 * q * stride), vld1_u8(a + (2 * q + 1) * stride));
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const uint8x16_t wv = vld1q_u8(w + 16 * j);
+#pragma GCC unroll 4
+        for (int q = 0; q < kPairs; ++q) {
+          if constexpr (kUnsigned)
+            acc[q][j] = vreinterpretq_s32_u32(
+                vmmlaq_u32(vreinterpretq_u32_s32(acc[q][j]), av[q], wv));
+          else
+            acc[q][j] = vmmlaq_s32(acc[q][j], vreinterpretq_s8_u8(av[q]), vreinterpretq_s8_u8(wv));
+        }
+      }
+    }
+    const int valid_rows = std::min(kRows, rows - r0);
+    for (int q = 0; q < kPairs && 2 * q < valid_rows; ++q) {
+      // Channels 4c..4c+3 of the pair's first row are the low halves of
+      // acc[q][2c] and acc[q][2c + 1]; of its second row, the high halves.
+      int32x4_t top[4], bottom[4];
+      for (int c = 0; c < 4; ++c) {
+        const int64x2_t lo = vreinterpretq_s64_s32(acc[q][2 * c]);
+        const int64x2_t hi = vreinterpretq_s64_s32(acc[q][2 * c + 1]);
+        top[c] = vaddq_s32(vreinterpretq_s32_s64(vzip1q_s64(lo, hi)), bias[c]);
+        bottom[c] = vaddq_s32(vreinterpretq_s32_s64(vzip2q_s64(lo, hi)), bias[c]);
+      }
+      const int r = r0 + 2 * q;
+      if (row_terms != nullptr) {
+        const int32x4_t t0 = vdupq_n_s32(row_terms[r]), t1 = vdupq_n_s32(row_terms[r + 1]);
+        for (int c = 0; c < 4; ++c) {
+          top[c] = vaddq_s32(top[c], t0);
+          bottom[c] = vaddq_s32(bottom[c], t1);
+        }
+      }
+      StoreRowNeon(top, p, rq, double_scale, n0, valid,
+                   out + static_cast<size_t>(r) * out_stride + n0);
+      if (2 * q + 1 < valid_rows)
+        StoreRowNeon(bottom, p, rq, double_scale, n0, valid,
+                     out + static_cast<size_t>(r + 1) * out_stride + n0);
+    }
+  }
+}
+
 void NeonWiden(int16_t* dst, const uint8_t* src, size_t n, bool is_uint8, int32_t zero_point) {
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(zero_point));
   for (; n >= 16; n -= 16, src += 16, dst += 16) {
@@ -757,6 +832,34 @@ struct DotprodOps {
                               c.n_, out, c.n_);
   }
 };
+// The dotprod panel (raw bytes, k padded to 8) and bias folding, with the
+// matrix-multiply kernel.
+struct I8mmOps : DotprodOps {
+  static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                   const int32_t* row_terms, uint8_t* out) {
+    const uint8_t* w = reinterpret_cast<const uint8_t*>(c.weights8_.data()) + s.offset;
+    const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
+    const int k8 = c.k_padded_ / 8;
+    const size_t stride = c.k_padded_;
+    const double* ds = c.DoubleScale();
+    // One row (FULLY_CONNECTED with batch 1): a single pair, half of it padding.
+    if (c.is_uint8_) {
+      if (rows <= 2)
+        MmlaSlabKernel<1, true>(panel, stride, rows, k8, w, c.column_bias_.data(), terms,
+                                c.requant_, ds, s.n0, c.n_, out, c.n_);
+      else
+        MmlaSlabKernel<3, true>(panel, stride, rows, k8, w, c.column_bias_.data(), terms,
+                                c.requant_, ds, s.n0, c.n_, out, c.n_);
+    } else {
+      if (rows <= 2)
+        MmlaSlabKernel<1, false>(panel, stride, rows, k8, w, c.column_bias_.data(), terms,
+                                 c.requant_, ds, s.n0, c.n_, out, c.n_);
+      else
+        MmlaSlabKernel<3, false>(panel, stride, rows, k8, w, c.column_bias_.data(), terms,
+                                 c.requant_, ds, s.n0, c.n_, out, c.n_);
+    }
+  }
+};
 #endif
 
 // ------------------------------------------------------------ QuantConv
@@ -780,9 +883,11 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   m_ = int64_t{g.batches} * g.output_height * g.output_width;
   input_zero_point_ = p.input_zero_point;
   const bool vnni = isa_ == Isa::kAvx512Vnni;
-  const bool dot = isa_ == Isa::kDotprod;
+  const bool mmla = isa_ == Isa::kI8mm;
+  // dotprod and i8mm share the raw-byte panel and the zero-point folding.
+  const bool dot = isa_ == Isa::kDotprod || mmla;
   const bool byte_panel = vnni || dot;  // 8-bit panel and weights8_ (else int16)
-  const int group = byte_panel ? 4 : 2;
+  const int group = mmla ? 8 : byte_panel ? 4 : 2;
   k_padded_ = static_cast<int>(RoundUp(k_, group));
   const int blocks16 = (n_ + 15) / 16;
   const int padded_n = blocks16 * 16;
@@ -858,7 +963,25 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
         }
       }
     }
-    if (byte_panel) {
+    if (mmla) {
+      // [k/8][8 channel pairs][2][8]: a pair's 8 taps each, as smmla reads them.
+      for (const Slab& s : slabs_) {
+        const int channels = std::min(16, n_ - s.n0);
+        int8_t* dst = weights8_.data() + s.offset;
+        for (int k8 = 0; k8 < k_padded_ / 8; ++k8, dst += 128) {
+          for (int j = 0; j < channels; ++j) {
+            const size_t row = static_cast<size_t>(s.n0 + j) * k_;
+            for (int i = 0; i < 8; ++i) {
+              const int k = 8 * k8 + i;
+              if (k >= k_) break;
+              dst[(j / 2) * 16 + (j % 2) * 8 + i] = is_uint8_
+                  ? static_cast<int8_t>(f_u8[row + k])
+                  : f_s8[row + k];
+            }
+          }
+        }
+      }
+    } else if (byte_panel) {
       // [k/4][block][16][4] (dotprod: one block per slab), written sequentially; the slab's source rows stay
       // in cache across consecutive groups of 4.
       for (const Slab& s : slabs_) {
@@ -1044,6 +1167,9 @@ void QuantConv::RunTask(int task, const void* input, void* output, uint8_t* scra
       return;
 #endif
 #if DELEGATO_ARM
+    case Isa::kI8mm:
+      Run<I8mmOps>(task, in, out, scratch);
+      return;
     case Isa::kDotprod:
       Run<DotprodOps>(task, in, out, scratch);
       return;

@@ -24,6 +24,9 @@
 //     sum (w - w_zp)(x - x_zp) = sum w x - x_zp sum w + K w_zp x_zp
 //     - w_zp sum x: per-channel terms folded into the bias, the per-pixel
 //     sum of x (uint8 with w_zp != 0 only) computed after packing.
+//   i8mm (aarch64): smmla (int8) / ummla (uint8) of raw bytes, a 2 x 8 block
+//     of panel rows times an 8 x 2 block of weights per instruction (k
+//     padded to 8), the zero-point terms as for dotprod.
 //   avx2 / neon / scalar: A holds x - x_zp and W holds w - w_zp as int16 (both in
 //     [-255, 255]); vpmaddwd adds two products (|sum| <= 130050) into int32
 //     exactly, with no saturation (neon: smlal, one product at a time).
@@ -123,16 +126,19 @@ class QuantConv {
   friend struct ScalarOps;
   friend struct NeonOps;
   friend struct DotprodOps;
+  friend struct I8mmOps;
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
   bool is_uint8_ = false;
   int k_ = 0;         // filter_height * filter_width * input_depth
-  int k_padded_ = 0;  // rounded up to the k group (4 for vnni/dotprod, 2 otherwise)
+  int k_padded_ = 0;  // rounded up to the k group (8 for i8mm, 4 for vnni/dotprod, 2 otherwise)
   int n_ = 0;
   int64_t m_ = 0;  // output pixels
   std::vector<Slab> slabs_;
-  AlignedBuffer<int8_t> weights8_;    // vnni: [slab][k/4][block][16][4]; dotprod: [slab][k/4][16][4]
+  // vnni: [slab][k/4][block][16][4]; dotprod: [slab][k/4][16][4];
+  // i8mm: [slab][k/8][8 channel pairs][2][8]
+  AlignedBuffer<int8_t> weights8_;
   AlignedBuffer<int16_t> weights16_;  // avx2/neon/scalar: [slab][k/2][16][2]
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
   RequantChannels requant_;

@@ -1433,6 +1433,7 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
 #if DELEGATO_ARM
     case Isa::kNeon:
     case Isa::kDotprod:  // no dot-product variant: the Armv8.0 loop
+    case Isa::kI8mm:
       if (g_.depth_multiplier != 1) break;
       if (is_uint8_)
         NeonRows<false>(*this, begin, end, in, out);
