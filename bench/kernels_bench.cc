@@ -13,6 +13,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
@@ -27,6 +28,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/hybrid.h"
+#include "kernels/reference/math.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
@@ -739,6 +741,25 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
 }
 
 // float32 BATCH_MATMUL, batches x [rows x depth] x [depth x cols] (adj_y: rhs [cols x depth]).
+// float32 GELU over n values in [-6, 6] (the transformer's 16x128 hidden
+// layer: n = 2048); `approximate` picks the tanh form.
+void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> in(static_cast<size_t>(n)), out(in.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-6.0f, 6.0f);
+  for (float& x : in) x = dist(rng);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::GeluFloat(approximate, in.data(), out.data(), 0, n);
+    else
+      opt::FloatGelu(static_cast<Isa>(isa), approximate, in.data(), out.data(), 0, n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 void BM_BatchMatMulFloat(benchmark::State& state, int batches, int rows, int depth, int cols,
                          bool adj_y) {
   const int isa = static_cast<int>(state.range(0));
@@ -799,6 +820,9 @@ int RegisterAll() {
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("gelu_float/2048", BM_FloatGelu, 2048, false)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("gelu_float_approximate/2048", BM_FloatGelu, 2048, true)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_float/4x16x16x8", BM_BatchMatMulFloat, 4, 16, 16, 8,
                                false)
       ->Apply(IsaArgs);
