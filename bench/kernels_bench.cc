@@ -431,6 +431,32 @@ void BM_Mean(benchmark::State& state) {  // MobileNet's global pool 7x7x1280 int
   state.SetItemsProcessed(state.iterations() * shape.input_count);
 }
 
+// float32 MEAN over the last axis of [1, 16, 64] (the transformer's layer
+// norm): one row sum per output.
+void BM_MeanFloatLastAxis(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int32_t dims[3] = {1, 16, 64};
+  const bool reduced[3] = {false, false, true};
+  const ref::ReduceShape shape = ref::MakeReduceShape(3, dims, reduced);
+  std::vector<float> in(static_cast<size_t>(shape.input_count)), out(shape.output_count);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (float& x : in) x = dist(rng);
+  opt::MeanSum8 plan;
+  plan.Plan(shape);
+  plan.isa = static_cast<Isa>(isa < 0 ? 0 : isa);
+  const float count = static_cast<float>(shape.reduced_count);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::MeanFloat(shape, in.data(), out.data());
+    else
+      opt::MeanFloatContiguous(plan, count, in.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * shape.input_count);
+}
+
 // An image's uint8 input -> int8 with a new scale. (With the same scale and
 // zero points 128 apart the op keeps the reference kernel: a sign flip.)
 void BM_RequantizeImage(benchmark::State& state) {
@@ -851,6 +877,8 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("mean_float_last_axis/16x64", BM_MeanFloatLastAxis)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8_half_pixel/33x33x21->129x129",
                                BM_ResizeBilinearHalfPixel)
       ->Apply(IsaArgs);

@@ -640,7 +640,12 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(MeanCase{{1, 7, 7, 1280}, {1, 2}},
                                          MeanCase{{2, 5, 3, 17}, {1, 2}},
                                          MeanCase{{3, 4, 65}, {1}}, MeanCase{{9, 33}, {0}},
-                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}})),
+                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}},
+                                         // Over the last axis: rows below, at and above
+                                         // the 8 / 16 lanes of the row-sum kernels.
+                                         MeanCase{{8, 2}, {1}}, MeanCase{{1, 16, 64}, {2}},
+                                         MeanCase{{23, 5}, {1}},
+                                         MeanCase{{2, 3, 5, 33}, {3}})),
     [](const ::testing::TestParamInfo<FloatMeanTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);
