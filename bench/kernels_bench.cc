@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
+#include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
@@ -33,6 +35,7 @@
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/reference/transpose_conv.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -457,6 +460,43 @@ void BM_MeanFloatLastAxis(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * shape.input_count);
 }
 
+// float32 TRANSPOSE_CONV 3x3 stride 2, SAME: [1, h, w, cin] -> [1, 2h, 2w, cout]
+// (the encoder-decoder's upsampling layer class). The reference scatter
+// against the gather kernel on one thread.
+void BM_TransposeConvFloat(benchmark::State& state, int h, int w, int cin, int cout) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::TransposeConvGeometry g;
+  g.batches = 1;
+  g.input_height = h;
+  g.input_width = w;
+  g.input_depth = cin;
+  g.output_depth = cout;
+  g.filter_height = g.filter_width = 3;
+  g.stride_height = g.stride_width = 2;
+  g.output_height = 2 * h;
+  g.output_width = 2 * w;
+  g.pad_height = g.pad_width = 0;  // SAME for 2h from h with a 3x3 filter: 1 row at the end
+  std::vector<float> in(size_t{1} * h * w * cin), filter(size_t{9} * cin * cout), bias(cout),
+      out(g.output_elements());
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& x : in) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  opt::TransposeConvFloat kernel;
+  if (isa != kReference) kernel.Prepare(static_cast<Isa>(isa), g, filter.data());
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::TransposeConvFloat(g, in.data(), filter.data(), bias.data(), lo, hi, out.data());
+    else
+      kernel.Run(in.data(), bias.data(), lo, hi, out.data(), 0, kernel.rows());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{h} * w * cin * cout * 9);  // MACs
+}
+
 // An image's uint8 input -> int8 with a new scale. (With the same scale and
 // zero points 128 apart the op keeps the reference kernel: a sign flip.)
 void BM_RequantizeImage(benchmark::State& state) {
@@ -877,6 +917,9 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_float/16x16x32->32x32x16", BM_TransposeConvFloat,
+                               16, 16, 32, 16)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_float_last_axis/16x64", BM_MeanFloatLastAxis)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8_half_pixel/33x33x21->129x129",

@@ -1,5 +1,7 @@
 // TRANSPOSE_CONV: checks, output shape, padding and requantization constants
-// in Prepare; the reference scatter kernel in Eval.
+// in Prepare; the reference scatter kernel in Eval, or for float32 with a
+// constant filter on AVX2 / AVX-512 the bit-exact gather kernel
+// (optimized/transpose_conv_float.h) over output rows across threads.
 //   inputs: output_shape (constant INT32 [4]), weights [out_c, h, w, in_c],
 //           input [batch, h, w, in_c], bias [out_c] (optional, version 3+)
 //   types:  all FLOAT32; all UINT8 (per-tensor weights, INT32 bias);
@@ -17,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/hybrid.h"
 #include "kernels/reference/transpose_conv.h"
@@ -43,6 +46,10 @@ struct TransposeConvData {
   reference::HybridTransposeConvParams hybrid_params;
   std::vector<float> weight_scales;
   size_t scales_offset = 0, zero_points_offset = 0, acc_offset = 0;
+  // float32 gather kernel (bit-exact with the reference), when selected.
+  bool fast_float = false;
+  int64_t min_parallel_rows = 2;  // small layers stay on the calling thread
+  optimized::TransposeConvFloat float_kernel;
 };
 
 }  // namespace
@@ -205,6 +212,17 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
     node.scratch_bytes = g.output_elements() * (is16 ? sizeof(int64_t) : sizeof(int32_t));
   }
   data->g = g;
+  const optimized::Isa isa = optimized::SelectedIsa();
+  if (!hybrid && type == DataType::kFloat32 && ctx.optimized() && weights.is_constant() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_float = true;
+    data->float_kernel.Prepare(isa, g, weights.data_as<float>());
+    // About 5 microseconds of multiply-adds before a second thread pays off.
+    const double macs = static_cast<double>(g.output_elements()) * g.input_depth *
+                        g.filter_height * g.filter_width /
+                        (static_cast<double>(g.stride_height) * g.stride_width);
+    if (macs < 512.0 * 1024) data->min_parallel_rows = INT64_MAX;
+  }
   ctx.SetOutputDims(node, 0, out_dims);
   node.op_data = std::move(data);
 }
@@ -227,6 +245,18 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
   }
   switch (d.type) {
     case DataType::kFloat32:
+      if (d.fast_float) {
+        const float* in = input.data_as<float>();
+        const float* b = bias ? bias->data_as<float>() : nullptr;
+        float* out = output.data_as<float>();
+        ParallelRange(
+            ctx, d.float_kernel.rows(),
+            [&](int64_t begin, int64_t end) {
+              d.float_kernel.Run(in, b, d.float_min, d.float_max, out, begin, end);
+            },
+            d.min_parallel_rows);
+        break;
+      }
       reference::TransposeConvFloat(d.g, input.data_as<float>(), weights.data_as<float>(),
                                     bias ? bias->data_as<float>() : nullptr, d.float_min,
                                     d.float_max, output.data_as<float>());

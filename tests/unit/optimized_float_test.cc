@@ -32,7 +32,6 @@
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/math.h"
-#include "kernels/reference/math.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/softmax.h"
 #include "test_util.h"

@@ -1,0 +1,115 @@
+// The float32 TRANSPOSE_CONV gather kernel against the reference scatter,
+// byte for byte, for every ISA: output channels below, at and above the
+// 8/16-lane vectors and the 32/64-channel blocks, strides 1-3, filters 1x1 to
+// 4x4 (taps larger and smaller than the stride), padding that cuts taps off
+// at every border, output sizes one beyond the input's reach, several
+// batches, with and without bias, clamps, special values, 1-3 tasks.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/transpose_conv_float.h"
+#include "kernels/reference/transpose_conv.h"
+
+namespace delegato {
+namespace {
+
+using optimized::Isa;
+
+struct Case {
+  int batches, in_h, in_w, in_c, out_c, filter_h, filter_w, stride, pad, extra;
+};
+
+class TransposeConvFloatTest : public ::testing::TestWithParam<std::tuple<Isa, Case>> {};
+
+TEST_P(TransposeConvFloatTest, BitExactWithReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  reference::TransposeConvGeometry g;
+  g.batches = c.batches;
+  g.input_height = c.in_h;
+  g.input_width = c.in_w;
+  g.input_depth = c.in_c;
+  g.output_depth = c.out_c;
+  g.filter_height = c.filter_h;
+  g.filter_width = c.filter_w;
+  g.stride_height = g.stride_width = c.stride;
+  g.pad_height = c.pad;
+  g.pad_width = c.pad == 0 ? 0 : c.pad - 1;
+  g.output_height = (c.in_h - 1) * c.stride + c.filter_h - 2 * g.pad_height + c.extra;
+  g.output_width = (c.in_w - 1) * c.stride + c.filter_w - 2 * g.pad_width + c.extra;
+  ASSERT_GT(g.output_height, 0);
+  ASSERT_GT(g.output_width, 0);
+
+  std::mt19937 rng(static_cast<uint32_t>(c.in_c * 131 + c.out_c * 7 + c.stride));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> input(static_cast<size_t>(g.batches) * c.in_h * c.in_w * c.in_c);
+  std::vector<float> filter(static_cast<size_t>(c.out_c) * c.filter_h * c.filter_w * c.in_c);
+  std::vector<float> bias(static_cast<size_t>(c.out_c));
+  for (float& x : input) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  // Values whose sums depend on the order of addition, signed zeros, NaN.
+  for (size_t i = 0; i < input.size(); i += 53) input[i] = i % 2 ? 1e30f : -0.0f;
+  if (input.size() > 100) input[100] = std::nanf("");
+  for (size_t i = 0; i < filter.size(); i += 61) filter[i] = -1e-30f;
+
+  optimized::TransposeConvFloat kernel;
+  kernel.Prepare(isa, g, filter.data());
+  const float clamps[][2] = {{std::numeric_limits<float>::lowest(),
+                              std::numeric_limits<float>::max()},
+                             {0.0f, 6.0f}};
+  for (const auto& clamp : clamps) {
+    for (const float* b : {static_cast<const float*>(bias.data()),
+                           static_cast<const float*>(nullptr)}) {
+      std::vector<float> ref(g.output_elements()), fast(g.output_elements(), 7.0f);
+      reference::TransposeConvFloat(g, input.data(), filter.data(), b, clamp[0], clamp[1],
+                                    ref.data());
+      // 1-3 tasks over the output rows.
+      for (int tasks = 1; tasks <= 3; ++tasks) {
+        std::fill(fast.begin(), fast.end(), 7.0f);
+        const int64_t rows = kernel.rows();
+        for (int t = 0; t < tasks; ++t)
+          kernel.Run(input.data(), b, clamp[0], clamp[1], fast.data(), rows * t / tasks,
+                     rows * (t + 1) / tasks);
+        EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+            << optimized::IsaName(isa) << " tasks " << tasks << (b ? " bias" : " no bias")
+            << " clamp " << clamp[1];
+      }
+    }
+  }
+}
+
+const Case kCases[] = {
+    {1, 4, 4, 8, 16, 3, 3, 2, 1, 1},    // the encoder-decoder's shape class
+    {2, 3, 5, 3, 1, 2, 2, 2, 0, 0},     // one output channel, 2x2 stride 2
+    {1, 5, 4, 7, 7, 3, 3, 1, 1, 0},     // below a vector
+    {1, 3, 3, 5, 8, 4, 4, 2, 2, 1},
+    {1, 3, 4, 4, 9, 3, 3, 3, 0, 2},     // taps smaller than the stride: gaps
+    {1, 2, 3, 6, 17, 4, 3, 2, 1, 0},
+    {1, 4, 3, 2, 32, 3, 3, 2, 1, 1},
+    {1, 2, 2, 3, 33, 1, 1, 1, 0, 0},
+    {1, 3, 2, 5, 64, 3, 3, 2, 0, 1},
+    {2, 2, 3, 9, 65, 2, 2, 2, 0, 0},
+    {1, 3, 3, 4, 70, 3, 3, 1, 2, 0},    // padding larger than the reach of some taps
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposeConvFloatTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::ValuesIn(kCases)),
+    [](const ::testing::TestParamInfo<TransposeConvFloatTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+}  // namespace
+}  // namespace delegato
