@@ -1,7 +1,8 @@
 // TRANSPOSE_CONV: checks, output shape, padding and requantization constants
 // in Prepare; the reference scatter kernel in Eval, or for float32 with a
-// constant filter on AVX2 / AVX-512 the bit-exact gather kernel
-// (optimized/transpose_conv_float.h) over output rows across threads.
+// constant filter on AVX2 / AVX-512 the bit-exact gather kernels
+// (optimized/transpose_conv_float.h; uint8 and int8:
+// optimized/transpose_conv_quant.h) over output rows across threads.
 //   inputs: output_shape (constant INT32 [4]), weights [out_c, h, w, in_c],
 //           input [batch, h, w, in_c], bias [out_c] (optional, version 3+)
 //   types:  all FLOAT32; all UINT8 (per-tensor weights, INT32 bias);
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "kernels/optimized/transpose_conv_float.h"
+#include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/hybrid.h"
 #include "kernels/reference/transpose_conv.h"
@@ -50,6 +52,8 @@ struct TransposeConvData {
   bool fast_float = false;
   int64_t min_parallel_rows = 2;  // small layers stay on the calling thread
   optimized::TransposeConvFloat float_kernel;
+  bool fast_quant = false;  // uint8 / int8 gather kernel (bit-exact)
+  optimized::TransposeConvQuant quant_kernel;
 };
 
 }  // namespace
@@ -217,6 +221,15 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
       (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
     data->fast_float = true;
     data->float_kernel.Prepare(isa, g, weights.data_as<float>());
+  }
+  if (!hybrid && (type == DataType::kUInt8 || type == DataType::kInt8) && ctx.optimized() &&
+      weights.is_constant() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_quant = true;
+    data->quant_kernel.Prepare(isa, g, data->q, type == DataType::kUInt8, weights.data);
+    node.scratch_bytes = 0;  // the kernel's sums stay in registers
+  }
+  if (data->fast_float || data->fast_quant) {
     // About 5 microseconds of multiply-adds before a second thread pays off.
     const double macs = static_cast<double>(g.output_elements()) * g.input_depth *
                         g.filter_height * g.filter_width /
@@ -262,16 +275,28 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
                                     d.float_max, output.data_as<float>());
       break;
     case DataType::kUInt8:
+    case DataType::kInt8:
+      if (d.fast_quant) {
+        const void* in = input.data;
+        const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
+        void* out = output.data;
+        ParallelRange(
+            ctx, d.quant_kernel.rows(),
+            [&](int64_t begin, int64_t end) { d.quant_kernel.Run(in, b, out, begin, end); },
+            d.min_parallel_rows);
+        break;
+      }
+      if (d.type == DataType::kInt8) {
+        reference::TransposeConvQuantized<int8_t, int32_t, int32_t>(
+            d.g, d.q, input.data_as<int8_t>(), weights.data_as<int8_t>(),
+            bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
+            output.data_as<int8_t>());
+        break;
+      }
       reference::TransposeConvQuantized<uint8_t, int32_t, int32_t>(
           d.g, d.q, input.data_as<uint8_t>(), weights.data_as<uint8_t>(),
           bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
           output.data_as<uint8_t>());
-      break;
-    case DataType::kInt8:
-      reference::TransposeConvQuantized<int8_t, int32_t, int32_t>(
-          d.g, d.q, input.data_as<int8_t>(), weights.data_as<int8_t>(),
-          bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
-          output.data_as<int8_t>());
       break;
     case DataType::kInt16:
       reference::TransposeConvQuantized<int16_t, int64_t, int64_t>(
