@@ -26,6 +26,7 @@
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/optimized/transpose_conv_float.h"
+#include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
@@ -497,6 +498,48 @@ void BM_TransposeConvFloat(benchmark::State& state, int h, int w, int cin, int c
   state.SetItemsProcessed(state.iterations() * int64_t{h} * w * cin * cout * 9);  // MACs
 }
 
+// int8 TRANSPOSE_CONV, the same layer as BM_TransposeConvFloat, per-channel
+// multipliers.
+void BM_TransposeConvInt8(benchmark::State& state, int h, int w, int cin, int cout) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::TransposeConvGeometry g;
+  g.batches = 1;
+  g.input_height = h;
+  g.input_width = w;
+  g.input_depth = cin;
+  g.output_depth = cout;
+  g.filter_height = g.filter_width = 3;
+  g.stride_height = g.stride_width = 2;
+  g.output_height = 2 * h;
+  g.output_width = 2 * w;
+  const std::vector<uint8_t> in = RandomBytes(size_t{1} * h * w * cin, 1);
+  const std::vector<uint8_t> filter = RandomBytes(size_t{9} * cin * cout, 2);
+  std::vector<int32_t> bias(cout, 100), multipliers(cout, 1 << 30), shifts(cout, -7),
+      scratch(g.output_elements());
+  std::vector<int8_t> out(g.output_elements());
+  ref::TransposeConvQuantParams q;
+  q.input_offset = 3;
+  q.output_offset = -1;
+  q.act_min = -128;
+  q.act_max = 127;
+  q.multiplier = multipliers.data();
+  q.shift = shifts.data();
+  const int8_t* x = reinterpret_cast<const int8_t*>(in.data());
+  const int8_t* f = reinterpret_cast<const int8_t*>(filter.data());
+  opt::TransposeConvQuant kernel;
+  if (isa != kReference) kernel.Prepare(static_cast<Isa>(isa), g, q, false, f);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::TransposeConvQuantized<int8_t, int32_t, int32_t>(g, q, x, f, bias.data(),
+                                                            scratch.data(), out.data());
+    else
+      kernel.Run(x, bias.data(), out.data(), 0, kernel.rows());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{h} * w * cin * cout * 9);  // MACs
+}
+
 // An image's uint8 input -> int8 with a new scale. (With the same scale and
 // zero points 128 apart the op keeps the reference kernel: a sign flip.)
 void BM_RequantizeImage(benchmark::State& state) {
@@ -914,6 +957,9 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("requantize_uint8_int8/224x224x3", BM_RequantizeImage)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/224x224x3", BM_QuantizeFloatImage)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_int8/16x16x32->32x32x16", BM_TransposeConvInt8,
+                               16, 16, 32, 16)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
