@@ -435,12 +435,12 @@ void BM_Mean(benchmark::State& state) {  // MobileNet's global pool 7x7x1280 int
   state.SetItemsProcessed(state.iterations() * shape.input_count);
 }
 
-// float32 MEAN over the last axis of [1, 16, 64] (the transformer's layer
+// float32 MEAN over the last axis of [1, 16, 32] (the zoo transformer's layer
 // norm): one row sum per output.
 void BM_MeanFloatLastAxis(benchmark::State& state) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  const int32_t dims[3] = {1, 16, 64};
+  const int32_t dims[3] = {1, 16, 32};
   const bool reduced[3] = {false, false, true};
   const ref::ReduceShape shape = ref::MakeReduceShape(3, dims, reduced);
   std::vector<float> in(static_cast<size_t>(shape.input_count)), out(shape.output_count);
@@ -461,9 +461,9 @@ void BM_MeanFloatLastAxis(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * shape.input_count);
 }
 
-// float32 TRANSPOSE_CONV 3x3 stride 2, SAME: [1, h, w, cin] -> [1, 2h, 2w, cout]
-// (the encoder-decoder's upsampling layer class). The reference scatter
-// against the gather kernel on one thread.
+// float32 TRANSPOSE_CONV 3x3 stride 2: [1, h, w, cin] -> [1, 2h, 2w, cout], no
+// padding at the top and left (the zoo encoder-decoder's layer is 8x8x16 ->
+// 16x16x8). The reference scatter against the gather kernel on one thread.
 void BM_TransposeConvFloat(benchmark::State& state, int h, int w, int cin, int cout) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -477,7 +477,7 @@ void BM_TransposeConvFloat(benchmark::State& state, int h, int w, int cin, int c
   g.stride_height = g.stride_width = 2;
   g.output_height = 2 * h;
   g.output_width = 2 * w;
-  g.pad_height = g.pad_width = 0;  // SAME for 2h from h with a 3x3 filter: 1 row at the end
+  g.pad_height = g.pad_width = 0;
   std::vector<float> in(size_t{1} * h * w * cin), filter(size_t{9} * cin * cout), bias(cout),
       out(g.output_elements());
   std::mt19937 rng(5);
@@ -850,8 +850,8 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
 }
 
 // float32 BATCH_MATMUL, batches x [rows x depth] x [depth x cols] (adj_y: rhs [cols x depth]).
-// float32 GELU over n values in [-6, 6] (the transformer's 16x128 hidden
-// layer: n = 2048); `approximate` picks the tanh form.
+// float32 GELU over n values in [-6, 6] (the zoo transformer's 16x64 hidden
+// layer: n = 1024); `approximate` picks the tanh form.
 void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -929,8 +929,8 @@ int RegisterAll() {
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("gelu_float/2048", BM_FloatGelu, 2048, false)->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("gelu_float_approximate/2048", BM_FloatGelu, 2048, true)
+  benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_float/4x16x16x8", BM_BatchMatMulFloat, 4, 16, 16, 8,
                                false)
@@ -958,15 +958,21 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/224x224x3", BM_QuantizeFloatImage)
       ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_int8/8x8x16->16x16x8", BM_TransposeConvInt8, 8, 8, 16,
+                               8)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("transpose_conv_int8/16x16x32->32x32x16", BM_TransposeConvInt8,
                                16, 16, 32, 16)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_float/8x8x16->16x16x8", BM_TransposeConvFloat, 8, 8, 16,
+                               8)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("transpose_conv_float/16x16x32->32x32x16", BM_TransposeConvFloat,
                                16, 16, 32, 16)
       ->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("mean_float_last_axis/16x64", BM_MeanFloatLastAxis)
+  benchmark::RegisterBenchmark("mean_float_last_axis/16x32", BM_MeanFloatLastAxis)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8_half_pixel/33x33x21->129x129",
                                BM_ResizeBilinearHalfPixel)
