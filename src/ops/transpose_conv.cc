@@ -1,8 +1,8 @@
 // TRANSPOSE_CONV: checks, output shape, padding and requantization constants
 // in Prepare; the reference scatter kernel in Eval, or for float32 with a
 // constant filter on AVX2 / AVX-512 the bit-exact gather kernels
-// (optimized/transpose_conv_float.h; uint8 and int8:
-// optimized/transpose_conv_quant.h) over output rows across threads.
+// (optimized/transpose_conv_float.h; uint8, int8 and the hybrid op's integer
+// sums: optimized/transpose_conv_quant.h) over output rows across threads.
 //   inputs: output_shape (constant INT32 [4]), weights [out_c, h, w, in_c],
 //           input [batch, h, w, in_c], bias [out_c] (optional, version 3+)
 //   types:  all FLOAT32; all UINT8 (per-tensor weights, INT32 bias);
@@ -14,12 +14,14 @@
 //           0), as dynamic-range quantization writes it.
 // Padding is TFLite's: computed as for a convolution from the output size to
 // the input size. The fused activation is applied (versions 4+ carry it).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/conv.h"
@@ -52,7 +54,10 @@ struct TransposeConvData {
   bool fast_float = false;
   int64_t min_parallel_rows = 2;  // small layers stay on the calling thread
   optimized::TransposeConvFloat float_kernel;
-  bool fast_quant = false;  // uint8 / int8 gather kernel (bit-exact)
+  bool fast_quant = false;   // uint8 / int8 gather kernel (bit-exact)
+  bool fast_hybrid = false;  // hybrid: vector quantizer, gathered int32 sums (bit-exact)
+  optimized::Isa isa = optimized::Isa::kScalar;
+  size_t offsets_offset = 0;  // hybrid: per-batch input offsets (-zero point) in scratch
   optimized::TransposeConvQuant quant_kernel;
 };
 
@@ -229,7 +234,15 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
     data->quant_kernel.Prepare(isa, g, data->q, type == DataType::kUInt8, weights.data);
     node.scratch_bytes = 0;  // the kernel's sums stay in registers
   }
-  if (data->fast_float || data->fast_quant) {
+  if (hybrid && ctx.optimized() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_hybrid = true;
+    data->isa = isa;
+    data->quant_kernel.PrepareSums(isa, g, weights.data_as<int8_t>());
+    data->offsets_offset = node.scratch_bytes;
+    node.scratch_bytes += sizeof(int32_t) * g.batches;
+  }
+  if (data->fast_float || data->fast_quant || data->fast_hybrid) {
     // About 5 microseconds of multiply-adds before a second thread pays off.
     const double macs = static_cast<double>(g.output_elements()) * g.input_depth *
                         g.filter_height * g.filter_width /
@@ -247,6 +260,45 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
   const bool has_bias = node.inputs.size() > kBias && node.inputs[kBias] >= 0;
   const Tensor* bias = has_bias ? &ctx.in(node, kBias) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.fast_hybrid) {
+    // The reference's steps: each batch quantized (same bytes, scale and zero
+    // point), the int32 sums of (q - zero_point) * w, then its float epilogue.
+    const reference::TransposeConvGeometry& g = d.g;
+    const int64_t in_size = int64_t{g.input_height} * g.input_width * g.input_depth;
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    int32_t* acc = reinterpret_cast<int32_t*>(node.scratch + d.acc_offset);
+    int32_t* offsets = reinterpret_cast<int32_t*>(node.scratch + d.offsets_offset);
+    const float* in = input.data_as<float>();
+    for (int32_t b = 0; b < g.batches; ++b) {
+      optimized::HybridQuantizeRow(d.isa, in + b * in_size, static_cast<int32_t>(in_size), true,
+                                   quantized + b * in_size, &scales[b], &zero_points[b]);
+      offsets[b] = -zero_points[b];
+    }
+    const reference::HybridTransposeConvParams& p = d.hybrid_params;
+    const float* b_ptr = bias ? bias->data_as<float>() : nullptr;
+    float* out_all = output.data_as<float>();
+    const int64_t row_size = int64_t{g.output_width} * g.output_depth;
+    ParallelRange(
+        ctx, d.quant_kernel.rows(),
+        [&](int64_t begin, int64_t end) {
+          d.quant_kernel.Sums(quantized, offsets, acc, begin, end);
+          for (int64_t row = begin; row < end; ++row) {
+            const float scale = scales[row / g.output_height];
+            const int32_t* a = acc + row * row_size;
+            float* out = out_all + row * row_size;
+            for (int64_t i = 0; i < row_size; ++i) {
+              const int32_t oc = static_cast<int32_t>(i % g.output_depth);
+              float v = static_cast<float>(a[i]) * p.weight_scales[p.per_channel ? oc : 0] * scale;
+              if (b_ptr != nullptr) v += b_ptr[oc];
+              out[i] = std::min(std::max(v, p.act_min), p.act_max);
+            }
+          }
+        },
+        d.min_parallel_rows);
+    return;
+  }
   if (d.hybrid) {
     reference::HybridTransposeConv(
         d.g, d.hybrid_params, input.data_as<float>(), weights.data_as<int8_t>(),

@@ -174,6 +174,44 @@ TEST_P(TransposeConvQuantTest, BitExactWithReference) {
     CheckQuant<int8_t>(isa, c);
 }
 
+// The hybrid op's int32 sums: per batch its own input offset (minus the
+// quantized image's zero point), filter without offset.
+class TransposeConvSumsTest : public ::testing::TestWithParam<std::tuple<Isa, Case>> {};
+
+TEST_P(TransposeConvSumsTest, EqualToReferenceAccumulators) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  reference::TransposeConvGeometry g = Geometry(c);
+  g.batches = 2;
+  std::mt19937 rng(static_cast<uint32_t>(c.in_c * 29 + c.out_c));
+  std::uniform_int_distribution<int> byte(-128, 127);
+  const int64_t in_size = int64_t{c.in_h} * c.in_w * c.in_c;
+  const int64_t out_size = int64_t{g.output_height} * g.output_width * c.out_c;
+  std::vector<int8_t> input(static_cast<size_t>(2 * in_size));
+  std::vector<int8_t> filter(static_cast<size_t>(c.out_c) * c.filter_h * c.filter_w * c.in_c);
+  for (int8_t& x : input) x = static_cast<int8_t>(byte(rng));
+  for (int8_t& x : filter) x = static_cast<int8_t>(byte(rng));
+  input[0] = -128;
+  filter[0] = -128;
+  const int32_t offsets[2] = {128, -37};
+  std::vector<int32_t> ref(g.output_elements()), fast(g.output_elements(), 7);
+  reference::TransposeConvGeometry one = g;
+  one.batches = 1;
+  for (int b = 0; b < 2; ++b) {
+    const int32_t off = offsets[b];
+    reference::TransposeConvScatter(one, input.data() + b * in_size, filter.data(),
+                                    ref.data() + b * out_size, [off](int8_t x, int8_t w) {
+                                      return (int32_t{x} + off) * int32_t{w};
+                                    });
+  }
+  optimized::TransposeConvQuant kernel;
+  kernel.PrepareSums(isa, g, filter.data());
+  const int64_t rows = kernel.rows();
+  for (int t = 0; t < 3; ++t)
+    kernel.Sums(input.data(), offsets, fast.data(), rows * t / 3, rows * (t + 1) / 3);
+  EXPECT_EQ(ref, fast) << optimized::IsaName(isa);
+}
+
 const Case kCases[] = {
     {1, 4, 4, 8, 16, 3, 3, 2, 1, 1},    // the encoder-decoder's shape class
     {2, 3, 5, 3, 1, 2, 2, 2, 0, 0},     // one output channel, 2x2 stride 2
@@ -193,6 +231,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
                        ::testing::ValuesIn(kCases)),
     [](const ::testing::TestParamInfo<TransposeConvFloatTest::ParamType>& info) {
+      return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposeConvSumsTest,
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                       ::testing::ValuesIn(kCases)),
+    [](const ::testing::TestParamInfo<TransposeConvSumsTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);
     });

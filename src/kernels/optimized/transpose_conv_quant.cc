@@ -1,6 +1,7 @@
 #include "kernels/optimized/transpose_conv_quant.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -42,10 +43,11 @@ struct PixelArgs {
 
 #if DELEGATO_X86
 
-template <class T, int kVectors>
+// Out: T (requantized bytes) or int32_t (the raw sums, for the hybrid op).
+template <class T, class Out, int kVectors>
 DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRange ry,
                                    InputRange rx, int32_t out_y, int32_t out_x, int32_t oc0,
-                                   __mmask16 last_mask, T* out) {
+                                   __mmask16 last_mask, Out* out) {
   const reference::TransposeConvGeometry& g = *a.g;
   __m512i acc[kVectors];
   for (int j = 0; j < kVectors; ++j) acc[j] = _mm512_setzero_si512();
@@ -64,6 +66,13 @@ DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRang
       }
     }
   }
+  if constexpr (std::is_same_v<Out, int32_t>) {
+    for (int j = 0; j < kVectors; ++j)
+      _mm512_mask_storeu_epi32(out + oc0 + 16 * j,
+                               j == kVectors - 1 ? last_mask : static_cast<__mmask16>(0xFFFF),
+                               acc[j]);
+    return;
+  }
   const RequantChannels& rq = *a.requant;
   const __m512i lo = _mm512_set1_epi32(rq.clamp_min), hi = _mm512_set1_epi32(rq.clamp_max),
                 offset = _mm512_set1_epi32(rq.output_offset);
@@ -77,9 +86,9 @@ DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRang
   }
 }
 
-template <class T>
+template <class T, class Out>
 DLG_TARGET_AVX512 void Avx512Pixel(const PixelArgs& a, const T* image, int32_t out_y,
-                                   int32_t out_x, T* out) {
+                                   int32_t out_x, Out* out) {
   const reference::TransposeConvGeometry& g = *a.g;
   const InputRange ry =
       Contributors(out_y, g.pad_height, g.filter_height, g.stride_height, g.input_height);
@@ -91,18 +100,18 @@ DLG_TARGET_AVX512 void Avx512Pixel(const PixelArgs& a, const T* image, int32_t o
     const int tail = left - 16 * (vectors - 1);
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
     switch (vectors) {
-      case 4: Avx512Block<T, 4>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      case 3: Avx512Block<T, 3>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      case 2: Avx512Block<T, 2>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      default: Avx512Block<T, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 4: Avx512Block<T, Out, 4>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 3: Avx512Block<T, Out, 3>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 2: Avx512Block<T, Out, 2>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      default: Avx512Block<T, Out, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
     }
   }
 }
 
-template <class T, int kVectors>
+template <class T, class Out, int kVectors>
 DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry, InputRange rx,
                                int32_t out_y, int32_t out_x, int32_t oc0, int last_count,
-                               T* out) {
+                               Out* out) {
   const reference::TransposeConvGeometry& g = *a.g;
   __m256i acc[kVectors];
   for (int j = 0; j < kVectors; ++j) acc[j] = _mm256_setzero_si256();
@@ -120,6 +129,15 @@ DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry
               acc[j], _mm256_mullo_epi32(x, Load256(w + 8 * j)));
       }
     }
+  }
+  if constexpr (std::is_same_v<Out, int32_t>) {
+    alignas(32) int32_t sums[8];
+    for (int j = 0; j < kVectors; ++j) {
+      const int count = j == kVectors - 1 ? last_count : 8;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[j]);
+      for (int i = 0; i < count; ++i) out[oc0 + 8 * j + i] = sums[i];
+    }
+    return;
   }
   const RequantChannels& rq = *a.requant;
   const __m256i lo = _mm256_set1_epi32(rq.clamp_min), hi = _mm256_set1_epi32(rq.clamp_max),
@@ -140,9 +158,9 @@ DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry
   }
 }
 
-template <class T>
+template <class T, class Out>
 DLG_TARGET_AVX2 void Avx2Pixel(const PixelArgs& a, const T* image, int32_t out_y, int32_t out_x,
-                               T* out) {
+                               Out* out) {
   const reference::TransposeConvGeometry& g = *a.g;
   const InputRange ry =
       Contributors(out_y, g.pad_height, g.filter_height, g.stride_height, g.input_height);
@@ -153,34 +171,38 @@ DLG_TARGET_AVX2 void Avx2Pixel(const PixelArgs& a, const T* image, int32_t out_y
     const int vectors = (left + 7) / 8;
     const int tail = left - 8 * (vectors - 1);
     switch (vectors) {
-      case 4: Avx2Block<T, 4>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      case 3: Avx2Block<T, 3>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      case 2: Avx2Block<T, 2>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      default: Avx2Block<T, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 4: Avx2Block<T, Out, 4>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 3: Avx2Block<T, Out, 3>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 2: Avx2Block<T, Out, 2>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      default: Avx2Block<T, Out, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
     }
   }
 }
 
 #endif  // DELEGATO_X86
 
-template <class T>
-void RunRows(Isa isa, const PixelArgs& a, const T* input, T* output, int64_t row_begin,
-             int64_t row_end) {
+// Out: T, or int32_t for the raw sums; batch_offsets (raw sums only): the
+// input offset of each batch, else a.input_offset for all.
+template <class T, class Out>
+void RunRows(Isa isa, const PixelArgs& args, const T* input, Out* output, int64_t row_begin,
+             int64_t row_end, const int32_t* batch_offsets = nullptr) {
+  PixelArgs a = args;
   const reference::TransposeConvGeometry& g = *a.g;
   const int64_t image_size = int64_t{g.input_height} * g.input_width * g.input_depth;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int32_t b = static_cast<int32_t>(row / g.output_height);
     const int32_t out_y = static_cast<int32_t>(row % g.output_height);
     const T* image = input + b * image_size;
-    T* out = output + row * g.output_width * g.output_depth;
+    if (batch_offsets != nullptr) a.input_offset = batch_offsets[b];
+    Out* out = output + row * g.output_width * g.output_depth;
     for (int32_t out_x = 0; out_x < g.output_width; ++out_x, out += g.output_depth) {
 #if DELEGATO_X86
       if (isa == Isa::kAvx512Vnni) {
-        Avx512Pixel<T>(a, image, out_y, out_x, out);
+        Avx512Pixel<T, Out>(a, image, out_y, out_x, out);
         continue;
       }
       if (isa == Isa::kAvx2) {
-        Avx2Pixel<T>(a, image, out_y, out_x, out);
+        Avx2Pixel<T, Out>(a, image, out_y, out_x, out);
         continue;
       }
 #endif
@@ -210,6 +232,10 @@ void RunRows(Isa isa, const PixelArgs& a, const T* input, T* output, int64_t row
             }
           }
         }
+        if constexpr (std::is_same_v<Out, int32_t>) {
+          std::copy(acc, acc + depth, out + oc0);
+          continue;
+        }
         for (int32_t k = 0; k < depth; ++k) {
           int32_t v = acc[k];
           if (a.bias != nullptr)
@@ -227,6 +253,14 @@ void RunRows(Isa isa, const PixelArgs& a, const T* input, T* output, int64_t row
 void TransposeConvQuant::Prepare(Isa isa, const reference::TransposeConvGeometry& g,
                                  const reference::TransposeConvQuantParams& q, bool is_uint8,
                                  const void* filter) {
+  Pack(isa, g, q, is_uint8, filter);
+  requant_.Init(q.multiplier, q.shift, g.output_depth, padded_depth_, q.output_offset,
+                q.act_min, q.act_max);
+}
+
+void TransposeConvQuant::Pack(Isa isa, const reference::TransposeConvGeometry& g,
+                              const reference::TransposeConvQuantParams& q, bool is_uint8,
+                              const void* filter) {
   // Up to 8 output channels AVX2's full vector beats a half-masked AVX-512
   // one (kernels_bench transpose_conv_int8 8x8x16 -> 16x16x8: 9.8 against
   // 10.8 µs).
@@ -247,8 +281,18 @@ void TransposeConvQuant::Prepare(Isa isa, const reference::TransposeConvGeometry
                                    : int32_t{static_cast<const int8_t*>(filter)[from]};
         p[(tap * g.input_depth + ic) * padded_depth_ + oc] = f + q.filter_offset;
       }
-  requant_.Init(q.multiplier, q.shift, g.output_depth, padded_depth_, q.output_offset,
-                q.act_min, q.act_max);
+}
+
+void TransposeConvQuant::PrepareSums(Isa isa, const reference::TransposeConvGeometry& g,
+                                     const int8_t* filter) {
+  reference::TransposeConvQuantParams q;  // filter offset 0, no requantization
+  Pack(isa, g, q, false, filter);
+}
+
+void TransposeConvQuant::Sums(const int8_t* input, const int32_t* batch_offsets, int32_t* sums,
+                              int64_t row_begin, int64_t row_end) const {
+  const PixelArgs a{&g_, packed_.data(), padded_depth_, 0, &requant_, nullptr};
+  RunRows(isa_, a, input, sums, row_begin, row_end, batch_offsets);
 }
 
 void TransposeConvQuant::Run(const void* input, const int32_t* bias, void* output,

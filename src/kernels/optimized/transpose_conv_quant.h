@@ -31,7 +31,18 @@ class TransposeConvQuant {
            int64_t row_end) const;
   int64_t rows() const { return int64_t{g_.batches} * g_.output_height; }
 
+  // Hybrid TRANSPOSE_CONV: int8 `filter` without offset or requantization;
+  // Sums writes the int32 sums of (input + batch_offsets[batch]) * filter
+  // (the reference's accumulators, [batch][y][x][out_c]) for output rows
+  // [row_begin, row_end).
+  void PrepareSums(Isa isa, const reference::TransposeConvGeometry& g, const int8_t* filter);
+  void Sums(const int8_t* input, const int32_t* batch_offsets, int32_t* sums, int64_t row_begin,
+            int64_t row_end) const;
+
  private:
+  void Pack(Isa isa, const reference::TransposeConvGeometry& g,
+            const reference::TransposeConvQuantParams& q, bool is_uint8, const void* filter);
+
   Isa isa_ = Isa::kScalar;
   bool is_uint8_ = false;
   int32_t input_offset_ = 0;
