@@ -14,6 +14,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/batch_matmul_int8.h"
 #include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
@@ -869,6 +870,39 @@ void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// int8 BATCH_MATMUL [b, m, k] x [b, k, n] (the zoo transformer's attention:
+// 4 heads, 16 tokens, 8 values per head), requantized.
+void BM_BatchMatMulInt8(benchmark::State& state, int batches, int rows, int depth, int cols) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::BatchMatMulGeometry g;
+  g.rows = rows;
+  g.cols = cols;
+  g.depth = depth;
+  g.lhs_batch[2] = g.rhs_batch[2] = g.out_batch[2] = batches;
+  const std::vector<uint8_t> lhs = RandomBytes(size_t{1} * batches * rows * depth, 1);
+  const std::vector<uint8_t> rhs = RandomBytes(size_t{1} * batches * depth * cols, 2);
+  std::vector<int8_t> out(size_t{1} * batches * rows * cols);
+  ref::BatchMatMulQuantParams q;
+  q.lhs_offset = 3;
+  q.rhs_offset = -1;
+  q.multiplier = 1 << 30;
+  q.shift = -6;
+  q.act_min = -128;
+  q.act_max = 127;
+  std::vector<int32_t> scratch(opt::BatchMatMulInt8ScratchBytes(g) / sizeof(int32_t) + 1);
+  const int8_t* a = reinterpret_cast<const int8_t*>(lhs.data());
+  const int8_t* b = reinterpret_cast<const int8_t*>(rhs.data());
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::BatchMatMulQuantized<int8_t, int32_t>(g, q, a, b, out.data());
+    else
+      opt::BatchMatMulInt8(static_cast<Isa>(isa), g, q, a, b, out.data(), scratch.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{batches} * rows * depth * cols);  // MACs
+}
+
 void BM_BatchMatMulFloat(benchmark::State& state, int batches, int rows, int depth, int cols,
                          bool adj_y) {
   const int isa = static_cast<int>(state.range(0));
@@ -931,6 +965,8 @@ int RegisterAll() {
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_int8/4x16x8x16", BM_BatchMatMulInt8, 4, 16, 8, 16)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_float/4x16x16x8", BM_BatchMatMulFloat, 4, 16, 16, 8,
                                false)
