@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/batch_matmul_int8.h"
+#include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
@@ -23,14 +26,18 @@
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
+#include "kernels/optimized/transpose_conv_float.h"
+#include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/hybrid.h"
+#include "kernels/reference/math.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/reference/transpose_conv.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -429,6 +436,111 @@ void BM_Mean(benchmark::State& state) {  // MobileNet's global pool 7x7x1280 int
   state.SetItemsProcessed(state.iterations() * shape.input_count);
 }
 
+// float32 MEAN over the last axis of [1, 16, 32] (the zoo transformer's layer
+// norm): one row sum per output.
+void BM_MeanFloatLastAxis(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int32_t dims[3] = {1, 16, 32};
+  const bool reduced[3] = {false, false, true};
+  const ref::ReduceShape shape = ref::MakeReduceShape(3, dims, reduced);
+  std::vector<float> in(static_cast<size_t>(shape.input_count)), out(shape.output_count);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (float& x : in) x = dist(rng);
+  opt::MeanSum8 plan;
+  plan.Plan(shape);
+  plan.isa = static_cast<Isa>(isa < 0 ? 0 : isa);
+  const float count = static_cast<float>(shape.reduced_count);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::MeanFloat(shape, in.data(), out.data());
+    else
+      opt::MeanFloatContiguous(plan, count, in.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * shape.input_count);
+}
+
+// float32 TRANSPOSE_CONV 3x3 stride 2: [1, h, w, cin] -> [1, 2h, 2w, cout], no
+// padding at the top and left (the zoo encoder-decoder's layer is 8x8x16 ->
+// 16x16x8). The reference scatter against the gather kernel on one thread.
+void BM_TransposeConvFloat(benchmark::State& state, int h, int w, int cin, int cout) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::TransposeConvGeometry g;
+  g.batches = 1;
+  g.input_height = h;
+  g.input_width = w;
+  g.input_depth = cin;
+  g.output_depth = cout;
+  g.filter_height = g.filter_width = 3;
+  g.stride_height = g.stride_width = 2;
+  g.output_height = 2 * h;
+  g.output_width = 2 * w;
+  g.pad_height = g.pad_width = 0;
+  std::vector<float> in(size_t{1} * h * w * cin), filter(size_t{9} * cin * cout), bias(cout),
+      out(g.output_elements());
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& x : in) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  opt::TransposeConvFloat kernel;
+  if (isa != kReference) kernel.Prepare(static_cast<Isa>(isa), g, filter.data());
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::TransposeConvFloat(g, in.data(), filter.data(), bias.data(), lo, hi, out.data());
+    else
+      kernel.Run(in.data(), bias.data(), lo, hi, out.data(), 0, kernel.rows());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{h} * w * cin * cout * 9);  // MACs
+}
+
+// int8 TRANSPOSE_CONV, the same layer as BM_TransposeConvFloat, per-channel
+// multipliers.
+void BM_TransposeConvInt8(benchmark::State& state, int h, int w, int cin, int cout) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::TransposeConvGeometry g;
+  g.batches = 1;
+  g.input_height = h;
+  g.input_width = w;
+  g.input_depth = cin;
+  g.output_depth = cout;
+  g.filter_height = g.filter_width = 3;
+  g.stride_height = g.stride_width = 2;
+  g.output_height = 2 * h;
+  g.output_width = 2 * w;
+  const std::vector<uint8_t> in = RandomBytes(size_t{1} * h * w * cin, 1);
+  const std::vector<uint8_t> filter = RandomBytes(size_t{9} * cin * cout, 2);
+  std::vector<int32_t> bias(cout, 100), multipliers(cout, 1 << 30), shifts(cout, -7),
+      scratch(g.output_elements());
+  std::vector<int8_t> out(g.output_elements());
+  ref::TransposeConvQuantParams q;
+  q.input_offset = 3;
+  q.output_offset = -1;
+  q.act_min = -128;
+  q.act_max = 127;
+  q.multiplier = multipliers.data();
+  q.shift = shifts.data();
+  const int8_t* x = reinterpret_cast<const int8_t*>(in.data());
+  const int8_t* f = reinterpret_cast<const int8_t*>(filter.data());
+  opt::TransposeConvQuant kernel;
+  if (isa != kReference) kernel.Prepare(static_cast<Isa>(isa), g, q, false, f);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::TransposeConvQuantized<int8_t, int32_t, int32_t>(g, q, x, f, bias.data(),
+                                                            scratch.data(), out.data());
+    else
+      kernel.Run(x, bias.data(), out.data(), 0, kernel.rows());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{h} * w * cin * cout * 9);  // MACs
+}
+
 // An image's uint8 input -> int8 with a new scale. (With the same scale and
 // zero points 128 apart the op keeps the reference kernel: a sign flip.)
 void BM_RequantizeImage(benchmark::State& state) {
@@ -739,6 +851,58 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
 }
 
 // float32 BATCH_MATMUL, batches x [rows x depth] x [depth x cols] (adj_y: rhs [cols x depth]).
+// float32 GELU over n values in [-6, 6] (the zoo transformer's 16x64 hidden
+// layer: n = 1024); `approximate` picks the tanh form.
+void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> in(static_cast<size_t>(n)), out(in.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-6.0f, 6.0f);
+  for (float& x : in) x = dist(rng);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::GeluFloat(approximate, in.data(), out.data(), 0, n);
+    else
+      opt::FloatGelu(static_cast<Isa>(isa), approximate, in.data(), out.data(), 0, n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+// int8 BATCH_MATMUL [b, m, k] x [b, k, n] (the zoo transformer's attention:
+// 4 heads, 16 tokens, 8 values per head), requantized.
+void BM_BatchMatMulInt8(benchmark::State& state, int batches, int rows, int depth, int cols) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::BatchMatMulGeometry g;
+  g.rows = rows;
+  g.cols = cols;
+  g.depth = depth;
+  g.lhs_batch[2] = g.rhs_batch[2] = g.out_batch[2] = batches;
+  const std::vector<uint8_t> lhs = RandomBytes(size_t{1} * batches * rows * depth, 1);
+  const std::vector<uint8_t> rhs = RandomBytes(size_t{1} * batches * depth * cols, 2);
+  std::vector<int8_t> out(size_t{1} * batches * rows * cols);
+  ref::BatchMatMulQuantParams q;
+  q.lhs_offset = 3;
+  q.rhs_offset = -1;
+  q.multiplier = 1 << 30;
+  q.shift = -6;
+  q.act_min = -128;
+  q.act_max = 127;
+  std::vector<int32_t> scratch(opt::BatchMatMulInt8ScratchBytes(g) / sizeof(int32_t) + 1);
+  const int8_t* a = reinterpret_cast<const int8_t*>(lhs.data());
+  const int8_t* b = reinterpret_cast<const int8_t*>(rhs.data());
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::BatchMatMulQuantized<int8_t, int32_t>(g, q, a, b, out.data());
+    else
+      opt::BatchMatMulInt8(static_cast<Isa>(isa), g, q, a, b, out.data(), scratch.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{batches} * rows * depth * cols);  // MACs
+}
+
 void BM_BatchMatMulFloat(benchmark::State& state, int batches, int rows, int depth, int cols,
                          bool adj_y) {
   const int isa = static_cast<int>(state.range(0));
@@ -799,6 +963,11 @@ int RegisterAll() {
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_int8/4x16x8x16", BM_BatchMatMulInt8, 4, 16, 8, 16)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_float/4x16x16x8", BM_BatchMatMulFloat, 4, 16, 16, 8,
                                false)
       ->Apply(IsaArgs);
@@ -825,8 +994,22 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/224x224x3", BM_QuantizeFloatImage)
       ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_int8/8x8x16->16x16x8", BM_TransposeConvInt8, 8, 8, 16,
+                               8)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_int8/16x16x32->32x32x16", BM_TransposeConvInt8,
+                               16, 16, 32, 16)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_int8/1x1001", BM_Softmax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mean_int8/7x7x1280", BM_Mean)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_float/8x8x16->16x16x8", BM_TransposeConvFloat, 8, 8, 16,
+                               8)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_conv_float/16x16x32->32x32x16", BM_TransposeConvFloat,
+                               16, 16, 32, 16)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("mean_float_last_axis/16x32", BM_MeanFloatLastAxis)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8_half_pixel/33x33x21->129x129",
                                BM_ResizeBilinearHalfPixel)
       ->Apply(IsaArgs);

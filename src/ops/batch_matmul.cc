@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/optimized/batch_matmul_float.h"
+#include "kernels/optimized/batch_matmul_int8.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/hybrid.h"
@@ -36,6 +37,9 @@ struct BatchMatMulData {
   size_t scales_offset = 0, zero_points_offset = 0, row_offset = 0;
   // float32 in vectors (bit-exact), when the kernel set allows it.
   optimized::Isa float_isa = optimized::Isa::kScalar;
+  // int8 -> int8 in vectors (bit-exact), when the kernel set allows it.
+  bool fast_int8 = false;
+  optimized::Isa int8_isa = optimized::Isa::kScalar;
 };
 
 }  // namespace
@@ -160,6 +164,12 @@ void PrepareBatchMatMul(KernelContext& ctx, Node& node) {
     data->float_isa = optimized::SelectedIsa();
     node.scratch_bytes = optimized::BatchMatMulFloatScratchBytes(g);
   }
+  if (type == DataType::kInt8 && output.type == DataType::kInt8 && !data->hybrid &&
+      ctx.optimized() && optimized::BatchMatMulInt8Vectorized(optimized::SelectedIsa())) {
+    data->fast_int8 = true;
+    data->int8_isa = optimized::SelectedIsa();
+    node.scratch_bytes = optimized::BatchMatMulInt8ScratchBytes(g);
+  }
   ctx.SetOutputDims(node, 0, out_dims);
   node.op_data = std::move(data);
 }
@@ -190,6 +200,10 @@ void EvalBatchMatMul(KernelContext& ctx, const Node& node) {
       if (d.output_type == DataType::kInt32) {
         reference::BatchMatMulInt8ToInt32(d.g, lhs.data_as<int8_t>(), rhs.data_as<int8_t>(),
                                           output.data_as<int32_t>());
+      } else if (d.fast_int8) {
+        optimized::BatchMatMulInt8(d.int8_isa, d.g, d.q, lhs.data_as<int8_t>(),
+                                   rhs.data_as<int8_t>(), output.data_as<int8_t>(),
+                                   reinterpret_cast<int32_t*>(node.scratch));
       } else {
         reference::BatchMatMulQuantized<int8_t, int32_t>(
             d.g, d.q, lhs.data_as<int8_t>(), rhs.data_as<int8_t>(), output.data_as<int8_t>());

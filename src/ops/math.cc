@@ -129,7 +129,8 @@ struct MathData {
   reference::QuantizedRsqrtParams rsqrt;
   uint8_t table[256] = {};  // int8 entries stored as bytes
   int16_t table16[513] = {};  // int16 inputs (kTable with type INT16)
-  // float32 HARD_SWISH in vectors (bit-exact), when the kernel set allows it.
+  // float32 HARD_SWISH (bit-exact) and GELU in vectors, when the kernel set
+  // allows it.
   optimized::Isa isa = optimized::Isa::kScalar;
 };
 
@@ -155,7 +156,7 @@ void RunTyped(const MathData& d, const void* x, void* y, int64_t begin, int64_t 
       case Kind::kLeakyRelu: reference::LeakyReluFloat(d.alpha, in, out, begin, end); return;
       case Kind::kReluN1To1: reference::ReluN1To1Float(in, out, begin, end); return;
       case Kind::kRelu0To1: reference::Relu0To1Float(in, out, begin, end); return;
-      case Kind::kGelu: reference::GeluFloat(d.approximate, in, out, begin, end); return;
+      case Kind::kGelu: optimized::FloatGelu(d.isa, d.approximate, in, out, begin, end); return;
       case Kind::kUnary: reference::UnaryMathRange(d.unary, in, out, begin, end); return;
       default: return;
     }
@@ -446,6 +447,9 @@ void PrepareGelu(KernelContext& ctx, Node& node) {
   if (in.type == DataType::kFloat32) {
     auto d = NewData(in, Kind::kGelu);
     d->approximate = approximate;
+    // The vector GELU differs from the reference by rounding; scalar runs it.
+    if (ctx.optimized() && optimized::HasFloatLogistic(optimized::SelectedIsa()))
+      d->isa = optimized::SelectedIsa();
     node.op_data = std::move(d);
     return;
   }

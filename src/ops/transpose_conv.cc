@@ -1,5 +1,8 @@
 // TRANSPOSE_CONV: checks, output shape, padding and requantization constants
-// in Prepare; the reference scatter kernel in Eval.
+// in Prepare; the reference scatter kernel in Eval, or for float32 with a
+// constant filter on AVX2 / AVX-512 the bit-exact gather kernels
+// (optimized/transpose_conv_float.h; uint8, int8 and the hybrid op's integer
+// sums: optimized/transpose_conv_quant.h) over output rows across threads.
 //   inputs: output_shape (constant INT32 [4]), weights [out_c, h, w, in_c],
 //           input [batch, h, w, in_c], bias [out_c] (optional, version 3+)
 //   types:  all FLOAT32; all UINT8 (per-tensor weights, INT32 bias);
@@ -11,12 +14,16 @@
 //           0), as dynamic-range quantization writes it.
 // Padding is TFLite's: computed as for a convolution from the output size to
 // the input size. The fused activation is applied (versions 4+ carry it).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/hybrid_gemm.h"
+#include "kernels/optimized/transpose_conv_float.h"
+#include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/hybrid.h"
 #include "kernels/reference/transpose_conv.h"
@@ -43,6 +50,15 @@ struct TransposeConvData {
   reference::HybridTransposeConvParams hybrid_params;
   std::vector<float> weight_scales;
   size_t scales_offset = 0, zero_points_offset = 0, acc_offset = 0;
+  // float32 gather kernel (bit-exact with the reference), when selected.
+  bool fast_float = false;
+  int64_t min_parallel_rows = 2;  // small layers stay on the calling thread
+  optimized::TransposeConvFloat float_kernel;
+  bool fast_quant = false;   // uint8 / int8 gather kernel (bit-exact)
+  bool fast_hybrid = false;  // hybrid: vector quantizer, gathered int32 sums (bit-exact)
+  optimized::Isa isa = optimized::Isa::kScalar;
+  size_t offsets_offset = 0;  // hybrid: per-batch input offsets (-zero point) in scratch
+  optimized::TransposeConvQuant quant_kernel;
 };
 
 }  // namespace
@@ -205,6 +221,34 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
     node.scratch_bytes = g.output_elements() * (is16 ? sizeof(int64_t) : sizeof(int32_t));
   }
   data->g = g;
+  const optimized::Isa isa = optimized::SelectedIsa();
+  if (!hybrid && type == DataType::kFloat32 && ctx.optimized() && weights.is_constant() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_float = true;
+    data->float_kernel.Prepare(isa, g, weights.data_as<float>());
+  }
+  if (!hybrid && (type == DataType::kUInt8 || type == DataType::kInt8) && ctx.optimized() &&
+      weights.is_constant() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_quant = true;
+    data->quant_kernel.Prepare(isa, g, data->q, type == DataType::kUInt8, weights.data);
+    node.scratch_bytes = 0;  // the kernel's sums stay in registers
+  }
+  if (hybrid && ctx.optimized() &&
+      (isa == optimized::Isa::kAvx2 || isa == optimized::Isa::kAvx512Vnni)) {
+    data->fast_hybrid = true;
+    data->isa = isa;
+    data->quant_kernel.PrepareSums(isa, g, weights.data_as<int8_t>());
+    data->offsets_offset = node.scratch_bytes;
+    node.scratch_bytes += sizeof(int32_t) * g.batches;
+  }
+  if (data->fast_float || data->fast_quant || data->fast_hybrid) {
+    // About 5 microseconds of multiply-adds before a second thread pays off.
+    const double macs = static_cast<double>(g.output_elements()) * g.input_depth *
+                        g.filter_height * g.filter_width /
+                        (static_cast<double>(g.stride_height) * g.stride_width);
+    if (macs < 512.0 * 1024) data->min_parallel_rows = INT64_MAX;
+  }
   ctx.SetOutputDims(node, 0, out_dims);
   node.op_data = std::move(data);
 }
@@ -216,6 +260,45 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
   const bool has_bias = node.inputs.size() > kBias && node.inputs[kBias] >= 0;
   const Tensor* bias = has_bias ? &ctx.in(node, kBias) : nullptr;
   Tensor& output = ctx.out(node, 0);
+  if (d.fast_hybrid) {
+    // The reference's steps: each batch quantized (same bytes, scale and zero
+    // point), the int32 sums of (q - zero_point) * w, then its float epilogue.
+    const reference::TransposeConvGeometry& g = d.g;
+    const int64_t in_size = int64_t{g.input_height} * g.input_width * g.input_depth;
+    int8_t* quantized = reinterpret_cast<int8_t*>(node.scratch);
+    float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
+    int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
+    int32_t* acc = reinterpret_cast<int32_t*>(node.scratch + d.acc_offset);
+    int32_t* offsets = reinterpret_cast<int32_t*>(node.scratch + d.offsets_offset);
+    const float* in = input.data_as<float>();
+    for (int32_t b = 0; b < g.batches; ++b) {
+      optimized::HybridQuantizeRow(d.isa, in + b * in_size, static_cast<int32_t>(in_size), true,
+                                   quantized + b * in_size, &scales[b], &zero_points[b]);
+      offsets[b] = -zero_points[b];
+    }
+    const reference::HybridTransposeConvParams& p = d.hybrid_params;
+    const float* b_ptr = bias ? bias->data_as<float>() : nullptr;
+    float* out_all = output.data_as<float>();
+    const int64_t row_size = int64_t{g.output_width} * g.output_depth;
+    ParallelRange(
+        ctx, d.quant_kernel.rows(),
+        [&](int64_t begin, int64_t end) {
+          d.quant_kernel.Sums(quantized, offsets, acc, begin, end);
+          for (int64_t row = begin; row < end; ++row) {
+            const float scale = scales[row / g.output_height];
+            const int32_t* a = acc + row * row_size;
+            float* out = out_all + row * row_size;
+            for (int64_t i = 0; i < row_size; ++i) {
+              const int32_t oc = static_cast<int32_t>(i % g.output_depth);
+              float v = static_cast<float>(a[i]) * p.weight_scales[p.per_channel ? oc : 0] * scale;
+              if (b_ptr != nullptr) v += b_ptr[oc];
+              out[i] = std::min(std::max(v, p.act_min), p.act_max);
+            }
+          }
+        },
+        d.min_parallel_rows);
+    return;
+  }
   if (d.hybrid) {
     reference::HybridTransposeConv(
         d.g, d.hybrid_params, input.data_as<float>(), weights.data_as<int8_t>(),
@@ -227,21 +310,45 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
   }
   switch (d.type) {
     case DataType::kFloat32:
+      if (d.fast_float) {
+        const float* in = input.data_as<float>();
+        const float* b = bias ? bias->data_as<float>() : nullptr;
+        float* out = output.data_as<float>();
+        ParallelRange(
+            ctx, d.float_kernel.rows(),
+            [&](int64_t begin, int64_t end) {
+              d.float_kernel.Run(in, b, d.float_min, d.float_max, out, begin, end);
+            },
+            d.min_parallel_rows);
+        break;
+      }
       reference::TransposeConvFloat(d.g, input.data_as<float>(), weights.data_as<float>(),
                                     bias ? bias->data_as<float>() : nullptr, d.float_min,
                                     d.float_max, output.data_as<float>());
       break;
     case DataType::kUInt8:
+    case DataType::kInt8:
+      if (d.fast_quant) {
+        const void* in = input.data;
+        const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
+        void* out = output.data;
+        ParallelRange(
+            ctx, d.quant_kernel.rows(),
+            [&](int64_t begin, int64_t end) { d.quant_kernel.Run(in, b, out, begin, end); },
+            d.min_parallel_rows);
+        break;
+      }
+      if (d.type == DataType::kInt8) {
+        reference::TransposeConvQuantized<int8_t, int32_t, int32_t>(
+            d.g, d.q, input.data_as<int8_t>(), weights.data_as<int8_t>(),
+            bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
+            output.data_as<int8_t>());
+        break;
+      }
       reference::TransposeConvQuantized<uint8_t, int32_t, int32_t>(
           d.g, d.q, input.data_as<uint8_t>(), weights.data_as<uint8_t>(),
           bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
           output.data_as<uint8_t>());
-      break;
-    case DataType::kInt8:
-      reference::TransposeConvQuantized<int8_t, int32_t, int32_t>(
-          d.g, d.q, input.data_as<int8_t>(), weights.data_as<int8_t>(),
-          bias ? bias->data_as<int32_t>() : nullptr, reinterpret_cast<int32_t*>(node.scratch),
-          output.data_as<int8_t>());
       break;
     case DataType::kInt16:
       reference::TransposeConvQuantized<int16_t, int64_t, int64_t>(

@@ -451,6 +451,48 @@ TEST_P(FloatActivationTest, TanhWithinUlpsOfReference) {
   }
 }
 
+// GELU: within 2e-6 relative of the reference (exact form: its erfc; the
+// approximate form: plus the reference's own cancellation in 1 + tanh(u), at
+// most 2 ulp of 1 times |x| / 2), the sign kept, NaN kept; scalar is the
+// reference itself. Inputs include the erfc tail (x down to -14, results near
+// float's smallest normals), the cut-over at 0 and the tile tails.
+TEST_P(FloatActivationTest, GeluWithinRoundingOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  std::vector<float> in = ActivationInputs();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> tail(-14.0f, -3.0f), unit(-3.0f, 3.0f);
+  for (int i = 0; i < 4000; ++i) in.push_back(i % 2 ? tail(rng) : unit(rng));
+  for (float x : {-13.0f, -12.5f, -10.0f, -5.0f, -1e-3f, 1e-3f, 5.0f, 13.0f})
+    in.push_back(x);
+  for (bool approximate : {false, true}) {
+    for (int64_t end : {static_cast<int64_t>(in.size()), int64_t{3}, int64_t{13}, int64_t{17}}) {
+      std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+      reference::GeluFloat(approximate, in.data(), ref.data(), 0, end);
+      optimized::FloatGelu(isa, approximate, in.data(), fast.data(), 0, end);
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (std::isnan(ref[i])) {
+          EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+          continue;
+        }
+        if (std::isinf(ref[i])) {
+          EXPECT_EQ(fast[i], ref[i]) << "x = " << in[i];
+          continue;
+        }
+        const float cancellation =
+            approximate && i < static_cast<size_t>(end) ? 1.2e-7f * std::fabs(in[i]) : 0.0f;
+        EXPECT_LE(std::fabs(fast[i] - ref[i]),
+                  2e-6f * std::fabs(ref[i]) + cancellation + 1e-37f)
+            << optimized::IsaName(isa) << (approximate ? " approximate" : " exact")
+            << " x = " << in[i] << ": " << fast[i] << " vs " << ref[i];
+        if (ref[i] != 0.0f) {
+          EXPECT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << "x = " << in[i];
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, FloatActivationTest,
                          ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
                          [](const ::testing::TestParamInfo<Isa>& info) {
@@ -607,7 +649,12 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(MeanCase{{1, 7, 7, 1280}, {1, 2}},
                                          MeanCase{{2, 5, 3, 17}, {1, 2}},
                                          MeanCase{{3, 4, 65}, {1}}, MeanCase{{9, 33}, {0}},
-                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}})),
+                                         MeanCase{{6, 7}, {1}}, MeanCase{{1, 1, 1, 8}, {1, 2}},
+                                         // Over the last axis: rows below, at and above
+                                         // the 8 / 16 lanes of the row-sum kernels.
+                                         MeanCase{{8, 2}, {1}}, MeanCase{{1, 16, 64}, {2}},
+                                         MeanCase{{23, 5}, {1}},
+                                         MeanCase{{2, 3, 5, 33}, {3}})),
     [](const ::testing::TestParamInfo<FloatMeanTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);

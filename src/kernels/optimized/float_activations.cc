@@ -31,6 +31,20 @@ constexpr float kLower = -9.0f;
 constexpr float kC6 = 1.0f / 720, kC5 = 1.0f / 120, kC4 = 1.0f / 24, kC3 = 1.0f / 6,
                 kC2 = 0.5f;
 
+// GELU. 1 / sqrt 2, sqrt(2 / pi) * 2 (the approximate form's exponent -2u)
+// and the cubic coefficient, as the reference writes them.
+constexpr float kRsqrt2 = 0.70710678118654752440f;
+constexpr float kTwoSqrt2OverPi = 2.0f * 0.79788456080286535588f;
+constexpr float kGeluCubic = 0.044715f;
+// Beyond a = 20, erfc(a) is 0 in float (it underflows at about 10.05); the
+// clamp keeps a^2 finite (and a NaN input as a NaN product with x).
+constexpr float kErfcMaxArg = 20.0f;
+// Numerical Recipes' erfcc: erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 + a/2),
+// P(t) = sum kErfc[i] t^i.
+constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f,  0.09678418f,
+                             -0.18628806f, 0.27886807f, -1.13520398f, 1.48851587f,
+                             -0.82215223f, 0.17087277f};
+
 }  // namespace
 
 #if DELEGATO_X86
@@ -156,6 +170,71 @@ DLG_TARGET_AVX512 void Tanh512Range(const float* in, float* out, int64_t begin, 
   }
 }
 
+// exp(hi + lo) for |lo| <= 2: n = round((hi + lo) log2 e), hi - n ln 2 in two
+// steps (the first exact), then + lo, so a large hi keeps its relative
+// precision and the reduced argument stays within ln 2 / 2 plus rounding.
+DLG_TARGET_AVX512 inline __m512 ExpSum512(__m512 hi, __m512 lo) {
+  hi = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), hi));
+  const __m512 sum = _mm512_add_ps(hi, lo);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(sum, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), hi);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  r = _mm512_add_ps(r, lo);
+  __m512 p = _mm512_set1_ps(kC6);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+DLG_TARGET_AVX512 inline __m512 Gelu512(__m512 x) {
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
+  const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+  __m512 a = _mm512_mul_ps(_mm512_andnot_ps(sign_mask, x), _mm512_set1_ps(kRsqrt2));
+  a = _mm512_min_ps(a, _mm512_set1_ps(kErfcMaxArg));  // NaN -> 20; x keeps the NaN
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(a, half, one));
+  __m512 p = _mm512_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kErfc[i]));
+  const __m512 a2 = _mm512_mul_ps(a, a);
+  const __m512 a2_lo = _mm512_fmsub_ps(a, a, a2);  // a^2 = a2 + a2_lo exactly
+  const __m512 erfc = _mm512_mul_ps(
+      t, ExpSum512(_mm512_sub_ps(_mm512_setzero_ps(), a2), _mm512_sub_ps(p, a2_lo)));
+  const __m512 half_erfc = _mm512_mul_ps(erfc, half);
+  // x <= 0: Phi = erfc / 2; x > 0: 1 - erfc / 2.
+  const __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+  const __m512 phi = _mm512_mask_blend_ps(positive, half_erfc, _mm512_sub_ps(one, half_erfc));
+  return _mm512_mul_ps(x, phi);
+}
+
+DLG_TARGET_AVX512 inline __m512 GeluApproximate512(__m512 x) {
+  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  const __m512 u2 = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(kGeluCubic), x),
+                                  _mm512_set1_ps(-kTwoSqrt2OverPi));
+  const __m512 e = Exp512(u2);
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+template <bool kApproximate>
+DLG_TARGET_AVX512 inline __m512 GeluAny512(__m512 x) {
+  if constexpr (kApproximate) return GeluApproximate512(x);
+  else return Gelu512(x);
+}
+
+template <bool kApproximate>
+DLG_TARGET_AVX512 void Gelu512Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16)
+    _mm512_storeu_ps(out + i, GeluAny512<kApproximate>(_mm512_loadu_ps(in + i)));
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, GeluAny512<kApproximate>(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
 DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
   t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)),
@@ -278,6 +357,76 @@ DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin
   for (; i < end; ++i) out[i] = reference::LogisticValue(in[i]);
 }
 
+// exp(hi + lo), as ExpSum512.
+DLG_TARGET_AVX2 inline __m256 ExpSum256(__m256 hi, __m256 lo) {
+  hi = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), hi));
+  const __m256 sum = _mm256_add_ps(hi, lo);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(sum, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), hi);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  r = _mm256_add_ps(r, lo);
+  __m256 p = _mm256_set1_ps(kC6);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+DLG_TARGET_AVX2 inline __m256 Gelu256(__m256 x) {
+  const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+  const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+  __m256 a = _mm256_mul_ps(_mm256_andnot_ps(sign_mask, x), _mm256_set1_ps(kRsqrt2));
+  a = _mm256_min_ps(a, _mm256_set1_ps(kErfcMaxArg));
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, half, one));
+  __m256 p = _mm256_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kErfc[i]));
+  const __m256 a2 = _mm256_mul_ps(a, a);
+  const __m256 a2_lo = _mm256_fmsub_ps(a, a, a2);
+  const __m256 erfc = _mm256_mul_ps(
+      t, ExpSum256(_mm256_sub_ps(_mm256_setzero_ps(), a2), _mm256_sub_ps(p, a2_lo)));
+  const __m256 half_erfc = _mm256_mul_ps(erfc, half);
+  const __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
+  const __m256 phi = _mm256_blendv_ps(half_erfc, _mm256_sub_ps(one, half_erfc), positive);
+  return _mm256_mul_ps(x, phi);
+}
+
+DLG_TARGET_AVX2 inline __m256 GeluApproximate256(__m256 x) {
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+  const __m256 u2 = _mm256_mul_ps(_mm256_fmadd_ps(x3, _mm256_set1_ps(kGeluCubic), x),
+                                  _mm256_set1_ps(-kTwoSqrt2OverPi));
+  const __m256 e = Exp256(u2);
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+template <bool kApproximate>
+DLG_TARGET_AVX2 inline __m256 GeluAny256(__m256 x) {
+  if constexpr (kApproximate) return GeluApproximate256(x);
+  else return Gelu256(x);
+}
+
+template <bool kApproximate>
+DLG_TARGET_AVX2 void Gelu256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8)
+    _mm256_storeu_ps(out + i, GeluAny256<kApproximate>(_mm256_loadu_ps(in + i)));
+  if (i < end) {
+    alignas(32) float rest[8] = {};
+    for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
+    _mm256_store_ps(rest, GeluAny256<kApproximate>(_mm256_load_ps(rest)));
+    for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
+  }
+}
+
 }  // namespace
 #endif  // DELEGATO_X86
 
@@ -312,6 +461,19 @@ void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end)
   if (isa == Isa::kAvx2) return Tanh256Range(in, out, begin, end);
 #endif
   reference::TanhFloat(in, out, begin, end);
+}
+
+void FloatGelu(Isa isa, bool approximate, const float* in, float* out, int64_t begin,
+               int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni)
+    return approximate ? Gelu512Range<true>(in, out, begin, end)
+                       : Gelu512Range<false>(in, out, begin, end);
+  if (isa == Isa::kAvx2)
+    return approximate ? Gelu256Range<true>(in, out, begin, end)
+                       : Gelu256Range<false>(in, out, begin, end);
+#endif
+  reference::GeluFloat(approximate, in, out, begin, end);
 }
 
 void FloatSoftmax(Isa isa, float beta, const float* in, float* out, int64_t depth,

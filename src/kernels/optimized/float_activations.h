@@ -1,4 +1,4 @@
-// float32 LOGISTIC, TANH and SOFTMAX with a vector exp, and HARD_SWISH
+// float32 LOGISTIC, TANH, SOFTMAX and GELU with a vector exp, and HARD_SWISH
 // (AVX-512, AVX2 + FMA).
 //
 // TFLite's float logistic (reference::LogisticValue): 1 above 16.619..., exp(x)
@@ -29,6 +29,22 @@ void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t
 // with e = exp(-2|x|) from the vector exp; within about 2e-6 relative of
 // std::tanh. NaN stays NaN.
 void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+
+// GELU, x * Phi(x), with Phi from the vector exp; needs HasFloatLogistic(isa)
+// (the same ISAs). Exact form (the reference's 0.5 x erfc(-x / sqrt 2)):
+// erfc(a) for a = |x| / sqrt 2 as t exp(-a^2 + P(t)), t = 1 / (1 + a / 2),
+// P the degree-9 Chebyshev fit of Numerical Recipes' erfcc (relative error
+// below 1.2e-7 for every a >= 0), a^2 carried as an exact sum of two floats
+// into the exp; Phi(x) = erfc(a) / 2 for x <= 0, 1 - erfc(a) / 2 above. The
+// tail keeps its relative precision (no 1 - ... cancellation), so results are
+// within about 1e-6 relative of the reference. Approximate form (the
+// reference's 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3)):
+// x / (1 + exp(-2u)), the same function without the reference's
+// cancellation in 1 + tanh(u), so they differ by at most a few ulp of 1
+// times |x| / 2 plus about 1e-6 relative. NaN stays NaN; -inf gives NaN (as
+// -inf * 0 in the reference), +inf gives +inf.
+void FloatGelu(Isa isa, bool approximate, const float* in, float* out, int64_t begin,
+               int64_t end);
 
 // SOFTMAX over rows [row_begin, row_end) of `depth` values, as
 // reference::SoftmaxFloat: the row maximum (exact, NaN inputs skipped as

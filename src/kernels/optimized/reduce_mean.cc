@@ -161,11 +161,59 @@ DLG_TARGET_AVX2 void Avx2MeanFloat(const float* in, int64_t reduced, int64_t inn
   }
 }
 
+// inner == 1 (MEAN over the last axis, a layer norm's): each output sums one
+// row of `reduced` adjacent values. A lane per row (16 or 8 rows at a time),
+// the row's values gathered one column after another: each lane adds its row
+// in the reference's order, and the rows' addition chains run side by side
+// instead of one after another. Rows left over run the scalar loop.
+DLG_TARGET_AVX512 int64_t Avx512MeanRows(const float* in, int64_t rows, int64_t reduced,
+                                         float count, float* out) {
+  const __m512 vcount = _mm512_set1_ps(count);
+  const __m512i offsets = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(static_cast<int32_t>(reduced)));
+  int64_t row = 0;
+  for (; row + 16 <= rows; row += 16) {
+    const float* p = in + row * reduced;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t r = 0; r < reduced; ++r)
+      acc = _mm512_add_ps(acc, _mm512_i32gather_ps(offsets, p + r, 4));
+    _mm512_storeu_ps(out + row, _mm512_div_ps(acc, vcount));
+  }
+  return row;
+}
+
+DLG_TARGET_AVX2 int64_t Avx2MeanRows(const float* in, int64_t rows, int64_t reduced, float count,
+                                     float* out) {
+  const __m256 vcount = _mm256_set1_ps(count);
+  const __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32(static_cast<int32_t>(reduced)));
+  int64_t row = 0;
+  for (; row + 8 <= rows; row += 8) {
+    const float* p = in + row * reduced;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t r = 0; r < reduced; ++r)
+      acc = _mm256_add_ps(acc, _mm256_i32gather_ps(p + r, offsets, 4));
+    _mm256_storeu_ps(out + row, _mm256_div_ps(acc, vcount));
+  }
+  return row;
+}
+
 }  // namespace
 #endif  // DELEGATO_X86
 
 void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, float* output) {
-  for (int64_t o = 0; o < plan.outer; ++o) {
+  int64_t first_outer = 0;
+#if DELEGATO_X86
+  // Row sums: a lane per row, when 15 rows' offsets fit the gather's int32.
+  if (plan.inner == 1 && plan.reduced > 1 && plan.reduced <= (int64_t{1} << 26)) {
+    if (plan.isa == Isa::kAvx512Vnni)
+      first_outer = Avx512MeanRows(input, plan.outer, plan.reduced, count, output);
+    else if (plan.isa == Isa::kAvx2)
+      first_outer = Avx2MeanRows(input, plan.outer, plan.reduced, count, output);
+  }
+#endif
+  for (int64_t o = first_outer; o < plan.outer; ++o) {
     const float* in = input + o * plan.reduced * plan.inner;
     float* out = output + o * plan.inner;
 #if DELEGATO_X86
@@ -178,6 +226,12 @@ void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, 
       continue;
     }
 #endif
+    if (plan.inner == 1) {  // a local sum: out may alias nothing, but the compiler cannot know
+      float sum = 0.0f;
+      for (int64_t r = 0; r < plan.reduced; ++r) sum = sum + in[r];
+      out[0] = sum / count;
+      continue;
+    }
     for (int64_t i = 0; i < plan.inner; ++i) out[i] = 0.0f;
     for (int64_t r = 0; r < plan.reduced; ++r)
       for (int64_t i = 0; i < plan.inner; ++i) out[i] = out[i] + in[r * plan.inner + i];
