@@ -146,8 +146,8 @@ void EvalMappedCopy(KernelContext& ctx, const Node& node) {
 // Types the copy ops move (by element size 1, 2, 4 or 8).
 constexpr DataType kMovableTypes[] = {
     DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt8,
-    DataType::kUInt8,   DataType::kInt16,   DataType::kInt32,    DataType::kInt64,
-    DataType::kUInt32,  DataType::kBool};
+    DataType::kUInt8,   DataType::kInt16,   DataType::kUInt16,   DataType::kInt32,
+    DataType::kInt64,   DataType::kUInt32,  DataType::kBool};
 
 }  // namespace
 

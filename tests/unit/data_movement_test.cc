@@ -487,6 +487,58 @@ TEST(Slice, BoolInt16Int64) {
   EXPECT_THAT(m.GetOutput<int64_t>(2), ElementsAre(30, 40));
 }
 
+// Unsigned 16- and 32-bit tensors, moved as any other element of their size.
+TEST(Slice, BroadcastToAndMirrorPadUint16Uint32) {
+  for (DataType type : {DataType::kUInt16, DataType::kUInt32}) {
+    SCOPED_TRACE(DataTypeName(type));
+    const bool wide = type == DataType::kUInt32;
+    auto set = [&](OpModel& m, std::vector<uint32_t> v) {
+      if (wide) m.SetInput<uint32_t>(0, v);
+      else m.SetInput<uint16_t>(0, std::vector<uint16_t>(v.begin(), v.end()));
+    };
+    auto get = [&](OpModel& m) {
+      if (wide) return m.GetOutput<uint32_t>(0);
+      const std::vector<uint16_t> v = m.GetOutput<uint16_t>(0);
+      return std::vector<uint32_t>(v.begin(), v.end());
+    };
+    const uint32_t big = wide ? 4000000000u : 65000u;
+    {
+      OpModel m;
+      int in = m.AddInput(type, {4});
+      int begin = m.AddConst<int32_t>(DataType::kInt32, {1}, {1});
+      int size = m.AddConst<int32_t>(DataType::kInt32, {1}, {2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kSlice, {in, begin, size}, {out}, EmptyParams{});
+      m.Build();
+      set(m, {1, big, 3, 4});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 3));
+    }
+    {
+      OpModel m;
+      int in = m.AddInput(type, {2});
+      int shape = m.AddConst<int32_t>(DataType::kInt32, {2}, {2, 2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kBroadcastTo, {in, shape}, {out}, EmptyParams{});
+      m.Build();
+      set(m, {big, 7});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 7, big, 7));
+    }
+    {
+      OpModel m;
+      int in = m.AddInput(type, {3});
+      int pads = m.AddConst<int32_t>(DataType::kInt32, {1, 2}, {1, 2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kMirrorPad, {in, pads}, {out}, MirrorPadParams{MirrorPadMode::kReflect});
+      m.Build();
+      set(m, {1, big, 3});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 1, big, 3, big, 1));
+    }
+  }
+}
+
 TEST(Slice, OutOfRange) {
   OpModel m;
   int in = m.AddInput(DataType::kFloat32, {3});
