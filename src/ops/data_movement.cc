@@ -146,8 +146,8 @@ void EvalMappedCopy(KernelContext& ctx, const Node& node) {
 // Types the copy ops move (by element size 1, 2, 4 or 8).
 constexpr DataType kMovableTypes[] = {
     DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt8,
-    DataType::kUInt8,   DataType::kInt16,   DataType::kInt32,    DataType::kInt64,
-    DataType::kUInt32,  DataType::kBool};
+    DataType::kUInt8,   DataType::kInt16,   DataType::kUInt16,   DataType::kInt32,
+    DataType::kInt64,   DataType::kUInt32,  DataType::kBool};
 
 }  // namespace
 
@@ -250,8 +250,9 @@ void PrepareFill(KernelContext& ctx, Node& node) {
   DLG_NODE_CHECK(ctx, node, value.rank() == 0, "value (tensor \"", value.name,
                  "\") must be a scalar, has shape ", DimsText(value.dims));
   CheckTypeIn(ctx, node, value,
-              {DataType::kFloat32, DataType::kInt8, DataType::kUInt8, DataType::kInt16,
-               DataType::kInt32, DataType::kInt64, DataType::kBool});
+              {DataType::kFloat32, DataType::kFloat16, DataType::kInt8, DataType::kUInt8,
+               DataType::kInt16, DataType::kUInt16, DataType::kInt32, DataType::kUInt32,
+               DataType::kInt64, DataType::kBool});
   CheckSameType(ctx, node, value, out);
   DLG_NODE_CHECK(ctx, node, value.scale() == out.scale() && value.zero_point() == out.zero_point(),
                  "output \"", out.name, "\" must have the quantization of value \"", value.name,
@@ -796,9 +797,17 @@ void PrepareBatchSpace(KernelContext& ctx, Node& node, bool to_batch) {
   const Tensor& block_tensor = ctx.input(node, 1);
   const Tensor& pads_tensor = ctx.input(node, 2);
   const Tensor& out = ctx.output(node, 0);
-  CheckTypeIn(ctx, node, in,
-              {DataType::kFloat32, DataType::kUInt8, DataType::kInt8, DataType::kInt16,
-               DataType::kInt32, DataType::kInt64});
+  if (to_batch) {
+    // LiteRT's SPACE_TO_BATCH_ND also takes these; its padding is all-zero bits.
+    CheckTypeIn(ctx, node, in,
+                {DataType::kFloat32, DataType::kFloat16, DataType::kUInt8, DataType::kInt8,
+                 DataType::kInt16, DataType::kUInt16, DataType::kInt32, DataType::kUInt32,
+                 DataType::kInt64, DataType::kBool});
+  } else {
+    CheckTypeIn(ctx, node, in,
+                {DataType::kFloat32, DataType::kUInt8, DataType::kInt8, DataType::kInt16,
+                 DataType::kInt32, DataType::kInt64});
+  }
   CheckSameType(ctx, node, in, out);
   CheckSameQuantization(ctx, node, in, out);
   DLG_NODE_CHECK(ctx, node, in.rank() == 3 || in.rank() == 4, "input \"", in.name,

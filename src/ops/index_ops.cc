@@ -325,7 +325,8 @@ void PrepareDynamicUpdateSlice(KernelContext& ctx, Node& node) {
   const Tensor& starts = ctx.input(node, 2);
   CheckTypes(ctx, node, operand,
              {DataType::kFloat32, DataType::kFloat16, DataType::kUInt8, DataType::kInt8,
-              DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kBool});
+              DataType::kInt16, DataType::kUInt16, DataType::kInt32, DataType::kUInt32,
+              DataType::kInt64, DataType::kBool});
   CheckSameType(ctx, node, operand, update);
   CheckSameType(ctx, node, operand, ctx.output(node, 0));
   CheckTypes(ctx, node, starts, {DataType::kInt32, DataType::kInt64});
@@ -588,9 +589,11 @@ struct DiagOps {
 };
 
 void CheckDiagType(const KernelContext& ctx, const Node& node, const Tensor& t) {
+  // Not FLOAT16 / UINT16: LiteRT 2.3 accepts them but writes the values in a
+  // row rather than on the diagonal, so there is no answer to match.
   CheckTypes(ctx, node, t,
              {DataType::kFloat32, DataType::kUInt8, DataType::kInt8, DataType::kInt16,
-              DataType::kInt32, DataType::kInt64, DataType::kBool});
+              DataType::kInt32, DataType::kUInt32, DataType::kInt64, DataType::kBool});
 }
 }  // namespace
 

@@ -201,6 +201,25 @@ TEST(Fill, Int16Int32Int64Bool) {
   EXPECT_THAT(m.GetOutput<uint8_t>(3), ElementsAre(1, 1));
 }
 
+TEST(Fill, Float16Uint16Uint32) {
+  OpModel m;
+  int dims = m.AddConst<int32_t>(DataType::kInt32, {1}, {3});
+  int vh = m.AddConst<uint16_t>(DataType::kFloat16, {}, {0xC100});  // -2.5 in float16
+  int vu16 = m.AddConst<uint16_t>(DataType::kUInt16, {}, {65000});
+  int vu32 = m.AddConst<uint32_t>(DataType::kUInt32, {}, {4000000000u});
+  int oh = m.AddOutput(DataType::kFloat16);
+  int ou16 = m.AddOutput(DataType::kUInt16);
+  int ou32 = m.AddOutput(DataType::kUInt32);
+  m.AddOp(BuiltinOp::kFill, {dims, vh}, {oh}, EmptyParams{});
+  m.AddOp(BuiltinOp::kFill, {dims, vu16}, {ou16}, EmptyParams{});
+  m.AddOp(BuiltinOp::kFill, {dims, vu32}, {ou32}, EmptyParams{});
+  m.Build();
+  m.Invoke();
+  EXPECT_THAT(m.GetOutput<uint16_t>(0), ElementsAre(0xC100, 0xC100, 0xC100));
+  EXPECT_THAT(m.GetOutput<uint16_t>(1), ElementsAre(65000, 65000, 65000));
+  EXPECT_THAT(m.GetOutput<uint32_t>(2), ElementsAre(4000000000u, 4000000000u, 4000000000u));
+}
+
 TEST(Fill, BadInputs) {
   {
     OpModel m;
@@ -487,6 +506,58 @@ TEST(Slice, BoolInt16Int64) {
   EXPECT_THAT(m.GetOutput<int64_t>(2), ElementsAre(30, 40));
 }
 
+// Unsigned 16- and 32-bit tensors, moved as any other element of their size.
+TEST(Slice, BroadcastToAndMirrorPadUint16Uint32) {
+  for (DataType type : {DataType::kUInt16, DataType::kUInt32}) {
+    SCOPED_TRACE(DataTypeName(type));
+    const bool wide = type == DataType::kUInt32;
+    auto set = [&](OpModel& m, std::vector<uint32_t> v) {
+      if (wide) m.SetInput<uint32_t>(0, v);
+      else m.SetInput<uint16_t>(0, std::vector<uint16_t>(v.begin(), v.end()));
+    };
+    auto get = [&](OpModel& m) {
+      if (wide) return m.GetOutput<uint32_t>(0);
+      const std::vector<uint16_t> v = m.GetOutput<uint16_t>(0);
+      return std::vector<uint32_t>(v.begin(), v.end());
+    };
+    const uint32_t big = wide ? 4000000000u : 65000u;
+    {
+      OpModel m;
+      int in = m.AddInput(type, {4});
+      int begin = m.AddConst<int32_t>(DataType::kInt32, {1}, {1});
+      int size = m.AddConst<int32_t>(DataType::kInt32, {1}, {2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kSlice, {in, begin, size}, {out}, EmptyParams{});
+      m.Build();
+      set(m, {1, big, 3, 4});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 3));
+    }
+    {
+      OpModel m;
+      int in = m.AddInput(type, {2});
+      int shape = m.AddConst<int32_t>(DataType::kInt32, {2}, {2, 2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kBroadcastTo, {in, shape}, {out}, EmptyParams{});
+      m.Build();
+      set(m, {big, 7});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 7, big, 7));
+    }
+    {
+      OpModel m;
+      int in = m.AddInput(type, {3});
+      int pads = m.AddConst<int32_t>(DataType::kInt32, {1, 2}, {1, 2});
+      int out = m.AddOutput(type);
+      m.AddOp(BuiltinOp::kMirrorPad, {in, pads}, {out}, MirrorPadParams{MirrorPadMode::kReflect});
+      m.Build();
+      set(m, {1, big, 3});
+      m.Invoke();
+      EXPECT_THAT(get(m), ElementsAre(big, 1, big, 3, big, 1));
+    }
+  }
+}
+
 TEST(Slice, OutOfRange) {
   OpModel m;
   int in = m.AddInput(DataType::kFloat32, {3});
@@ -733,6 +804,43 @@ TEST(SpaceToBatchNd, PaddedFloat) {
   // Padded rows: [0 0] [1 2] [3 4] [5 6]; batch (sh, sw) takes rows sh, sh+2, column sw.
   EXPECT_THAT(m.GetOutputShape(0), ElementsAre(4, 2, 1, 1));
   EXPECT_THAT(m.GetOutput<float>(0), ElementsAre(0, 3, 0, 4, 1, 5, 2, 6));
+}
+
+// Types moved by their element size; the padding is all-zero bits (+0.0 in float16, false).
+TEST(SpaceToBatchNd, Float16Uint16Uint32Bool) {
+  for (DataType type : {DataType::kFloat16, DataType::kUInt16, DataType::kUInt32, DataType::kBool}) {
+    SCOPED_TRACE(DataTypeName(type));
+    // float16 bit patterns of 1..6; the others the values themselves (bool: 0/1).
+    std::vector<uint32_t> v = {0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600};
+    if (type == DataType::kUInt16) v = {1, 2, 65000, 4, 5, 6};
+    if (type == DataType::kUInt32) v = {1, 4000000000u, 3, 4, 5, 6};
+    if (type == DataType::kBool) v = {1, 0, 1, 1, 0, 1};
+    OpModel m;
+    int in = m.AddInput(type, {1, 3, 2, 1});
+    int block = m.AddConst<int32_t>(DataType::kInt32, {2}, {2, 2});
+    int pads = m.AddConst<int32_t>(DataType::kInt32, {2, 2}, {1, 0, 0, 0});
+    int out = m.AddOutput(type);
+    m.AddOp(BuiltinOp::kSpaceToBatchNd, {in, block, pads}, {out}, EmptyParams{});
+    m.Build();
+    std::vector<uint32_t> got;
+    if (type == DataType::kUInt32) {
+      m.SetInput<uint32_t>(0, v);
+      m.Invoke();
+      got = m.GetOutput<uint32_t>(0);
+    } else if (type == DataType::kBool) {
+      m.SetInput<uint8_t>(0, std::vector<uint8_t>(v.begin(), v.end()));
+      m.Invoke();
+      const std::vector<uint8_t> o = m.GetOutput<uint8_t>(0);
+      got.assign(o.begin(), o.end());
+    } else {
+      m.SetInput<uint16_t>(0, std::vector<uint16_t>(v.begin(), v.end()));
+      m.Invoke();
+      const std::vector<uint16_t> o = m.GetOutput<uint16_t>(0);
+      got.assign(o.begin(), o.end());
+    }
+    EXPECT_THAT(m.GetOutputShape(0), ElementsAre(4, 2, 1, 1));
+    EXPECT_THAT(got, ElementsAre(0, v[2], 0, v[3], v[0], v[4], v[1], v[5]));
+  }
 }
 
 TEST(SpaceToBatchNd, Uint8PadsWithZeroPointAnd3D) {

@@ -17,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hybrid_ties.h"
 #include "litert_dump.h"
 #include "test_util.h"
 
@@ -24,6 +25,7 @@ namespace delegato {
 namespace {
 
 using ::delegato::testing::DumpForLiteRt;
+using ::delegato::testing::FillTieRows;
 using ::delegato::testing::OpModel;
 using ::delegato::testing::Q;
 using ::delegato::testing::QPerAxis;
@@ -32,6 +34,7 @@ using ::testing::HasSubstr;
 struct FcCase {
   int batches = 3, depth = 9, units = 5;
   bool per_channel = false, asymmetric = false, bias = true, zero_input = false;
+  bool ties = false;  // inputs on exact half quantization steps (hybrid_ties.h)
   float lo = -3.0f, hi = 5.0f;  // input range
   Activation act = Activation::kNone;
 };
@@ -45,6 +48,7 @@ void RunHybridFc(const FcCase& c, const std::string& name, std::mt19937& rng) {
   for (auto& v : input) v = c.zero_input ? 0.0f : in_dist(rng);
   if (!c.zero_input && c.batches > 1)  // one all-zero row
     std::fill(input.begin() + c.depth, input.begin() + 2 * c.depth, 0.0f);
+  if (c.ties) FillTieRows(input, c.depth, c.asymmetric);
   for (auto& v : weights) v = static_cast<int8_t>(w_dist(rng));
   for (auto& v : bias) v = b_dist(rng);
   std::vector<float> scales(c.per_channel ? c.units : 1);
@@ -83,7 +87,7 @@ void RunHybridFc(const FcCase& c, const std::string& name, std::mt19937& rng) {
       // the asymmetric step is at most twice that).
       const double tolerance = weight_abs * range / 127.0 + 1e-5;
       EXPECT_NEAR(got[r * c.units + u], want, tolerance) << "batch " << r << " unit " << u;
-      if (c.zero_input || (r == 1 && c.batches > 1)) {
+      if (c.zero_input || (r == 1 && c.batches > 1 && !c.ties)) {
         // Zero rows give exactly the bias (activation applied).
         float exact = c.bias ? bias[u] : 0.0f;
         if (c.act == Activation::kRelu) exact = std::max(exact, 0.0f);
@@ -132,6 +136,16 @@ TEST(HybridFullyConnected, Variants) {
       many.lo = lo; many.hi = hi;
       RunHybridFc(many, "hybrid_fc_many_" + std::to_string(k++), rng);
     }
+  // Half steps, per tensor and per channel, symmetric and asymmetric; rows
+  // long enough for the vector loop and its scalar tail.
+  for (bool per_channel : {false, true})
+    for (bool asymmetric : {false, true}) {
+      FcCase ties;
+      ties.batches = 4; ties.depth = 41; ties.units = 6;
+      ties.ties = true; ties.per_channel = per_channel; ties.asymmetric = asymmetric;
+      RunHybridFc(ties, std::string("hybrid_fc_ties") + (per_channel ? "_pc" : "_pt") +
+                            (asymmetric ? "_asym" : "_sym"), rng);
+    }
   FcCase zero;
   zero.zero_input = true;
   zero.act = Activation::kRelu;
@@ -142,7 +156,7 @@ struct DwCase {
   int batches = 2, h = 5, w = 4, in_c = 3, mult = 2, f_h = 3, f_w = 2, stride = 1, dil = 1;
   Padding padding = Padding::kSame;
   Activation act = Activation::kNone;
-  bool bias = true;
+  bool bias = true, ties = false;
   float lo = -2.0f, hi = 3.0f;
 };
 
@@ -154,6 +168,7 @@ void RunHybridDepthwise(const DwCase& c, const std::string& name, std::mt19937& 
   std::vector<float> input(c.batches * c.h * c.w * c.in_c), bias(out_c);
   std::vector<int8_t> filter(c.f_h * c.f_w * out_c);
   for (auto& v : input) v = in_dist(rng);
+  if (c.ties) FillTieRows(input, static_cast<size_t>(c.h * c.w * c.in_c), true);
   for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
   for (auto& v : bias) v = b_dist(rng);
   std::vector<float> scales(out_c);
@@ -233,13 +248,17 @@ TEST(HybridDepthwiseConv, Variants) {
   DwCase negative;
   negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
   RunHybridDepthwise(negative, "hybrid_dw_negative", rng);
+  DwCase ties;  // one image per quantization row
+  ties.ties = true;
+  ties.h = 6; ties.w = 5;
+  RunHybridDepthwise(ties, "hybrid_dw_ties", rng);
 }
 
 struct ConvCase {
   int batches = 2, h = 5, w = 4, in_c = 3, out_c = 4, f_h = 3, f_w = 2, stride = 1;
   Padding padding = Padding::kSame;
   Activation act = Activation::kNone;
-  bool bias = true, per_channel = true;
+  bool bias = true, per_channel = true, ties = false;
   float lo = -2.0f, hi = 3.0f;
 };
 
@@ -250,6 +269,8 @@ void RunHybridConv(const ConvCase& c, const std::string& name, std::mt19937& rng
   std::vector<float> input(c.batches * c.h * c.w * c.in_c), bias(c.out_c);
   std::vector<int8_t> filter(c.out_c * c.f_h * c.f_w * c.in_c);
   for (auto& v : input) v = in_dist(rng);
+  // Per-channel hybrid convolution quantizes asymmetrically, per tensor symmetrically.
+  if (c.ties) FillTieRows(input, static_cast<size_t>(c.h * c.w * c.in_c), c.per_channel);
   for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
   for (auto& v : bias) v = b_dist(rng);
   std::vector<float> scales(c.per_channel ? c.out_c : 1);
@@ -333,11 +354,18 @@ TEST(HybridConv, Variants) {
   ConvCase negative;
   negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
   RunHybridConv(negative, "hybrid_conv_negative", rng);
+  for (bool per_channel : {true, false}) {
+    ConvCase ties;
+    ties.ties = true;
+    ties.per_channel = per_channel;
+    ties.h = 6; ties.w = 5;
+    RunHybridConv(ties, per_channel ? "hybrid_conv_ties_pc" : "hybrid_conv_ties_pt", rng);
+  }
 }
 
 struct BmmCase {
   std::vector<int32_t> lhs = {2, 3, 4}, rhs = {4, 5};  // as stored (adj applied)
-  bool adj_x = false, adj_y = false, asymmetric = false;
+  bool adj_x = false, adj_y = false, asymmetric = false, ties = false;
   float lo = -2.0f, hi = 3.0f;
 };
 
@@ -351,6 +379,8 @@ void RunHybridBatchMatMul(const BmmCase& c, const std::string& name, std::mt1993
   std::vector<float> lhs(nl);
   std::vector<int8_t> rhs(nr);
   for (auto& v : lhs) v = in_dist(rng);
+  // Rows of K values: the tie cases keep adj_x false.
+  if (c.ties) FillTieRows(lhs, static_cast<size_t>(c.lhs.back()), c.asymmetric);
   for (auto& v : rhs) v = static_cast<int8_t>(w_dist(rng));
   const float rhs_scale = 0.013f;
   OpModel m;
@@ -420,6 +450,14 @@ TEST(HybridBatchMatMul, Variants) {
   positive.lo = 0.3f;
   positive.hi = 2.0f;
   RunHybridBatchMatMul(positive, "hybrid_bmm_positive", rng);
+  for (bool asymmetric : {false, true}) {
+    BmmCase ties;
+    ties.ties = true;
+    ties.asymmetric = asymmetric;
+    ties.lhs = {2, 3, 41};
+    ties.rhs = {41, 5};
+    RunHybridBatchMatMul(ties, asymmetric ? "hybrid_bmm_ties_asym" : "hybrid_bmm_ties_sym", rng);
+  }
 }
 
 TEST(HybridFullyConnected, Errors) {

@@ -204,6 +204,36 @@ TEST(DynamicUpdateSlice, Int8Int64Bool) {
   EXPECT_THAT(m.GetOutput<uint8_t>(1), ElementsAre(0, 0, 1));
 }
 
+// UINT16 / UINT32 (and FLOAT16 as its bit patterns) through the copy ops, as
+// uint32_t values in and out.
+void SetWide(OpModel& m, int index, DataType type, const std::vector<uint32_t>& v) {
+  if (type == DataType::kUInt32) m.SetInput<uint32_t>(index, v);
+  else m.SetInput<uint16_t>(index, std::vector<uint16_t>(v.begin(), v.end()));
+}
+std::vector<uint32_t> GetWide(OpModel& m, int index, DataType type) {
+  if (type == DataType::kUInt32) return m.GetOutput<uint32_t>(index);
+  const std::vector<uint16_t> v = m.GetOutput<uint16_t>(index);
+  return {v.begin(), v.end()};
+}
+
+TEST(DynamicUpdateSlice, Uint16Uint32) {
+  for (DataType type : {DataType::kUInt16, DataType::kUInt32}) {
+    SCOPED_TRACE(DataTypeName(type));
+    const uint32_t big = type == DataType::kUInt32 ? 4000000000u : 65000u;
+    OpModel m;
+    int a = m.AddInput(type, {4});
+    int u = m.AddInput(type, {2});
+    int start = m.AddConst<int32_t>(DataType::kInt32, {1}, {1});
+    int out = m.AddOutput(type);
+    m.AddOp(BuiltinOp::kDynamicUpdateSlice, {a, u, start}, {out}, EmptyParams{});
+    m.Build();
+    SetWide(m, 0, type, {1, 2, 3, 4});
+    SetWide(m, 1, type, {big, 9});
+    m.Invoke();
+    EXPECT_THAT(GetWide(m, 0, type), ElementsAre(1, big, 9, 4));
+  }
+}
+
 // ---------------------------------------------------------------- EMBEDDING_LOOKUP
 
 TEST(EmbeddingLookup, FloatRowsAndOutOfRange) {
@@ -343,6 +373,40 @@ TEST(MatrixDiag, BatchedFloatAndInt8) {
   q.SetInput<int8_t>(0, {-1, 2, -3});
   q.Invoke();
   EXPECT_THAT(q.GetOutput<int8_t>(0), ElementsAre(-1, 0, 0, 0, 2, 0, 0, 0, -3));
+}
+
+TEST(MatrixDiag, Uint32) {
+  const DataType type = DataType::kUInt32;
+  const std::vector<uint32_t> v = {4000000000u, 2};
+  OpModel m;
+  int in = m.AddInput(type, {2});
+  int out = m.AddOutput(type);
+  m.AddOp(BuiltinOp::kMatrixDiag, {in}, {out});
+  m.Build();
+  SetWide(m, 0, type, v);
+  m.Invoke();
+  EXPECT_THAT(GetWide(m, 0, type), ElementsAre(v[0], 0, 0, v[1]));
+
+  OpModel set;
+  int sin = set.AddInput(type, {2, 2});
+  int sdiag = set.AddInput(type, {2});
+  int sout = set.AddOutput(type);
+  set.AddOp(BuiltinOp::kMatrixSetDiag, {sin, sdiag}, {sout});
+  set.Build();
+  SetWide(set, 0, type, {7, 8, 9, 10});
+  SetWide(set, 1, type, v);
+  set.Invoke();
+  EXPECT_THAT(GetWide(set, 0, type), ElementsAre(v[0], 8, 9, v[1]));
+}
+
+TEST(MatrixDiag, RefusesSixteenBitTypesLiteRtPlacesOffTheDiagonal) {
+  for (DataType type : {DataType::kFloat16, DataType::kUInt16}) {
+    OpModel m;
+    int in = m.AddInput(type, {2});
+    int out = m.AddOutput(type);
+    m.AddOp(BuiltinOp::kMatrixDiag, {in}, {out});
+    EXPECT_THAT(BuildError(m), HasSubstr("MATRIX_DIAG"));
+  }
 }
 
 TEST(MatrixSetDiag, NonSquare) {

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "hybrid_ties.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -26,6 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::OpModel;
+using testing::FillTieRows;
 using testing::Q;
 
 template <class T>
@@ -352,6 +354,7 @@ struct FloatSpec {
   bool time_major = false;
   float cell_clip = 0, proj_clip = 0;
   bool single_step = false;  // the LSTM op: input [batch, n_input], time must be 1
+  bool ties = false;  // hybrid: inputs on exact half quantization steps (hybrid_ties.h)
 };
 
 std::vector<int32_t> InputDims(const FloatSpec& s) {
@@ -574,13 +577,16 @@ void RunHybrid(const FloatSpec& s, bool asymmetric, int seed, int threads) {
   for (int invoke = 0; invoke < 2; ++invoke) {
     std::vector<float> input(size_t(s.batch) * s.time * s.n_input);
     for (float& v : input) v = dist(rng);
+    if (s.ties) FillTieRows(input, static_cast<size_t>(s.n_input), asymmetric);
     m.SetInput<float>(0, input);
     m.Invoke();
     const std::vector<float> got = m.GetOutput<float>(0);
     const std::vector<double> expected = Expected(s, w, input, h, c);
     ASSERT_EQ(got.size(), expected.size());
+    // Tie inputs reach 2.5, past the random ones' 1, and carry more error.
+    const double tolerance = s.ties ? 0.06 : 0.03;
     for (size_t i = 0; i < got.size(); ++i)
-      EXPECT_NEAR(got[i], expected[i], 0.03) << "invoke " << invoke << ", output " << i;
+      EXPECT_NEAR(got[i], expected[i], tolerance) << "invoke " << invoke << ", output " << i;
   }
 }
 
@@ -718,6 +724,18 @@ TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
   s.cifg = s.layer_norm = true;
   s.cell_clip = 0.7f;
   float_lstm::RunHybrid(s, false, 23, GetParam());
+}
+
+TEST_P(LstmThreads, HybridInputsOnHalfQuantizationSteps) {
+  for (bool single_step : {false, true})
+    for (bool asymmetric : {false, true}) {
+      float_lstm::FloatSpec s;
+      s.ties = true;
+      s.n_input = 12;
+      s.single_step = single_step;
+      if (single_step) s.time = 1;
+      float_lstm::RunHybrid(s, asymmetric, 51, GetParam());
+    }
 }
 
 // The LSTM op (one step per invocation, the state carried between them).

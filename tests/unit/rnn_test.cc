@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hybrid_ties.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -17,6 +18,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::OpModel;
+using testing::FillTieRows;
 using testing::Q;
 
 struct RnnGeometry {
@@ -74,8 +76,9 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, f
 }
 
 // sequence = false builds RNN (time must be 1); true builds UNIDIRECTIONAL_SEQUENCE_RNN.
+// ties: every input row on exact half quantization steps (hybrid_ties.h).
 void RunRnn(const RnnGeometry& g, bool sequence, bool time_major, Activation act, bool hybrid,
-         bool asymmetric, float tol) {
+         bool asymmetric, float tol, bool ties = false) {
   SCOPED_TRACE(::testing::Message() << "batch " << g.batch << " time " << g.time << " input "
                                     << g.input_size << " units " << g.units << " sequence "
                                     << sequence << " time_major " << time_major << " hybrid "
@@ -130,6 +133,7 @@ void RunRnn(const RnnGeometry& g, bool sequence, bool time_major, Activation act
       if (n >= static_cast<size_t>(2 * g.input_size))
         for (int c = 0; c < g.input_size; ++c) x[g.input_size + c] = std::fabs(x[g.input_size + c]) + 0.5f;
     }
+    if (ties) FillTieRows(x, static_cast<size_t>(g.input_size), asymmetric);
     m.SetInput<float>(0, x);
     m.Invoke();
     std::vector<float> want(static_cast<size_t>(g.batch) * g.time * g.units);
@@ -244,7 +248,7 @@ TEST(SequenceRnnFloat, RejectsInputOfWrongRank) {
 // ------------------------------------------------ BIDIRECTIONAL_SEQUENCE_RNN
 
 void RunBidiRnn(const RnnGeometry& g, int bw_units, bool time_major, bool merge, Activation act,
-                bool hybrid, bool asymmetric, float tol) {
+                bool hybrid, bool asymmetric, float tol, bool ties = false) {
   SCOPED_TRACE(::testing::Message() << "batch " << g.batch << " time " << g.time << " units "
                                     << g.units << "/" << bw_units << " time_major " << time_major
                                     << " merge " << merge << " hybrid " << hybrid);
@@ -294,6 +298,7 @@ void RunBidiRnn(const RnnGeometry& g, int bw_units, bool time_major, bool merge,
   const size_t rows = static_cast<size_t>(g.batch) * g.time;
   for (int invoke = 0; invoke < 2; ++invoke) {
     auto x = Pattern(rows * g.input_size, 1.0f + invoke * 0.5f, invoke + 5);
+    if (ties) FillTieRows(x, static_cast<size_t>(g.input_size), asymmetric);
     m.SetInput<float>(0, x);
     m.Invoke();
     std::vector<float> want[2];
@@ -334,6 +339,15 @@ TEST(BidirectionalRnnHybrid, SymmetricAndAsymmetric) {
   RunBidiRnn({2, 3, 4, 3}, 3, false, false, Activation::kTanh, true, false, 0.03f);
   RunBidiRnn({3, 4, 5, 2}, 4, false, true, Activation::kRelu6, true, true, 0.03f);
   RunBidiRnn({2, 3, 6, 4}, 3, false, true, Activation::kTanh, true, true, 0.03f);
+}
+
+TEST(RnnHybrid, InputsOnHalfQuantizationSteps) {
+  for (bool asymmetric : {false, true}) {
+    RunRnn({3, 1, 12, 4}, false, false, Activation::kTanh, true, asymmetric, 0.05f, true);
+    RunRnn({2, 3, 12, 4}, true, false, Activation::kTanh, true, asymmetric, 0.05f, true);
+    RunRnn({2, 3, 12, 4}, true, true, Activation::kNone, true, asymmetric, 0.05f, true);
+    RunBidiRnn({2, 3, 12, 3}, 4, false, true, Activation::kTanh, true, asymmetric, 0.05f, true);
+  }
 }
 
 TEST(BidirectionalRnnHybrid, RejectsTimeMajorInput) {

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hybrid_ties.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -15,6 +16,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::OpModel;
+using testing::FillTieRows;
 using testing::Q;
 
 struct SvdfModel {
@@ -209,8 +211,9 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, f
 }
 
 // hybrid: weights are int8 with the given scales, the oracle uses their dequantized values.
+// ties: every input row on exact half quantization steps (hybrid_ties.h).
 void RunFloatOrHybrid(const SvdfGeometry& g, Activation act, bool with_bias, bool hybrid,
-                      bool asymmetric, float tol) {
+                      bool asymmetric, float tol, bool ties = false) {
   SCOPED_TRACE(::testing::Message() << "batch " << g.batch << " input " << g.input_size
                                   << " filters " << g.filters << " memory " << g.memory
                                   << " rank " << g.rank << " hybrid " << hybrid << " asym "
@@ -255,6 +258,7 @@ void RunFloatOrHybrid(const SvdfGeometry& g, Activation act, bool with_bias, boo
     if (asymmetric && step == 1)
       for (float& v : x) v = std::fabs(v) + 0.25f;  // all positive: a nonzero zero point
     if (step == 2) std::fill(x.begin(), x.end(), 0.0f);  // the all-zero input path
+    if (ties) FillTieRows(x, static_cast<size_t>(g.input_size), asymmetric);
     m.SetInput<float>(0, x);
     m.Invoke();
     ExpectNear(m.GetOutput<float>(0), o.Step(x), tol);
@@ -275,6 +279,11 @@ TEST(SvdfHybrid, MatchesDequantizedArithmeticWithinQuantizationError) {
   RunFloatOrHybrid({2, 5, 4, 4, 2}, Activation::kRelu, true, true, false, 0.03f);
   RunFloatOrHybrid({3, 4, 6, 2, 3}, Activation::kTanh, false, true, true, 0.03f);
   RunFloatOrHybrid({2, 7, 3, 5, 1}, Activation::kRelu6, true, true, true, 0.03f);
+}
+
+TEST(SvdfHybrid, InputsOnHalfQuantizationSteps) {
+  RunFloatOrHybrid({2, 12, 4, 3, 1}, Activation::kNone, true, true, false, 0.05f, true);
+  RunFloatOrHybrid({3, 12, 6, 2, 3}, Activation::kRelu, true, true, true, 0.05f, true);
 }
 
 TEST(SvdfHybrid, ExactOnInputsThatQuantizeExactly) {

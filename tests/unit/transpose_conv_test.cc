@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/quantization.h"
+#include "hybrid_ties.h"
 #include "litert_dump.h"
 #include "test_util.h"
 
@@ -24,6 +25,7 @@ namespace delegato {
 namespace {
 
 using ::delegato::testing::DumpForLiteRt;
+using ::delegato::testing::FillTieRows;
 using ::delegato::testing::OpModel;
 using ::delegato::testing::Q;
 using ::delegato::testing::QPerAxis;
@@ -291,17 +293,20 @@ TEST(TransposeConvTest, Int16x8Int64Bias) { RunQuantized<int16_t, int8_t, int64_
 // batch's input is quantized on the fly, so the result is the float transpose
 // convolution with the dequantized weights up to the input's quantization
 // error, at most half an input step per term (step max|x| / 127 or finer).
-void RunHybrid(bool per_channel, int seed) {
+// ties: every batch's input on exact half quantization steps (hybrid_ties.h).
+void RunHybrid(bool per_channel, int seed, bool ties = false) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::uniform_int_distribution<int> w_dist(-127, 127);
   int i = 0;
   for (const Case& c : Cases()) {
-    const std::string name = CaseName("hybrid", c, i++) + (per_channel ? "_pc" : "");
+    const std::string name =
+        CaseName("hybrid", c, i++) + (per_channel ? "_pc" : "") + (ties ? "_ties" : "");
     SCOPED_TRACE(name);
     std::vector<float> input(c.batches * c.in_h * c.in_w * c.in_c), bias(c.out_c);
     std::vector<int8_t> filter(c.out_c * c.filter_h * c.filter_w * c.in_c);
     for (float& v : input) v = dist(rng);
+    if (ties) FillTieRows(input, input.size() / c.batches, true);
     for (int8_t& v : filter) v = static_cast<int8_t>(w_dist(rng));
     for (float& v : bias) v = dist(rng);
     std::vector<float> w_scales(per_channel ? c.out_c : 1);
@@ -353,6 +358,10 @@ void RunHybrid(bool per_channel, int seed) {
 
 TEST(TransposeConvTest, HybridPerTensor) { RunHybrid(false, 5); }
 TEST(TransposeConvTest, HybridPerChannel) { RunHybrid(true, 6); }
+TEST(TransposeConvTest, HybridInputsOnHalfQuantizationSteps) {
+  RunHybrid(false, 7, true);
+  RunHybrid(true, 8, true);
+}
 
 // ------------------------------------------------------------------ bad input
 

@@ -45,12 +45,6 @@ void MultiplyScalar(const int16_t* packed, int k_padded, int blocks, const int16
   }
 }
 
-// Round half away from zero, as std::round, then the reference's clamp.
-int32_t RoundClamp(float t, int32_t lo, int32_t hi) {
-  const auto q = static_cast<int32_t>(std::round(t));
-  return std::min(hi, std::max(lo, q));
-}
-
 #if DELEGATO_X86
 
 // ---------------------------------------------------------------- AVX2
@@ -189,8 +183,8 @@ DLG_TARGET_AVX2 bool RangeAvx2(const float* v, int32_t n, float* lo, float* hi) 
   return true;
 }
 
-// round(offset + x * inverse) half away from zero (std::round), truncated to
-// int32 as the reference's cast (out of range and NaN: INT32_MIN), clamped.
+// x * inverse rounded half away from zero (std::round), truncated to int32 as
+// the reference's cast (out of range and NaN: INT32_MIN).
 DLG_TARGET_AVX2 inline __m256i RoundToInt(__m256 t) {
   const __m256 sign_mask = _mm256_set1_ps(-0.0f);
   __m256 r = _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -202,9 +196,12 @@ DLG_TARGET_AVX2 inline __m256i RoundToInt(__m256 t) {
   return _mm256_cvttps_epi32(r);
 }
 
-DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, float offset, float inverse,
+// round(x * inverse) + zero_point, clamped: reference::AsymmetricQuantizeValue
+// (zero point 0: SymmetricQuantizeRow's rounding).
+DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, int32_t zero_point, float inverse,
                                   int32_t qmin, int32_t qmax, int8_t* out) {
-  const __m256 off = _mm256_set1_ps(offset), inv = _mm256_set1_ps(inverse);
+  const __m256i zp = _mm256_set1_epi32(zero_point);
+  const __m256 inv = _mm256_set1_ps(inverse);
   const __m256i lo = _mm256_set1_epi32(qmin), hi = _mm256_set1_epi32(qmax);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   int32_t i = 0;
@@ -212,9 +209,8 @@ DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, float offset, float
     __m256i q[4];
     for (int j = 0; j < 4; ++j) {
       const __m256 x = _mm256_loadu_ps(v + i + 8 * j);
-      // offset + x * inverse: the product first, as the reference.
-      const __m256 t = _mm256_add_ps(off, _mm256_mul_ps(x, inv));
-      q[j] = _mm256_min_epi32(hi, _mm256_max_epi32(lo, RoundToInt(t)));
+      const __m256i rounded = _mm256_add_epi32(RoundToInt(_mm256_mul_ps(x, inv)), zp);
+      q[j] = _mm256_min_epi32(hi, _mm256_max_epi32(lo, rounded));
     }
     const __m256i words01 = _mm256_packs_epi32(q[0], q[1]);
     const __m256i words23 = _mm256_packs_epi32(q[2], q[3]);
@@ -222,8 +218,12 @@ DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, float offset, float
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
                         _mm256_permutevar8x32_epi32(bytes, order));
   }
-  for (; i < n; ++i)
-    out[i] = static_cast<int8_t>(RoundClamp(offset + v[i] * inverse, qmin, qmax));
+  for (; i < n; ++i) {
+    const auto rounded = static_cast<int32_t>(std::round(v[i] * inverse));
+    const auto q = static_cast<int32_t>(static_cast<uint32_t>(rounded) +
+                                        static_cast<uint32_t>(zero_point));
+    out[i] = static_cast<int8_t>(std::min(qmax, std::max(qmin, q)));
+  }
 }
 
 // ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
@@ -331,7 +331,7 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      QuantizeAvx2(values, n, static_cast<float>(*zero_point), 1.0f / *scale, -128, 127,
+      QuantizeAvx2(values, n, *zero_point, 1.0f / *scale, -128, 127,
                    quantized);
     } else {
       *zero_point = 0;
@@ -340,8 +340,7 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      // x * inverse + 0.0f equals x * inverse except for -0, which rounds to 0 anyway.
-      QuantizeAvx2(values, n, 0.0f, inverse, -127, 127, quantized);
+      QuantizeAvx2(values, n, 0, inverse, -127, 127, quantized);
     }
     return;
   }

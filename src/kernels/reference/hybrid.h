@@ -18,6 +18,21 @@
 
 namespace delegato::reference {
 
+// One asymmetrically quantized value as LiteRT computes it: x * inverse
+// rounded half away from zero, then the zero point added as an integer. This
+// is not round(zero_point + x * inverse): on a half step the two differ when
+// the product and the sum have opposite signs (0.5 with zero point -27 gives
+// -26 here, -27 there). Measured in LiteRT 2.3's x86 build for every hybrid
+// kernel with asymmetric inputs (docs/ops.md, "Hybrid input rounding").
+inline int8_t AsymmetricQuantizeValue(float x, float inverse, int32_t zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  const auto rounded = static_cast<int32_t>(std::round(x * inverse));
+  // Wrapping add: an out-of-range product (cast to INT32_MIN on x86) stays defined.
+  const auto q = static_cast<int32_t>(static_cast<uint32_t>(rounded) +
+                                      static_cast<uint32_t>(zero_point));
+  return static_cast<int8_t>(std::min(kMax, std::max(kMin, q)));
+}
+
 // SymmetricQuantizeRow's scale and its inverse from the row's extremes;
 // false when the row is all zeros (quantized to 0 with scale 1).
 inline bool SymmetricQuantizeParams(float lo, float hi, float* scale, float* inverse) {
@@ -87,7 +102,6 @@ inline bool AsymmetricQuantizeParams(float lo, float hi, float* scale, int32_t* 
 // end of [min(0, x), max(0, x)] gives the smaller error.
 inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quantized,
                                   float* scale, int32_t* zero_point) {
-  constexpr int32_t kMin = -128, kMax = 127;
   float lo = 0.0f, hi = 0.0f;
   if (n > 0) {
     const auto [mn, mx] = std::minmax_element(values, values + n);
@@ -98,12 +112,9 @@ inline void AsymmetricQuantizeRow(const float* values, int32_t n, int8_t* quanti
     std::memset(quantized, 0, static_cast<size_t>(n));
     return;
   }
-  const int32_t nudged = *zero_point;
   const float inverse = 1.0f / *scale;
-  for (int32_t i = 0; i < n; ++i) {
-    const auto q = static_cast<int32_t>(std::round(nudged + values[i] * inverse));
-    quantized[i] = static_cast<int8_t>(std::min(kMax, std::max(kMin, q)));
-  }
+  for (int32_t i = 0; i < n; ++i)
+    quantized[i] = AsymmetricQuantizeValue(values[i], inverse, *zero_point);
 }
 
 // TFLite's portable AsymmetricQuantizeFloats as its BatchQuantizeFloats calls
@@ -140,10 +151,8 @@ inline void AsymmetricQuantizeRowDouble(const float* values, int32_t n, int8_t* 
   *scale = static_cast<float>(s);
   *zero_point = nudged;
   const float inverse = 1.0f / *scale;
-  for (int32_t i = 0; i < n; ++i) {
-    const auto q = static_cast<int32_t>(std::round(nudged + values[i] * inverse));
-    quantized[i] = static_cast<int8_t>(std::min(kMax, std::max(kMin, q)));
-  }
+  for (int32_t i = 0; i < n; ++i)
+    quantized[i] = AsymmetricQuantizeValue(values[i], inverse, nudged);
 }
 
 // Each of n_batch rows of n values quantized on its own (BatchQuantizeFloats):
