@@ -8,6 +8,7 @@
 // each partition by a kernel that runs it with delegato's own interpreter.
 // Nothing here throws across the C boundary or aborts the host.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -35,6 +36,17 @@
 
 namespace delegato::abi {
 namespace {
+
+// Whether a file could be written at `path`: its directory exists and is
+// writable, and the path itself is not a directory.
+bool CanCreateFileAt(const std::string& path) {
+  if (path.empty()) return false;
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return false;
+  const size_t slash = path.find_last_of('/');
+  const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return stat(directory.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && access(directory.c_str(), W_OK) == 0;
+}
 
 constexpr const char* kPluginName = "delegato";
 constexpr const char* kKernelName = "DelegatoDelegate";
@@ -146,8 +158,9 @@ std::string ParseOptions(const char* const* keys, const char* const* values, siz
       if (!ParseNodeRanges(value, &options->never_delegate))
         return "option never_delegate: '" + value + "' is not a list of node indices and ranges (e.g. 0,4-7)";
     } else if (key == "report") {
-      std::ofstream probe(value, std::ios::app);
-      if (value.empty() || !probe) return "option report: cannot write '" + value + "'";
+      // Checked without creating anything: parsing options has no side
+      // effects (the report is written whole, later, by WriteFileAtomically).
+      if (!CanCreateFileAt(value)) return "option report: cannot write '" + value + "'";
       options->report = value;
     } else if (key == "log") {
       if (value == "error") options->log = LogLevel::kError;

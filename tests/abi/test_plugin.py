@@ -128,6 +128,17 @@ def test_bad_options_fail_create_with_a_message(plugin_path, options, message):
     assert message in str(error.value)
 
 
+def test_option_parsing_creates_no_file(plugin_path, tmp_path):
+    # The report is written whole when the delegate is applied, not probed
+    # into existence when the options are parsed.
+    report = tmp_path / "report.json"
+    delegate = load_delegate(plugin_path, {"report": str(report)})
+    del delegate
+    assert not report.exists()
+    with pytest.raises(ValueError, match="option report"):
+        load_delegate(plugin_path, {"report": str(tmp_path)})  # a directory
+
+
 def test_c_entry_points_tolerate_null(plugin_path):
     lib = ctypes.CDLL(plugin_path)
     lib.tflite_plugin_destroy_delegate.argtypes = [ctypes.c_void_p]
