@@ -143,23 +143,31 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
   }
 }
 
+// Rows [0, rows) of an int16 panel (x - x_zp) times one 16-channel block of
+// int16 weights [k/2][16][2] (w - w_zp), MR rows at a time: 2 * MR
+// accumulators, two weight vectors and one broadcast fill the 16 ymm
+// registers at MR = 6. Each pair product sum is exact in int32 (vpmaddwd);
+// sums wrap modulo 2^32 as the reference's. The requantization constants are
+// loaded after the tap loop: held across it (as at MR = 4 before), they made
+// GCC copy every accumulator once per iteration.
 template <int MR>
 DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                                     const int16_t* weights, const int32_t* column_bias,
                                     const RequantChannels& rq, const double* double_scale,
                                     int n0, int n, uint8_t* out, size_t out_stride) {
-  const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
-  const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
-  const __m256i offset = _mm256_set1_epi32(rq.output_offset);
-  const Requant256 p0 = LoadRequant256(rq, n0);
-  const Requant256 p1 = LoadRequant256(rq, n0 + 8);
-  const __m256i bias0 = Load256(column_bias + n0);
-  const __m256i bias1 = Load256(column_bias + n0 + 8);
   const int valid = std::min(16, n - n0);
   for (int r0 = 0; r0 < rows; r0 += MR) {
+    // Accumulators start at the column bias (one add fewer per output vector).
     __m256i acc[MR][2];
+    {
+      const __m256i bias0 = Load256(column_bias + n0);
+      const __m256i bias1 = Load256(column_bias + n0 + 8);
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+      for (int r = 0; r < MR; ++r) {
+        acc[r][0] = bias0;
+        acc[r][1] = bias1;
+      }
+    }
     const int16_t* a = panel + static_cast<size_t>(r0) * stride;
     const int16_t* w = weights;
     for (int t = 0; t < k2; ++t, w += 32, a += 2) {
@@ -175,21 +183,25 @@ DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int row
       }
     }
     const int valid_rows = std::min(MR, rows - r0);
+    const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
+    const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
+    const __m256i offset = _mm256_set1_epi32(rq.output_offset);
+    const Requant256 p0 = LoadRequant256(rq, n0);
+    const Requant256 p1 = LoadRequant256(rq, n0 + 8);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       if (r >= valid_rows) break;
+      uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
       if (double_scale != nullptr) {
         alignas(32) int32_t sums[16];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_add_epi32(acc[r][0], bias0));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), _mm256_add_epi32(acc[r][1], bias1));
-        uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[r][0]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), acc[r][1]);
         for (int l = 0; l < valid; ++l) dst[l] = RescaleDoubleOne(rq, double_scale, n0 + l, sums[l]);
         continue;
       }
-      const __m256i v0 = Requantize256(_mm256_add_epi32(acc[r][0], bias0), p0, lo, hi, offset);
-      const __m256i v1 = Requantize256(_mm256_add_epi32(acc[r][1], bias1), p1, lo, hi, offset);
+      const __m256i v0 = Requantize256(acc[r][0], p0, lo, hi, offset);
+      const __m256i v1 = Requantize256(acc[r][1], p1, lo, hi, offset);
       const __m128i bytes = NarrowToBytes256(v0, v1);
-      uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
       if (valid >= 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
       } else {
@@ -718,7 +730,7 @@ struct Avx2Ops : ScalarOps {
   }
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
-    Avx2SlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
+    Avx2SlabKernel<6>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
                       c.column_bias_.data(), c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
   }
 };
