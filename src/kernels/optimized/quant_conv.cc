@@ -400,13 +400,38 @@ DLG_TARGET_AVX512 void VnniRowSums(const uint8_t* panel, size_t stride, int rows
   }
 }
 
+DLG_TARGET_AVX2 inline void Avx2Widen16(int16_t* dst, const uint8_t* src, bool is_uint8,
+                                        __m256i zp) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  const __m256i w = is_uint8 ? _mm256_cvtepu8_epi16(b) : _mm256_cvtepi8_epi16(b);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_sub_epi16(w, zp));
+}
+
+DLG_TARGET_AVX2 inline void Avx2Widen8(int16_t* dst, const uint8_t* src, bool is_uint8,
+                                       __m128i zp) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
+  const __m128i w = is_uint8 ? _mm_cvtepu8_epi16(b) : _mm_cvtepi8_epi16(b);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_sub_epi16(w, zp));
+}
+
+// dst[i] = x[i] - zero_point for n bytes. A partial last block is done as a
+// whole block ending at n, overlapping the one before (same values written
+// twice): im2col copies of first layers are a few bytes each (9 for 3x3 over
+// 3 channels), and a per-byte tail loop cost more than the GEMM on them.
 DLG_TARGET_AVX2 void Avx2Widen(int16_t* dst, const uint8_t* src, size_t n, bool is_uint8,
                                int32_t zero_point) {
   const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
-  for (; n >= 16; n -= 16, src += 16, dst += 16) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-    const __m256i w = is_uint8 ? _mm256_cvtepu8_epi16(b) : _mm256_cvtepi8_epi16(b);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_sub_epi16(w, zp));
+  const __m128i zp8 = _mm256_castsi256_si128(zp);
+  if (n >= 16) {
+    const size_t last = n - 16;
+    for (size_t i = 0; i < last; i += 16) Avx2Widen16(dst + i, src + i, is_uint8, zp);
+    Avx2Widen16(dst + last, src + last, is_uint8, zp);
+    return;
+  }
+  if (n >= 8) {
+    Avx2Widen8(dst, src, is_uint8, zp8);
+    Avx2Widen8(dst + n - 8, src + n - 8, is_uint8, zp8);
+    return;
   }
   for (size_t i = 0; i < n; ++i) {
     const int32_t x = is_uint8 ? int32_t{src[i]} : int32_t{static_cast<int8_t>(src[i])};
