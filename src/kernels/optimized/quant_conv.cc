@@ -150,7 +150,7 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
 // sums wrap modulo 2^32 as the reference's. The requantization constants are
 // loaded after the tap loop: held across it (as at MR = 4 before), they made
 // GCC copy every accumulator once per iteration.
-template <int MR>
+template <int MR, bool kLeftShift>
 DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                                     const int16_t* weights, const int32_t* column_bias,
                                     const RequantChannels& rq, const double* double_scale,
@@ -186,8 +186,12 @@ DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int row
     const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
     const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
     const __m256i offset = _mm256_set1_epi32(rq.output_offset);
-    const Requant256 p0 = LoadRequant256(rq, n0);
-    const Requant256 p1 = LoadRequant256(rq, n0 + 8);
+    Requant256 p0 = LoadRequant256(rq, n0);
+    Requant256 p1 = LoadRequant256(rq, n0 + 8);
+    if constexpr (!kLeftShift) {  // a constant zero count: the shift folds away
+      p0.left_shift = _mm256_setzero_si256();
+      p1.left_shift = _mm256_setzero_si256();
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       if (r >= valid_rows) break;
@@ -755,8 +759,16 @@ struct Avx2Ops : ScalarOps {
   }
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
-    Avx2SlabKernel<6>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
-                      c.column_bias_.data(), c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
+    // Most layers' multipliers are below 1 (no left shift): that variant skips the shift.
+    const int32_t* left = c.requant_.left_shift.data() + s.n0;
+    if (std::any_of(left, left + 16, [](int32_t v) { return v != 0; }))
+      Avx2SlabKernel<6, true>(panel, c.k_padded_, rows, c.k_padded_ / 2,
+                              c.weights16_.data() + s.offset, c.column_bias_.data(), c.requant_,
+                              c.DoubleScale(), s.n0, c.n_, out, c.n_);
+    else
+      Avx2SlabKernel<6, false>(panel, c.k_padded_, rows, c.k_padded_ / 2,
+                               c.weights16_.data() + s.offset, c.column_bias_.data(), c.requant_,
+                               c.DoubleScale(), s.n0, c.n_, out, c.n_);
   }
 };
 
