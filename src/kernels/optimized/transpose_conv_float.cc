@@ -6,6 +6,8 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/optimized/transpose_conv_taps.h"
+
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
 // all-ones mask, which it then reports as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -14,23 +16,6 @@
 namespace delegato::optimized {
 
 namespace {
-
-// Input positions i in [0, size) with i * stride - pad + f = out for some
-// tap f in [0, taps): i in [ceil((out + pad - taps + 1) / stride),
-// floor((out + pad) / stride)].
-struct InputRange {
-  int32_t begin = 0, end = 0;
-};
-
-int32_t FloorDiv(int32_t a, int32_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-InputRange Contributors(int32_t out, int32_t pad, int32_t taps, int32_t stride, int32_t size) {
-  InputRange r;
-  r.begin = std::max(0, FloorDiv(out + pad - taps, stride) + 1);
-  r.end = std::min(size, FloorDiv(out + pad, stride) + 1);
-  if (r.end < r.begin) r.end = r.begin;
-  return r;
-}
 
 int32_t VectorWidth(Isa isa) {
   if (isa == Isa::kAvx512Vnni) return 16;

@@ -7,6 +7,8 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/optimized/transpose_conv_taps.h"
+
 // GCC 12's AVX-512 intrinsics pass an undefined vector through an all-ones
 // mask, which it then reports as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -15,22 +17,6 @@
 namespace delegato::optimized {
 
 namespace {
-
-struct InputRange {
-  int32_t begin = 0, end = 0;
-};
-
-int32_t FloorDiv(int32_t a, int32_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// Input positions whose taps reach output position `out` (see
-// transpose_conv_float.cc).
-InputRange Contributors(int32_t out, int32_t pad, int32_t taps, int32_t stride, int32_t size) {
-  InputRange r;
-  r.begin = std::max(0, FloorDiv(out + pad - taps, stride) + 1);
-  r.end = std::min(size, FloorDiv(out + pad, stride) + 1);
-  if (r.end < r.begin) r.end = r.begin;
-  return r;
-}
 
 struct PixelArgs {
   const reference::TransposeConvGeometry* g;
