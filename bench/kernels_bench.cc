@@ -26,9 +26,11 @@
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
+#include "kernels/optimized/squared_difference8.h"
 #include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/arg_minmax.h"
+#include "kernels/reference/compare.h"
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/hybrid.h"
@@ -870,6 +872,34 @@ void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// int8 SQUARED_DIFFERENCE of [rows, cols] against [rows, 1] (the zoo
+// transformer's variance step: 16 tokens x 32 features minus their mean).
+void BM_SquaredDifferenceInt8(benchmark::State& state, int rows, int cols) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::QuantizedSquaredDifferenceParams p;
+  p.input1_offset = 5;
+  p.input2_offset = -7;
+  p.output_offset = -128;
+  delegato::quant::QuantizeMultiplier(0.5, &p.input1_multiplier, &p.input1_shift);
+  delegato::quant::QuantizeMultiplier(0.375, &p.input2_multiplier, &p.input2_shift);
+  delegato::quant::QuantizeMultiplier(0.04, &p.output_multiplier, &p.output_shift);
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan({rows, cols}, {rows, 1}, {rows, cols});
+  std::vector<int8_t> a(static_cast<size_t>(rows) * cols), b(rows), out(a.size());
+  std::mt19937 rng(9);
+  for (int8_t& v : a) v = static_cast<int8_t>(rng());
+  for (int8_t& v : b) v = static_cast<int8_t>(rng());
+  const opt::QuantSquaredDifference8 fast(p, static_cast<Isa>(isa == kReference ? 0 : isa));
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::QuantizedSquaredDifference(p, plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
+    else
+      fast.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
+}
+
 // int8 BATCH_MATMUL [b, m, k] x [b, k, n] (the zoo transformer's attention:
 // 4 heads, 16 tokens, 8 values per head), requantized.
 void BM_BatchMatMulInt8(benchmark::State& state, int batches, int rows, int depth, int cols) {
@@ -965,6 +995,8 @@ int RegisterAll() {
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("squared_difference_int8/16x32", BM_SquaredDifferenceInt8, 16, 32)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_int8/4x16x8x16", BM_BatchMatMulInt8, 4, 16, 8, 16)
       ->Apply(IsaArgs);

@@ -3,13 +3,18 @@
 // POW, FLOOR_MOD, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, SELECT, SELECT_V2,
 // RIGHT_SHIFT, BITWISE_XOR, ATAN2, ADD_N.
 // Prepare applies TFLite's type rules and precomputes the broadcast walk and
-// quantized rescaling; Eval calls kernels/reference/compare.h.
+// quantized rescaling; Eval calls kernels/reference/compare.h (int8
+// SQUARED_DIFFERENCE: kernels/optimized/squared_difference8.h with the
+// optimized kernel set).
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/squared_difference8.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/compare.h"
 #include "kernels/reference/elementwise.h"
@@ -211,6 +216,7 @@ struct ArithData {
   reference::BroadcastPlan plan;
   bool quantized = false;  // int8 SQUARED_DIFFERENCE
   reference::QuantizedSquaredDifferenceParams sq;
+  std::optional<optimized::QuantSquaredDifference8> fast_sq;
   bool check_divisor = false;  // integer FLOOR_MOD
 };
 
@@ -249,6 +255,7 @@ void PrepareArith(KernelContext& ctx, Node& node, Arith op) {
                            &p.input2_shift, "input 2 rescale");
         MultiplierBelowOne(ctx, node, twice_max * twice_max / ((1 << 14) * qo.scale),
                            &p.output_multiplier, &p.output_shift, "output rescale");
+        if (ctx.optimized()) d->fast_sq.emplace(p, optimized::SelectedIsa());
       } else if (t != DataType::kFloat32 && t != DataType::kInt32) {
         FailType(ctx, node, a, "FLOAT32, INT32, INT8");
       }
@@ -288,8 +295,12 @@ void RunArith(const ArithData& d, const void* a, const void* b, void* y, int64_t
     case Arith::kMinimum: reference::Minimum(d.plan, pa, pb, out, begin, end); return;
     case Arith::kMaximum: reference::Maximum(d.plan, pa, pb, out, begin, end); return;
     case Arith::kSquaredDifference:
-      if constexpr (std::is_same_v<T, int8_t>)
-        reference::QuantizedSquaredDifference(d.sq, d.plan, pa, pb, out, begin, end);
+      if constexpr (std::is_same_v<T, int8_t>) {
+        if (d.fast_sq)
+          d.fast_sq->Run(d.plan, pa, pb, out, begin, end);
+        else
+          reference::QuantizedSquaredDifference(d.sq, d.plan, pa, pb, out, begin, end);
+      }
       else
         reference::SquaredDifference(d.plan, pa, pb, out, begin, end);
       return;

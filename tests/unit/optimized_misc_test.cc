@@ -3,8 +3,9 @@
 // single precision, int8 in fixed point; align_corners / half_pixel_centers;
 // up- and down-scaling; the precomputed-row path and its fallback), ARG_MAX /
 // ARG_MIN over 8-bit rows (ties, all-equal rows, 1..64 classes), 8-bit
-// requantization tables and float32 -> 8-bit quantization (halves, huge
-// values, infinities, NaN). Then each op through the interpreter, optimized
+// requantization tables, float32 -> 8-bit quantization (halves, huge
+// values, infinities, NaN) and int8 SQUARED_DIFFERENCE (every byte pair,
+// broadcast shapes). Then each op through the interpreter, optimized
 // vs reference kernel sets, 1 and 2 threads, and PAD's merged rows.
 #include <cmath>
 #include <cstdint>
@@ -21,8 +22,10 @@
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/resize_bilinear.h"
+#include "kernels/optimized/squared_difference8.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/arg_minmax.h"
+#include "kernels/reference/compare.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/resize.h"
 #include "test_util.h"
@@ -166,6 +169,66 @@ TEST(OptimizedMiscTest, ArgMinMax8MatchesReference) {
         for (int64_t i = 0; i < outer; ++i) got[i] = got32[i];
       }
       ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa);
+    }
+  }
+}
+
+// ------------------------------------------------------- squared difference
+
+// Parameters as SQUARED_DIFFERENCE's Prepare derives them from the scales.
+reference::QuantizedSquaredDifferenceParams SquaredDifferenceParams(float s1, int zp1, float s2,
+                                                                    int zp2, float so, int zpo) {
+  reference::QuantizedSquaredDifferenceParams p;
+  p.input1_offset = -zp1;
+  p.input2_offset = -zp2;
+  p.output_offset = zpo;
+  const double twice_max = 2.0 * std::max(s1, s2);
+  quant::QuantizeMultiplier(s1 / twice_max, &p.input1_multiplier, &p.input1_shift);
+  quant::QuantizeMultiplier(s2 / twice_max, &p.input2_multiplier, &p.input2_shift);
+  quant::QuantizeMultiplier(twice_max * twice_max / ((1 << 14) * double{so}), &p.output_multiplier,
+                            &p.output_shift);
+  return p;
+}
+
+TEST(OptimizedMiscTest, SquaredDifference8MatchesReference) {
+  std::mt19937 rng(61);
+  const auto dims = [](std::initializer_list<int32_t> d) { return std::vector<int32_t>(d); };
+  for (int trial = 0; trial < 60; ++trial) {
+    const float s1 = std::uniform_real_distribution<float>(0.002f, 0.2f)(rng);
+    const float s2 = trial % 3 == 0 ? s1 : std::uniform_real_distribution<float>(0.002f, 0.2f)(rng);
+    const float so = std::uniform_real_distribution<float>(1e-5f, 0.05f)(rng);
+    const int zp1 = static_cast<int>(rng() % 256) - 128, zp2 = static_cast<int>(rng() % 256) - 128;
+    const int zpo = static_cast<int>(rng() % 256) - 128;
+    const auto p = SquaredDifferenceParams(s1, zp1, s2, zp2, so, zpo);
+    // Every byte pair once (a [256, 256] against b [256, 1]: a broadcast b per
+    // row), then shapes around the vector widths with each kind of broadcast.
+    const int32_t n = 1 + static_cast<int32_t>(rng() % 70), r = 1 + static_cast<int32_t>(rng() % 9);
+    const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> shapes = {
+        {dims({256, 256}), dims({256, 1})}, {dims({r, n}), dims({r, n})},
+        {dims({r, n}), dims({r, 1})},       {dims({r, 1}), dims({r, n})},
+        {dims({r, n}), dims({1, n})},       {dims({r, 1}), dims({1, n})},
+        {dims({1}), dims({r, n})}};
+    for (const auto& [da, db] : shapes) {
+      std::vector<int32_t> out_dims;
+      ASSERT_TRUE(reference::BroadcastShapes(da, db, &out_dims));
+      const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(da, db, out_dims);
+      std::vector<int8_t> a(plan.num_elements), b(plan.num_elements);  // large enough
+      for (size_t i = 0; i < a.size(); ++i) {
+        a[i] = static_cast<int8_t>(da[0] == 256 ? i : rng());
+        b[i] = static_cast<int8_t>(da[0] == 256 ? i : rng());
+      }
+      std::vector<int8_t> expected(plan.num_elements);
+      reference::QuantizedSquaredDifference(p, plan, a.data(), b.data(), expected.data(), 0,
+                                            plan.num_elements);
+      for (Isa isa : SupportedIsas()) {
+        const optimized::QuantSquaredDifference8 k(p, isa);
+        std::vector<int8_t> got(plan.num_elements, 0x55);
+        const int64_t split = plan.num_elements / 3;  // any split gives the same bytes
+        k.Run(plan, a.data(), b.data(), got.data(), 0, split);
+        k.Run(plan, a.data(), b.data(), got.data(), split, plan.num_elements);
+        ASSERT_EQ(expected, got) << "trial " << trial << " " << optimized::IsaName(isa) << " a "
+                                 << da.size() << "d b " << db.size() << "d n " << n;
+      }
     }
   }
 }
@@ -377,6 +440,16 @@ TEST(OptimizedMiscTest, InterpreterOptimizedEqualsReference) {
           m.AddOp(BuiltinOp::kQuantize, {in}, {out}, std::monostate{}, 1);
         },
         {float_bytes}, "quantize trial " + std::to_string(trial));
+    // SQUARED_DIFFERENCE int8, a transformer's variance step: x against its row mean.
+    ExpectKernelSetsAgree<uint8_t>(
+        [&](OpModel& m) {
+          const int x = m.AddInput(DataType::kInt8, {1, 16, 32}, Q(0.04f, -5));
+          const int mean = m.AddInput(DataType::kInt8, {1, 16, 1}, Q(0.03f, 7));
+          const int out = m.AddOutput(DataType::kInt8, Q(0.01f, -128));
+          m.AddOp(BuiltinOp::kSquaredDifference, {x, mean}, {out}, std::monostate{}, 2);
+        },
+        {RandomBytes(rng, 16 * 32), RandomBytes(rng, 16)},
+        "squared_difference trial " + std::to_string(trial));
   }
 }
 

@@ -92,10 +92,12 @@ inline BroadcastPlan MakeBroadcastPlan(const std::vector<int32_t>& a,
   return plan;
 }
 
-// out[i] = op(a[..], b[..]) for the flat output indices i in [begin, end).
-template <class TA, class TB, class TO, class Op>
-void BroadcastBinary(const BroadcastPlan& plan, const TA* a, const TB* b, TO* out, int64_t begin,
-                     int64_t end, Op op) {
+// Walks the flat output indices [begin, end) in runs along the innermost
+// (merged) dimension: run(a_offset, a_stride, b_offset, b_stride, position,
+// count) covers outputs [position, position + count), input element k of the
+// run at a_offset + k * a_stride (stride 0: one broadcast value).
+template <class Run>
+void ForEachBroadcastRun(const BroadcastPlan& plan, int64_t begin, int64_t end, Run run) {
   if (begin >= end) return;
   const int last = plan.rank - 1;
   int64_t index[kMaxBroadcastRank];
@@ -110,16 +112,13 @@ void BroadcastBinary(const BroadcastPlan& plan, const TA* a, const TB* b, TO* ou
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
   int64_t position = begin;
   while (position < end) {
-    const int64_t run = std::min(plan.dims[last] - index[last], end - position);
-    const TA* pa = a + a_offset;
-    const TB* pb = b + b_offset;
-    TO* po = out + position;
-    for (int64_t k = 0; k < run; ++k) po[k] = op(pa[k * sa], pb[k * sb]);
-    position += run;
-    // Advance the multi-index by `run` (the innermost dimension wraps at most once).
-    a_offset += run * sa;
-    b_offset += run * sb;
-    index[last] += run;
+    const int64_t count = std::min(plan.dims[last] - index[last], end - position);
+    run(a_offset, sa, b_offset, sb, position, count);
+    position += count;
+    // Advance the multi-index by `count` (the innermost dimension wraps at most once).
+    a_offset += count * sa;
+    b_offset += count * sb;
+    index[last] += count;
     for (int d = last; d > 0 && index[d] == plan.dims[d]; --d) {
       a_offset -= index[d] * plan.a_strides[d];
       b_offset -= index[d] * plan.b_strides[d];
@@ -129,6 +128,20 @@ void BroadcastBinary(const BroadcastPlan& plan, const TA* a, const TB* b, TO* ou
       b_offset += plan.b_strides[d - 1];
     }
   }
+}
+
+// out[i] = op(a[..], b[..]) for the flat output indices i in [begin, end).
+template <class TA, class TB, class TO, class Op>
+void BroadcastBinary(const BroadcastPlan& plan, const TA* a, const TB* b, TO* out, int64_t begin,
+                     int64_t end, Op op) {
+  ForEachBroadcastRun(plan, begin, end,
+                      [&](int64_t a_offset, int64_t sa, int64_t b_offset, int64_t sb,
+                          int64_t position, int64_t count) {
+                        const TA* pa = a + a_offset;
+                        const TB* pb = b + b_offset;
+                        TO* po = out + position;
+                        for (int64_t k = 0; k < count; ++k) po[k] = op(pa[k * sa], pb[k * sb]);
+                      });
 }
 
 // min(max(x, lo), hi) with TFLite's argument order (a NaN x stays NaN).
