@@ -216,6 +216,18 @@ def ethos_u_section(config, summary, fit, fit_note):
             section[f"{port}_{way}_latency_cycles"] = n(float(system.get(key, 0)), {
                 "path": f"ethos-u-vela 5.2 (PyPI), ethosu/config_files/Arm/vela.ini: [System_Config.{summary['system_config']}] {key}",
                 "says": f"{key}={system.get(key, 0)} (cycles an operation waits for its first {way})"})
+    for port, area in ports.items():
+        key = f"{area}_burst_length"
+        section[f"{port}_burst_bytes"] = n(float(system.get(key, 0)), {
+            "path": f"ethos-u-vela 5.2 (PyPI), ethosu/config_files/Arm/vela.ini: [System_Config.{summary['system_config']}] {key}",
+            "says": f"{key}={system.get(key, 0)} (bytes of the longest burst; shorter bursts cost a whole one)"})
+    # Vela's block model of the 256-MAC U55/U65 (block search over the SHRAM, per-block command limit);
+    # 0 banks keeps the U85 on the whole-operation model.
+    section["shram_banks"] = n(0 if u85 else 48, {
+        "path": f"{arch}: accelerator_configs[...].shram_banks (Ethos_U55_256 / Ethos_U65_256)",
+        "says": "the U85 is not in these tables: 0 keeps it on the whole-operation model" if u85 else
+                "48 banks of 1 KiB of SHRAM hold the IFM and accumulator blocks"})
+    section["output_cycles_mul_32bit"] = n(0.5, tab(out, "index 2 (MUL with a 32-bit OFM): 0.5"))
     if u85:
         section["arg_max_cycles_per_element"] = n(4, {
             "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of "
