@@ -267,7 +267,7 @@ def model_cycles(d, fit):
             continue
         e = node["cost"]["ethos_u"]
         scale = {"mac_array": fit["mac_cycle_scale"], "elementwise": fit["elementwise_cycle_scale"]}.get(e["unit"], 1.0)
-        total += max(e["npu_cycles"] * scale, e["sram_cycles"], e["off_chip_cycles"]) + \
+        total += max(e["npu_cycles"] * scale + e.get("weight_dma_cycles", 0), e["sram_cycles"], e["off_chip_cycles"]) + \
             e["operations"] * (fit["op_overhead_cycles"] + e["latency_cycles"])
     return total
 
@@ -298,6 +298,7 @@ def fit_numbers(data, names):
         arr = lambda f: np.array([f(e) for e in es], dtype=float)
         models.append(dict(npu=arr(lambda e: e["npu_cycles"]),
                            mem=arr(lambda e: max(e["sram_cycles"], e["off_chip_cycles"])),
+                           dma=arr(lambda e: e.get("weight_dma_cycles", 0)),
                            ops=arr(lambda e: e["operations"]), lat=arr(lambda e: e["latency_cycles"]), mac=arr(lambda e: e["unit"] == "mac_array"),
                            elem=arr(lambda e: e["unit"] == "elementwise"), vela=d["vela_s"] * d["clock"],
                            vela_nodes=np.array([vela_nodes[n["index"]] for n in delegated], dtype=float)))
@@ -306,7 +307,7 @@ def fit_numbers(data, names):
         err = 0.0
         for m in models:
             scale = 1 + m["mac"] * (f["mac_cycle_scale"] - 1) + m["elem"] * (f["elementwise_cycle_scale"] - 1)
-            nodes = np.maximum(m["npu"] * scale, m["mem"]) + m["ops"] * (f["op_overhead_cycles"] + m["lat"])
+            nodes = np.maximum(m["npu"] * scale + m["dma"], m["mem"]) + m["ops"] * (f["op_overhead_cycles"] + m["lat"])
             err += (np.abs(nodes - m["vela_nodes"]).sum() / m["vela"] + abs(nodes.sum() / m["vela"] - 1)) / 2
         return err / len(models)
     for _ in range(6):

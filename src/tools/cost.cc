@@ -403,6 +403,7 @@ struct BlockCost {
   // Bytes moved on each feature map's memory, burst waste included.
   double ifm_bytes = 0, ifm2_bytes = 0, ofm_bytes = 0;
   double weight_refetch = 1;  // how often the weights are read: once per OFM block position
+  double first_weight_share = 1;  // the share of the weights the first OFM block depth needs
 };
 
 BlockCost BlockModelCycles(const BlockQuery& q, double shram_banks) {
@@ -481,6 +482,11 @@ BlockCost BlockModelCycles(const BlockQuery& q, double shram_banks) {
   const double mac_balanced = std::max(mac, command), output_balanced = std::max(output, command);
   cost.cycles = mac_balanced > output_balanced ? mac_balanced * blocks + output_balanced
                                                : output_balanced * blocks + mac_balanced;
+  // The first block's IFM read and OFM write are not overlapped with
+  // anything: Vela's per-layer NPU cycles of mobilenet_v2_1.0_224_quant's
+  // depthwise convolutions on ethos-u55-256 exceed the per-block sum by
+  // exactly that wait (968 of 968 cycles on the 112x112x32 and 56x56x144 ones).
+  cost.cycles += min_memory;
   // The IFM is fetched once per OFM block (its halo included) and sub-kernel;
   // depthwise and pooling blocks span the whole depth.
   const bool whole_depth = q.op == BlockOp::kDepthwise || q.op == BlockOp::kPooling;
@@ -491,6 +497,7 @@ BlockCost BlockModelCycles(const BlockQuery& q, double shram_banks) {
   const double ifm_fetch = ifm_block.wh() * ifm_depth * sub_kernels * ofm_blocks.elements();
   cost.ifm_bytes = TransferBytes(true, q.ifm_memory, q.ifm_bits, config.ifm_block, q.ifm, ifm_fetch * q.ifm_bits / 8);
   if (q.op != BlockOp::kPooling && q.op != BlockOp::kReduceSum) cost.weight_refetch = ofm_blocks.wh();
+  cost.first_weight_share = std::min(1.0, config.ofm_block.d / q.ofm.d);
   return cost;
 }
 
@@ -612,8 +619,16 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     if (!block_traffic) {
       fm_sram = fm_off_chip = 0;
       block_traffic = true;
-      if (q.op == BlockOp::kConvolution || q.op == BlockOp::kDepthwise || q.op == BlockOp::kVectorProduct)
+      if (q.op == BlockOp::kConvolution || q.op == BlockOp::kDepthwise || q.op == BlockOp::kVectorProduct) {
         fm_sram += weights * b.weight_refetch;
+        // With the arena in DRAM (U65), Vela buffers the weights in SRAM: the
+        // pass waits for the DMA of its first OFM block depth's weights, the
+        // DRAM's read latency plus their bytes (network_performance.cpp's
+        // MemToMemCycles; the per-layer CSV of keras_lstm_mnist_ptq on
+        // ethos-u65-256 shows the weights read from SRAM, filled from DRAM).
+        if (npu.feature_maps_off_chip)
+          c.weight_dma = npu.off_chip_read_latency + weights * b.first_weight_share / npu.off_chip_bytes_per_cycle;
+      }
     }
     auto port = [&](const FeatureMapMemory& m) -> double& { return m.off_chip ? fm_off_chip : fm_sram; };
     port(q.ifm_memory) += b.ifm_bytes * repeat;
@@ -812,6 +827,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       // Rewritten into one max pooling per 4 output positions over the depth.
       c.operations = CeilDiv(out_elements, 4);
       c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
+      if (block_model) {
+        // Each pooling reduces 4 positions' channels, laid along the width,
+        // on the 16-bit values the depthwise pass packed (value and index):
+        // Vela's per-layer CSV of DeepLab on ethos-u55-256 lists 65792
+        // MaxPools of 84 MACs (4 positions x 21 channels), 506 cycles each.
+        BlockQuery q = block_pass(BlockOp::kPooling, Hwc{1, 4, 1}, Hwc{1, 4 * in[3], 1}, op.inputs[0], op.outputs[0],
+                                  npu.output_cycles_max_pool);
+        kernel_of(q, 1, in[3], 1, in[3], 1, 1);
+        q.ifm_bits = q.ofm_bits = 16;
+        c.npu = use_block(q, c.operations);
+        c.operations = 0;
+      }
       break;
     case BuiltinOp::kUnidirectionalSequenceLstm: {
       // Unrolled per time step into the gates' 8 fully connected layers (input
@@ -825,6 +852,39 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
                            (CeilDiv(in[3], npu.ifm_block_depth) + CeilDiv(units, npu.ublock_d)) +
                        20 * units * npu.output_cycles_add_sub);
       weights *= steps;
+      if (block_model) {
+        // Vela's per-layer CSV of keras_lstm_mnist_ptq on ethos-u55-256 lists,
+        // per time step: 8 FullyConnected (each gate's input and recurrent
+        // weights and its 10-byte scales, streamed again every step), 5
+        // Add/Mul passes and 7 clamps, LUT activations and copies, each a
+        // 1x1 pooling over the units. A fully connected layer takes the
+        // longer of its MAC array and its weights' stream.
+        const double batch = in[2] > 1 ? in[1] : 1;
+        const Hwc gate = {1, batch, units};
+        auto stream = [&](double bytes) { return bytes / npu.off_chip_bytes_per_cycle; };
+        double step = 0;
+        block_traffic = true;  // the weights' traffic is priced here, per layer
+        for (double depth : {in[3], units}) {
+          BlockQuery fc = block_pass(BlockOp::kVectorProduct, gate, Hwc{1, batch, depth}, op.inputs[0], op.outputs[0],
+                                     npu.output_cycles);
+          fc.has_bias = true;
+          const double bytes = RoundUp(depth * units * ElementBytes(ifm.type), 16) + RoundUp(10 * units, 16);
+          // Weights in DRAM are buffered in SRAM first (see use_block); flash weights stream to the MAC array.
+          // (Each layer's DMA waits behind the short passes before it: not hidden.)
+          const double dma = npu.feature_maps_off_chip ? npu.off_chip_read_latency + bytes / npu.off_chip_bytes_per_cycle : 0;
+          step += 4 * std::max(use_block(fc) + dma, npu.feature_maps_off_chip ? 0.0 : stream(bytes));
+        }
+        BlockQuery add = block_pass(BlockOp::kElementwise, gate, gate, -1, -1, npu.output_cycles_add_sub);
+        add.has_ifm2 = true;
+        add.ifm2 = gate;
+        step += 5 * use_block(add);
+        BlockQuery clamp = block_pass(BlockOp::kPooling, gate, gate, -1, -1, npu.activation_cycles_lut);
+        step += 7 * use_block(clamp);
+        c.npu = steps * step;
+        c.operations = steps * 15;
+        c.unit = EthosUCycles::Unit::kOther;
+        fm_sram = fm_off_chip = weights = 0;
+      }
       break;
     }
     case BuiltinOp::kConcatenation:
@@ -1058,6 +1118,9 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     const NodeWork w = NodeWorkOf(model, i);
     if (!acc.ethos_u.empty()) {
       t.ethos_u.push_back(EthosUNodeCycles(model, i, ethos_u, &arena));
+      // A weight DMA runs while the previous operation computes (Vela's
+      // slack buffering): only what outlasts it is waited for.
+      if (i > 0) t.ethos_u[i].weight_dma = std::max(0.0, t.ethos_u[i].weight_dma - t.ethos_u[i - 1].npu);
       t.accelerator_us[i] = t.ethos_u.back().total(ethos_u) / ethos_u.clock_hz * 1e6;
       t.accelerator_placeholders[i] = ethos_u_used;
     } else if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {

@@ -76,12 +76,15 @@ struct EthosUCycles {
   // memory copies. Elementwise passes show none in Vela's per-layer cycles.
   double operations = 1;
   double latency = 0;  // per operation: the IFM's read and the OFM's write latency
+  // Waiting for the weights' DMA into SRAM (U65), beyond what the previous
+  // operation hides.
+  double weight_dma = 0;
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
                          : unit == Unit::kElementwise ? k.elementwise_cycle_scale
                                                       : 1.0;
-    return std::max({npu * scale, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
+    return std::max({npu * scale + weight_dma, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
   }
 };
 
