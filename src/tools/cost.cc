@@ -511,6 +511,32 @@ BlockCost BlockModelCycles(const BlockQuery& q, double shram_banks) {
 // kernel step; the output unit writes each element at a per-op rate. Memory
 // cycles are bytes over each port's bytes per cycle; an operation takes the
 // largest of its compute and memory cycles (Vela's per-layer `Op Cycles`).
+namespace {
+
+// Bytes of a weight tensor after Vela's weight encoding: its encoder codes
+// each weight's distance from the zero point with Golomb-Rice codes (the
+// mlw format of ethosu/mlw_codec), falling back to the raw bytes when that
+// is no smaller, in a stream padded to 16 bytes with a 16-byte header.
+// The estimate takes the one Rice divisor that codes the whole tensor
+// shortest; on mobilenet_v2_1.0_224_quant it comes out 3-8% below the
+// codec's own output (mlw_codec.encode), on random weights at the raw size.
+double EncodedWeightBytes(const ModelDef& model, const TensorDef& t) {
+  const double raw = Elements(t) * ElementBytes(t.type);
+  if (!IsConstant(model, t) || (t.type != DataType::kInt8 && t.type != DataType::kUInt8)) return RoundUp(raw, 16) + 16;
+  const std::vector<uint8_t>& data = model.buffers[t.buffer].data;
+  const int64_t zero_point = t.quantization.zero_point.size() == 1 ? t.quantization.zero_point[0] : 0;
+  std::array<double, 8> bits{};
+  for (uint8_t byte : data) {
+    const int64_t w = (t.type == DataType::kInt8 ? static_cast<int64_t>(static_cast<int8_t>(byte)) : byte) - zero_point;
+    const int64_t u = w >= 0 ? 2 * w : -2 * w - 1;  // zigzag: small magnitudes first
+    for (int k = 0; k < 8; ++k) bits[k] += static_cast<double>((u >> k) + 1 + k);
+  }
+  const double coded = std::ceil(*std::min_element(bits.begin(), bits.end()) / 8);
+  return RoundUp(std::min(raw, coded), 16) + 16;
+}
+
+}  // namespace
+
 std::vector<bool> NpuEdgeTensors(const ModelDef& model, const std::vector<bool>& npu_nodes) {
   const SubgraphDef& graph = model.subgraphs[0];
   std::vector<bool> edge(graph.tensors.size(), false);
@@ -659,6 +685,14 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     q.dilated_h = (kh - 1) * dh + 1, q.dilated_w = (kw - 1) * dw + 1;
   };
   const double output_rate = std::max(acc_cycles, activation_cycles);
+  // A convolution's constants as Vela stores them: the encoded weights and
+  // 10 bytes of bias, scale and shift per output channel
+  // (weight_compressor.py's encode_bias: 40-bit bias, 32-bit scale, 6-bit
+  // shift), padded to 16 bytes.
+  auto encoded_weights = [&](double out_channels) {
+    if (op.inputs.size() < 2 || op.inputs[1] < 0) return weights;
+    return EncodedWeightBytes(model, graph.tensors[op.inputs[1]]) + RoundUp(10 * out_channels, 16);
+  };
 
   switch (kind) {
     case BuiltinOp::kConv2d: {
@@ -680,6 +714,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         kernel_of(q, filter(1), filter(2), conv ? conv->stride_h : 1, conv ? conv->stride_w : 1,
                   conv ? conv->dilation_h : 1, conv ? conv->dilation_w : 1);
         q.has_bias = true;
+        weights = encoded_weights(out[3]);
         c.npu = use_block(q);
       }
       break;
@@ -694,6 +729,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         kernel_of(q, filter(1), filter(2), dw ? dw->stride_h : 1, dw ? dw->stride_w : 1, dw ? dw->dilation_h : 1,
                   dw ? dw->dilation_w : 1);
         q.has_bias = true;
+        weights = encoded_weights(out[3]);
         c.npu = use_block(q);
       }
       break;
@@ -713,6 +749,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         BlockQuery q = block_pass(BlockOp::kVectorProduct, Hwc{1, rows, out[3]}, Hwc{1, rows, ic}, op.inputs[0],
                                   op.outputs[0], output_rate);
         q.has_bias = true;
+        weights = encoded_weights(out[3]);
         c.npu = use_block(q);
       } else if (block_model && op.inputs.size() >= 2 && op.inputs[1] >= 0) {
         // Vela's U55/U65 MatMul: for every column of the right operand, an
@@ -728,6 +765,20 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         mul.ofm_bits = 32;
         BlockQuery sum = block_pass(BlockOp::kReduceSum, Hwc{lhs.h, lhs.w, 1}, lhs, -1, op.outputs[0], npu.output_cycles);
         sum.ifm_bits = 32;
+        // The 32-bit products are a scratch tensor of the arena: in DRAM when
+        // the arena is (U65). Vela's per-layer CSV of transformer_encoder_int8
+        // shows each MatMul reading and writing DRAM there, at 3.4 times its
+        // ethos-u55-256 cycles.
+        if (npu.feature_maps_off_chip) {
+          FeatureMapMemory scratch;
+          scratch.read_latency = npu.off_chip_read_latency;
+          scratch.write_latency = npu.off_chip_write_latency;
+          scratch.bytes_per_cycle = npu.off_chip_bytes_per_cycle;
+          scratch.burst_bytes = npu.off_chip_burst_bytes;
+          scratch.brick_format = false;
+          scratch.off_chip = true;
+          mul.ofm_memory = sum.ifm_memory = scratch;
+        }
         c.npu = use_block(mul, cols) + use_block(sum, cols);
       }
       break;
