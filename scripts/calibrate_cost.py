@@ -228,6 +228,7 @@ def ethos_u_section(config, summary, fit, fit_note):
         "says": "the U85 is not in these tables: 0 keeps it on the whole-operation model" if u85 else
                 "48 banks of 1 KiB of SHRAM hold the IFM and accumulator blocks"})
     section["output_cycles_mul_32bit"] = n(0.5, tab(out, "index 2 (MUL with a 32-bit OFM): 0.5"))
+    section["output_cycles_32bit_binary"] = n(1.125, tab(out, "index 1 (binary elementwise on 32-bit IFMs): 1.125"))
     if u85:
         section["arg_max_cycles_per_element"] = n(4, {
             "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of "

@@ -1413,7 +1413,7 @@ const std::vector<std::string>& EthosUCostNames() {
       "output_cycles_max_pool", "activation_cycles_lut", "activation_cycles_relu", "sram_bytes_per_cycle",
       "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "sram_read_latency_cycles",
       "sram_write_latency_cycles", "off_chip_read_latency_cycles", "off_chip_write_latency_cycles", "arg_max_cycles_per_element", "fuses_channel_scale_shift",
-      "sram_burst_bytes", "off_chip_burst_bytes", "shram_banks", "output_cycles_mul_32bit",
+      "sram_burst_bytes", "off_chip_burst_bytes", "shram_banks", "output_cycles_mul_32bit", "output_cycles_32bit_binary",
       "op_overhead_cycles",
       "mac_cycle_scale", "elementwise_cycle_scale"};
   return names;

@@ -632,7 +632,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     m.write_latency = far ? npu.off_chip_write_latency : npu.sram_write_latency;
     m.bytes_per_cycle = far ? npu.off_chip_bytes_per_cycle : npu.sram_bytes_per_cycle;
     m.burst_bytes = far ? npu.off_chip_burst_bytes : npu.sram_burst_bytes;
-    m.brick_format = t >= 0 && !is_edge(t);
+    m.brick_format = !is_edge(t);  // the NPU's own temporaries too
     m.off_chip = far;
     return m;
   };
@@ -1011,6 +1011,40 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         c.operations = 1;
         break;
       }
+      case BuiltinOp::kSoftmax: {
+        // Vela's int8 softmax (softmax.py, and its per-layer CSV of
+        // keyword_scrambled and transformer_encoder_int8 on ethos-u55-256):
+        // a max pooling over each row, a subtraction with the exponential's
+        // table, a 32-bit shift and a ReduceSum over the full tensor, 22
+        // passes over the rows' sums (the reciprocal's Newton-Raphson steps),
+        // and a 32-bit multiply and shift over the full tensor again.
+        const double depth = in[3], rows = std::max(1.0, in[0] * in[1] * in[2]);
+        // (The per-row values are laid along the depth: Vela's per-row passes
+        // take 1.125 cycles per row, 72 for the 64 rows of the transformer's.)
+        const Hwc full = {rows, 1, depth}, per_row = {1, 1, rows};
+        BlockQuery max = block_pass(BlockOp::kPooling, Hwc{1, rows, 1}, Hwc{1, rows * depth, 1}, op.inputs[0], -1,
+                                    npu.output_cycles_max_pool);
+        kernel_of(max, 1, depth, 1, depth, 1, 1);
+        BlockQuery sub = block_pass(BlockOp::kElementwise, full, full, op.inputs[0], -1,
+                                    std::max(npu.output_cycles_add_sub, npu.activation_cycles_lut));
+        sub.has_ifm2 = true;
+        sub.ifm2 = per_row;
+        sub.ofm_bits = 32;
+        BlockQuery wide_full = block_pass(BlockOp::kElementwise, full, full, -1, -1, npu.output_cycles_32bit_binary);
+        wide_full.ifm_bits = wide_full.ofm_bits = 32;
+        BlockQuery sum = block_pass(BlockOp::kReduceSum, per_row, full, -1, -1, npu.output_cycles);
+        sum.ifm_bits = sum.ofm_bits = 32;
+        BlockQuery row = block_pass(BlockOp::kElementwise, per_row, per_row, -1, -1, npu.output_cycles_32bit_binary);
+        row.ifm_bits = row.ofm_bits = 32;
+        row.has_ifm2 = true;
+        row.ifm2 = per_row;
+        block_traffic = false;
+        c.npu = use_block(max) + use_block(sub) + use_block(wide_full) + use_block(sum) + use_block(row, 22) +
+                use_block(wide_full, 2);
+        c.unit = EthosUCycles::Unit::kElementwise;
+        c.operations = 0;
+        break;
+      }
       case BuiltinOp::kConcatenation:
       case BuiltinOp::kSplit:
       case BuiltinOp::kSplitV:
@@ -1162,6 +1196,7 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     ethos_u.sram_burst_bytes = get_optional("sram_burst_bytes");
     ethos_u.off_chip_burst_bytes = get_optional("off_chip_burst_bytes");
     ethos_u.output_cycles_mul_32bit = get_optional("output_cycles_mul_32bit");
+    ethos_u.output_cycles_32bit_binary = get_optional("output_cycles_32bit_binary");
     ethos_u.op_overhead_cycles = get("op_overhead_cycles");
     ethos_u.mac_cycle_scale = get("mac_cycle_scale");
     ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");

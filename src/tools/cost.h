@@ -60,6 +60,7 @@ struct EthosUConstants {
   double shram_banks = 0;
   double sram_burst_bytes = 0, off_chip_burst_bytes = 0;  // vela.ini <area>_burst_length
   double output_cycles_mul_32bit = 0;   // output unit, MUL with a 32-bit OFM (a matrix product's first half)
+  double output_cycles_32bit_binary = 0;  // output unit, binary elementwise on 32-bit IFMs (softmax internals)
   double op_overhead_cycles = 0;        // per NPU operation Vela emits, besides the memory latencies
   // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
   // and of the output unit's on elementwise and copy operations.

@@ -348,7 +348,7 @@ TEST(CostModel, EthosUTargetSection) {
       {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"sram_read_latency_cycles", 0},
       {"sram_write_latency_cycles", 0}, {"off_chip_read_latency_cycles", 0}, {"off_chip_write_latency_cycles", 0},
       {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
-      {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 0}, {"output_cycles_mul_32bit", 0.5},
+      {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 0}, {"output_cycles_mul_32bit", 0.5}, {"output_cycles_32bit_binary", 1.125},
       {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
       {"elementwise_cycle_scale", 2}};
   std::string section;
@@ -374,6 +374,7 @@ std::string BlockModelSection(bool arena_off_chip) {
       {"sram_read_latency_cycles", 32}, {"sram_write_latency_cycles", 32}, {"off_chip_read_latency_cycles", 500},
       {"off_chip_write_latency_cycles", 250}, {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
       {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 48}, {"output_cycles_mul_32bit", 0.5},
+      {"output_cycles_32bit_binary", 1.125},
       {"op_overhead_cycles", 0}, {"mac_cycle_scale", 1}, {"elementwise_cycle_scale", 1}};
   std::string section;
   for (const auto& [key, value] : values)
