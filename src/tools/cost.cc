@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -819,6 +820,39 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       const double steps = sub_kernels(kh, kw, [](double k) { return CeilDiv(k, 4); });
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
                        output_unit(npu.output_cycles));
+      if (block_model) {
+        // Which axes: the constant second input (int32), else H and W.
+        bool channels = false;
+        if (op.inputs.size() >= 2 && op.inputs[1] >= 0 && IsConstant(model, graph.tensors[op.inputs[1]]) &&
+            graph.tensors[op.inputs[1]].type == DataType::kInt32) {
+          const std::vector<uint8_t>& data = model.buffers[graph.tensors[op.inputs[1]].buffer].data;
+          const int rank = static_cast<int>(ifm.shape.size());
+          for (size_t k = 0; k + 4 <= data.size(); k += 4) {
+            int32_t axis = 0;
+            std::memcpy(&axis, data.data() + k, 4);
+            if (axis == rank - 1 || axis == -1) channels = true;
+          }
+        }
+        // A mean over the channels (a layer normalisation's) is a depthwise
+        // pass along the rows and a multiply by 1/depth per row (Vela's
+        // per-layer CSV of transformer_encoder_int8 lists DepthwiseConv2D
+        // and Mul for each MEAN); a spatial mean a depthwise pass whose
+        // kernel covers the reduced area.
+        const double rows = in[0] * in[1] * in[2];
+        BlockQuery q = channels ? block_pass(BlockOp::kDepthwise, Hwc{1, rows, 1}, Hwc{1, rows * in[3], 1}, op.inputs[0],
+                                             op.outputs[0], npu.output_cycles)
+                                : block_pass(BlockOp::kDepthwise, Hwc{in[0], 1, in[3]}, hwc(in), op.inputs[0],
+                                             op.outputs[0], npu.output_cycles);
+        if (channels) kernel_of(q, 1, in[3], 1, in[3], 1, 1);
+        else kernel_of(q, in[1], in[2], 1, 1, 1, 1);
+        q.has_bias = true;
+        c.npu = use_block(q);
+        if (channels) {
+          BlockQuery scale = block_pass(BlockOp::kElementwise, Hwc{1, 1, rows}, Hwc{1, 1, rows}, -1, op.outputs[0],
+                                        npu.output_cycles_mul);
+          c.npu += use_block(scale);
+        }
+      }
       break;
     }
     case BuiltinOp::kReshape:
