@@ -1097,7 +1097,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
           if (!joins && !is_edge(t)) {
             int consumers = 0;
             for (const OperatorDef& other : graph.operators)
-              consumers += static_cast<int>(std::count(other.inputs.begin(), other.inputs.end(), t));
+              consumers += std::count(other.inputs.begin(), other.inputs.end(), t) > 0 ? 1 : 0;
             if (consumers == 1) continue;
           }
           const Hwc piece = hwc(Shape4(graph.tensors[t]));

@@ -438,6 +438,47 @@ TEST(CostModel, EthosUEncodedWeights) {
   EXPECT_GT(t.ethos_u[0].npu, 0);
 }
 
+// input [1,8,8,4] -> SPLIT into two [1,8,8,2] halves. On the U55/U65 each
+// split output is a MemoryCopy (a 1x1 pooling), except an output read by a
+// single NPU node, which reads its slice in place: with both halves graph
+// outputs the SPLIT is 2 copies; with the second half feeding an ADD, 1.
+TEST(CostModel, EthosUSplitOutputReadInPlace) {
+  auto split_model = [](bool second_consumed) {
+    Builder b;
+    const int in = b.Tensor({1, 8, 8, 4});
+    const int axis = b.Tensor({1}, true);
+    const int first = b.Tensor({1, 8, 8, 2}), second = b.Tensor({1, 8, 8, 2});
+    OperatorDef split;
+    split.opcode_index = b.Code(BuiltinOp::kSplit);
+    split.inputs = {axis, in};
+    split.outputs = {first, second};
+    b.graph.operators.push_back(split);
+    ModelDef model = b.Finish(in, first);
+    if (second_consumed) {
+      // ADD(second, second) becomes the graph's second output.
+      model.subgraphs[0].tensors.push_back(model.subgraphs[0].tensors[second]);
+      const int sum = static_cast<int>(model.subgraphs[0].tensors.size() - 1);
+      OperatorDef add;
+      model.operator_codes.push_back({BuiltinOp::kAdd, "", 1});
+      add.opcode_index = static_cast<uint32_t>(model.operator_codes.size() - 1);
+      add.inputs = {second, second};
+      add.outputs = {sum};
+      model.subgraphs[0].operators.push_back(add);
+      model.subgraphs[0].outputs = {first, sum};
+    } else {
+      model.subgraphs[0].outputs = {first, second};
+    }
+    return model;
+  };
+  const Target npu = TargetFrom(BlockModelSection(false));
+  const CostTables both = BuildCostTables(split_model(false), npu, nullptr);
+  const CostTables one = BuildCostTables(split_model(true), npu, nullptr);
+  EXPECT_DOUBLE_EQ(both.ethos_u[0].operations, 2);
+  EXPECT_DOUBLE_EQ(one.ethos_u[0].operations, 1);
+  EXPECT_GT(one.ethos_u[0].npu, 0);
+  EXPECT_DOUBLE_EQ(both.ethos_u[0].npu, 2 * one.ethos_u[0].npu);
+}
+
 // input -> CONV_2D -> ADD -> CONV_2D -> output, the ADD refused by the target:
 // greedy delegates both convolutions as two partitions. Each hand-over costs
 // 100 us + the crossing bytes (256 in + 256 out) at 1e8 B/s = 5.12 us, and a
