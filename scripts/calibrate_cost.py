@@ -216,6 +216,19 @@ def ethos_u_section(config, summary, fit, fit_note):
             section[f"{port}_{way}_latency_cycles"] = n(float(system.get(key, 0)), {
                 "path": f"ethos-u-vela 5.2 (PyPI), ethosu/config_files/Arm/vela.ini: [System_Config.{summary['system_config']}] {key}",
                 "says": f"{key}={system.get(key, 0)} (cycles an operation waits for its first {way})"})
+    for port, area in ports.items():
+        key = f"{area}_burst_length"
+        section[f"{port}_burst_bytes"] = n(float(system.get(key, 0)), {
+            "path": f"ethos-u-vela 5.2 (PyPI), ethosu/config_files/Arm/vela.ini: [System_Config.{summary['system_config']}] {key}",
+            "says": f"{key}={system.get(key, 0)} (bytes of the longest burst; shorter bursts cost a whole one)"})
+    # Vela's block model of the 256-MAC U55/U65 (block search over the SHRAM, per-block command limit);
+    # 0 banks keeps the U85 on the whole-operation model.
+    section["shram_banks"] = n(0 if u85 else 48, {
+        "path": f"{arch}: accelerator_configs[...].shram_banks (Ethos_U55_256 / Ethos_U65_256)",
+        "says": "the U85 is not in these tables: 0 keeps it on the whole-operation model" if u85 else
+                "48 banks of 1 KiB of SHRAM hold the IFM and accumulator blocks"})
+    section["output_cycles_mul_32bit"] = n(0.5, tab(out, "index 2 (MUL with a 32-bit OFM): 0.5"))
+    section["output_cycles_32bit_binary"] = n(1.125, tab(out, "index 1 (binary elementwise on 32-bit IFMs): 1.125"))
     if u85:
         section["arg_max_cycles_per_element"] = n(4, {
             "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of "
@@ -255,7 +268,7 @@ def model_cycles(d, fit):
             continue
         e = node["cost"]["ethos_u"]
         scale = {"mac_array": fit["mac_cycle_scale"], "elementwise": fit["elementwise_cycle_scale"]}.get(e["unit"], 1.0)
-        total += max(e["npu_cycles"] * scale, e["sram_cycles"], e["off_chip_cycles"]) + \
+        total += max(e["npu_cycles"] * scale + e.get("weight_dma_cycles", 0), e["sram_cycles"], e["off_chip_cycles"]) + \
             e["operations"] * (fit["op_overhead_cycles"] + e["latency_cycles"])
     return total
 
@@ -286,6 +299,7 @@ def fit_numbers(data, names):
         arr = lambda f: np.array([f(e) for e in es], dtype=float)
         models.append(dict(npu=arr(lambda e: e["npu_cycles"]),
                            mem=arr(lambda e: max(e["sram_cycles"], e["off_chip_cycles"])),
+                           dma=arr(lambda e: e.get("weight_dma_cycles", 0)),
                            ops=arr(lambda e: e["operations"]), lat=arr(lambda e: e["latency_cycles"]), mac=arr(lambda e: e["unit"] == "mac_array"),
                            elem=arr(lambda e: e["unit"] == "elementwise"), vela=d["vela_s"] * d["clock"],
                            vela_nodes=np.array([vela_nodes[n["index"]] for n in delegated], dtype=float)))
@@ -294,7 +308,7 @@ def fit_numbers(data, names):
         err = 0.0
         for m in models:
             scale = 1 + m["mac"] * (f["mac_cycle_scale"] - 1) + m["elem"] * (f["elementwise_cycle_scale"] - 1)
-            nodes = np.maximum(m["npu"] * scale, m["mem"]) + m["ops"] * (f["op_overhead_cycles"] + m["lat"])
+            nodes = np.maximum(m["npu"] * scale + m["dma"], m["mem"]) + m["ops"] * (f["op_overhead_cycles"] + m["lat"])
             err += (np.abs(nodes - m["vela_nodes"]).sum() / m["vela"] + abs(nodes.sum() / m["vela"] - 1)) / 2
         return err / len(models)
     for _ in range(6):

@@ -705,7 +705,8 @@ class Parser {
         const bool may_be_zero = name == "sram_cache_bytes" || name == "op_overhead_cycles" ||
                                  name == "feature_maps_off_chip" || name.rfind("activation_cycles", 0) == 0 ||
                                  name.find("_latency_cycles") != std::string::npos ||
-                                 name == "arg_max_cycles_per_element" || name == "fuses_channel_scale_shift";
+                                 name == "arg_max_cycles_per_element" || name == "fuses_channel_scale_shift" ||
+                                 name == "shram_banks";
         CostTable one = Table(json::object({{name, number}}), ep, EthosUCostNames(), "Ethos-U cost key", !may_be_zero);
         cost.ethos_u.push_back(std::move(one.front()));
       }
@@ -1412,6 +1413,7 @@ const std::vector<std::string>& EthosUCostNames() {
       "output_cycles_max_pool", "activation_cycles_lut", "activation_cycles_relu", "sram_bytes_per_cycle",
       "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "sram_read_latency_cycles",
       "sram_write_latency_cycles", "off_chip_read_latency_cycles", "off_chip_write_latency_cycles", "arg_max_cycles_per_element", "fuses_channel_scale_shift",
+      "sram_burst_bytes", "off_chip_burst_bytes", "shram_banks", "output_cycles_mul_32bit", "output_cycles_32bit_binary",
       "op_overhead_cycles",
       "mac_cycle_scale", "elementwise_cycle_scale"};
   return names;

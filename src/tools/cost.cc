@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -213,6 +214,296 @@ int ChannelScaleShiftAdd(const ModelDef& model, int mul) {
 
 }  // namespace
 
+namespace {
+
+// Vela's block model of the 256-MAC Ethos-U55 / U65 (ethos-u-vela 5.2 runs
+// its compiled core for every configuration; the formulas below restate its
+// EthosU55Performance and ArchEthosU55::FindBlockConfig, whose tables for the
+// 256-MAC configurations are also in the installed
+// ethosu/vela/architecture_features.py: 48 SHRAM banks of 1 KiB, granules
+// [8, 8, 8, 8, 16, 8, 16, 20], micro-blocks of 2x2x8, OFM blocks of at most
+// 32x64x128 (height x width x depth)).
+enum class BlockOp { kConvolution, kDepthwise, kVectorProduct, kPooling, kReduceSum, kElementwise };
+
+struct Hwc {
+  double h = 1, w = 1, d = 1;
+  double elements() const { return h * w * d; }
+  double wh() const { return h * w; }
+};
+
+Hwc MinHwc(const Hwc& a, const Hwc& b) { return {std::min(a.h, b.h), std::min(a.w, b.w), std::min(a.d, b.d)}; }
+double RoundUp(double a, double b) { return std::ceil(a / b) * b; }
+
+// Where a feature map lives: its memory's latencies, bandwidth and burst.
+struct FeatureMapMemory {
+  double read_latency = 0, write_latency = 0, bytes_per_cycle = 1, burst_bytes = 32;
+  bool brick_format = true;  // NHCWB16 (16-channel bricks) inside the NPU graph, NHWC at its edges
+  bool off_chip = false;      // on the off-chip port (DRAM / flash), else SRAM
+};
+
+struct BlockQuery {
+  BlockOp op = BlockOp::kElementwise;
+  Hwc ofm, ifm, ifm2;
+  bool has_ifm2 = false;
+  double ifm_bits = 8, ofm_bits = 8;
+  double kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilated_h = 1, dilated_w = 1;
+  double output_cycles_per_element = 0;  // the output unit's rate (op and fused activation)
+  bool has_bias = false;
+  double bias_read_latency = 0;  // of the memory holding the scales and biases
+  FeatureMapMemory ifm_memory, ifm2_memory, ofm_memory;
+};
+
+struct BlockConfig {
+  Hwc ofm_block, ifm_block;
+  bool part_kernel = false;
+  bool acc40 = false;
+  bool found = false;
+};
+
+constexpr double kShramBankBytes = 1024, kShramReservedOutputBanks = 2, kShramReservedEndBanks = 2;
+constexpr double kUBlockH = 2, kUBlockW = 2, kUBlockD = 8, kIfmUBlockD = 8;
+constexpr Hwc kOfmBlockMax = {32, 64, 128};
+
+// Part-kernel-first when it uses the MAC array better than depth-first
+// (Vela's ChooseKernelMethod): always for 8 or fewer input channels.
+bool PartKernelFirst(const Hwc& ifm, double ifm_bits, double kernel_elements) {
+  if (ifm.d <= 8) return true;
+  const double depth_use = ifm.d / RoundUp(ifm.d, ifm_bits == 8 ? 32 : 16);
+  const double part_use = ifm.d / RoundUp(ifm.d, 8) * (kernel_elements / RoundUp(kernel_elements, ifm_bits == 8 ? 4 : 2));
+  return part_use >= depth_use;
+}
+
+// The OFM block Vela's block search picks: every block of micro-block steps
+// whose IFM and accumulator buffers fit the SHRAM, the one that fetches the
+// fewest IFM and weight elements per output element.
+BlockConfig FindBlockConfig(const BlockQuery& q, double shram_banks) {
+  BlockConfig config;
+  const bool elementwise = q.op == BlockOp::kElementwise;
+  const Hwc& ifm = q.has_ifm2 && q.ifm2.elements() > q.ifm.elements() ? q.ifm2 : q.ifm;
+  const bool scalar = q.ifm.elements() == 1 || (q.has_ifm2 && q.ifm2.elements() == 1);
+  const bool ew_full = elementwise && !(scalar && q.ifm_bits <= 16);
+  const bool pooling = q.op == BlockOp::kPooling || q.op == BlockOp::kReduceSum;
+  const bool depthwise = q.op == BlockOp::kDepthwise;
+  const bool equal_depth = elementwise || (pooling && q.op != BlockOp::kReduceSum) || depthwise;
+  config.part_kernel = q.op == BlockOp::kConvolution && PartKernelFirst(ifm, q.ifm_bits, q.kh * q.kw);
+  config.acc40 = q.ifm_bits == 16 && (!pooling || q.op == BlockOp::kReduceSum) && !elementwise;
+  const double acc_granule = config.acc40 ? 20 : 16, acc_bits = config.acc40 ? 40 : 32;
+  const double ifm_granule = q.ifm_bits == 32 ? 16 : 8;
+  const double lut_banks = kShramReservedEndBanks;
+  const double ifm_repeats = std::ceil(q.dilated_w / 8) * std::ceil(q.dilated_h / 8);
+  const double ifm_block_depth = q.ifm_bits == 16 ? RoundUp(std::min(ifm.d, 16.0), 4)
+                                                  : RoundUp(std::min(ifm.d, config.part_kernel ? 16.0 : 32.0), kIfmUBlockD);
+  const bool has_weights = q.op == BlockOp::kConvolution || depthwise;
+  const double weight_fetch_wh = has_weights ? q.kh * q.kw : 0;
+  const Hwc search = {RoundUp(std::min(q.ofm.h, kOfmBlockMax.h), kUBlockH), RoundUp(std::min(q.ofm.w, kOfmBlockMax.w), kUBlockW),
+                      RoundUp(std::min(q.ofm.d, kOfmBlockMax.d), kUBlockD)};
+  auto fits = [&](const Hwc& ofm_block, const Hwc& ifm_block) {
+    const double ifm_bytes = ifm_block.wh() * RoundUp(ifm_block.d * q.ifm_bits / 8, 8);
+    const double ifm_banks = RoundUp(std::ceil(ifm_bytes / kShramBankBytes) * 2, ifm_granule);
+    double ifm_end = kShramReservedOutputBanks + ifm_banks;
+    double acc_start = shram_banks - lut_banks;
+    if (!elementwise) {
+      const double acc_bytes = ofm_block.wh() * RoundUp(ofm_block.d, 8) * acc_bits / 8;
+      acc_start -= RoundUp(std::ceil(acc_bytes / kShramBankBytes) * 2, acc_granule);
+    } else {
+      if (ifm_end + (ew_full ? ifm_banks : 0) > acc_start) return false;
+      ifm_end = acc_start;
+    }
+    return ifm_end <= acc_start;
+  };
+  double best_cost = std::numeric_limits<double>::infinity(), best_coverage = best_cost;
+  double depth = std::max(kUBlockD, std::min(search.d, 16.0));
+  if (depth < q.ofm.d) depth = RoundUp(depth, 16);
+  std::set<std::pair<double, double>> wont_fit;
+  for (; depth <= search.d; depth = depth + kUBlockD < q.ofm.d ? RoundUp(depth + kUBlockD, 16) : depth + kUBlockD) {
+    for (double h = kUBlockH; h <= search.h; h += kUBlockH) {
+      for (double w = kUBlockW; w <= search.w; w += kUBlockW) {
+        if (wont_fit.count({h, w})) continue;
+        Hwc ofm_block = {h, w, depth};
+        Hwc ifm_block = {RoundUp((h - 1) * q.stride_h + std::min(q.dilated_h, 8.0), kUBlockH),
+                         RoundUp((w - 1) * q.stride_w + std::min(q.dilated_w, 8.0), kUBlockW), depth};
+        if (!equal_depth) ifm_block.d = ifm_block_depth;
+        // The 1-D optimisation: an OFM of height 1 with a 1-high kernel uses blocks of height 1.
+        if (q.ofm.h == 1 && q.kh == 1) ofm_block.h = 1;
+        if (!fits(ofm_block, ifm_block)) {
+          wont_fit.insert({h, w});
+          continue;
+        }
+        const Hwc full = {std::ceil(q.ofm.h / ofm_block.h), std::ceil(q.ofm.w / ofm_block.w), std::ceil(q.ofm.d / ofm_block.d)};
+        const Hwc blocks = {q.ofm.h / ofm_block.h, q.ofm.w / ofm_block.w, q.ofm.d / ofm_block.d};
+        double weight_fetch = weight_fetch_wh * ifm.d * full.wh();
+        if (!depthwise) weight_fetch *= blocks.d * ofm_block.d;
+        double ifm_fetch = ifm_block.wh() * ifm.d * ifm_repeats * blocks.h * blocks.w;
+        if (!equal_depth) ifm_fetch *= full.d;
+        double cost = elementwise ? q.ofm.elements() / (h * w * depth) : (ifm_fetch + weight_fetch) / q.ofm.elements();
+        if (ifm.elements() < ifm_block.elements() * 2) cost /= 2;
+        if (cost > best_cost) continue;
+        bool choose = true;
+        if (cost == best_cost) {
+          const Hwc covered = MinHwc(ifm, ifm_block);
+          const double coverage = ifm.wh() / std::max(covered.wh(), 1.0);
+          choose = coverage <= best_coverage && h <= 4 && w <= 4;
+          if (choose) best_coverage = coverage;
+        } else {
+          best_coverage = std::numeric_limits<double>::infinity();
+        }
+        if (choose) {
+          best_cost = cost;
+          config.ofm_block = {h, w, depth};
+          config.ifm_block = ifm_block;
+          config.found = true;
+        }
+      }
+    }
+  }
+  return config;
+}
+
+// Bytes a transfer of `bytes` costs on a memory, given how much of each burst
+// the block's layout fills (Vela's EstimateMemoryTransfer).
+double TransferBytes(bool read, const FeatureMapMemory& memory, double bits, const Hwc& block, const Hwc& shape,
+                     double bytes) {
+  double burst_bits = 8;
+  if (memory.brick_format) {
+    const double z_stride = shape.w * bits * 16 / 8;
+    if (z_stride == block.d) burst_bits = bits * block.w * block.d;
+    else burst_bits = 16 * bits * block.w;
+  } else {
+    const double x_stride = shape.d * bits / 8;
+    if (read) burst_bits = x_stride == block.d ? bits * block.w * block.d : bits * block.d;
+    else if (block.d <= 16 && x_stride == block.d) burst_bits = bits * block.w * block.d;
+    else burst_bits = std::min({64.0 * 8, 16 * bits, block.d * bits});
+  }
+  const double burst = std::max(1.0, std::min(memory.burst_bytes, std::floor(burst_bits / 8)));
+  return std::floor(bytes * memory.burst_bytes / burst);
+}
+
+// The cycles one OFM block's first IFM read and OFM write wait: each
+// memory's latency plus the block's (burst-inflated) bytes.
+double MinimumMemoryCycles(const BlockQuery& q, const BlockConfig& config) {
+  auto read = [&](const Hwc& shape, const FeatureMapMemory& memory) {
+    const double bytes = MinHwc(shape, config.ifm_block).elements() * q.ifm_bits / 8;
+    return memory.read_latency +
+           std::floor(TransferBytes(true, memory, q.ifm_bits, config.ifm_block, shape, bytes) / memory.bytes_per_cycle);
+  };
+  double ifm = read(q.ifm, q.ifm_memory);
+  if (q.has_ifm2) ifm = std::max(ifm, read(q.ifm2, q.ifm2_memory));
+  const double ofm_bytes = MinHwc(q.ofm, config.ofm_block).elements() * q.ofm_bits / 8;
+  const double ofm = q.ofm_memory.write_latency +
+                     std::floor(TransferBytes(false, q.ofm_memory, q.ofm_bits, config.ofm_block, q.ofm, ofm_bytes) /
+                                q.ofm_memory.bytes_per_cycle);
+  return ifm + ofm;
+}
+
+// A pass's NPU cycles under Vela's block model: the MAC array's cycles per
+// OFM block (micro-blocks x kernel steps, at least the weight load of a
+// micro-block column), the output unit's per block, and the command-issue
+// limit (a quarter of the block's memory wait plus both) that floors each.
+struct BlockCost {
+  double cycles = 0;
+  // Bytes moved on each feature map's memory, burst waste included.
+  double ifm_bytes = 0, ifm2_bytes = 0, ofm_bytes = 0;
+  double weight_refetch = 1;  // how often the weights are read: once per OFM block position
+  double first_weight_share = 1;  // the share of the weights the first OFM block depth needs
+};
+
+BlockCost BlockModelCycles(const BlockQuery& q, double shram_banks) {
+  BlockCost cost;
+  const BlockConfig config = FindBlockConfig(q, shram_banks);
+  if (!config.found) return cost;
+  const double min_memory = MinimumMemoryCycles(q, config);
+  auto stored = [](const Hwc& shape, const FeatureMapMemory& memory) {
+    return memory.brick_format ? shape.h * shape.w * RoundUp(shape.d, 16) : shape.elements();
+  };
+  cost.ofm_bytes = TransferBytes(false, q.ofm_memory, q.ofm_bits, config.ofm_block, q.ofm,
+                                 stored(q.ofm, q.ofm_memory) * q.ofm_bits / 8);
+  if (q.op == BlockOp::kElementwise) {
+    const double elements = stored(q.ofm, q.ofm_memory);
+    const double output = std::ceil(q.output_cycles_per_element * elements);
+    const double command =
+        std::ceil((min_memory / config.ofm_block.elements() + q.output_cycles_per_element) / 4 * elements);
+    cost.cycles = std::max(output, command);
+    // Each operand is read once per output element unless it is a scalar.
+    const double read = stored(q.ofm, q.ifm_memory) * q.ifm_bits / 8;
+    if (q.ifm.elements() > 1) cost.ifm_bytes = TransferBytes(true, q.ifm_memory, q.ifm_bits, config.ifm_block, q.ifm, read);
+    if (q.has_ifm2 && q.ifm2.elements() > 1)
+      cost.ifm2_bytes = TransferBytes(true, q.ifm2_memory, q.ifm_bits, config.ifm_block, q.ifm2, read);
+    return cost;
+  }
+  const Hwc ofm_block = MinHwc(q.ofm, config.ofm_block);
+  const Hwc ifm_block = MinHwc(q.ifm, config.ifm_block);
+  Hwc ublock = {kUBlockH, kUBlockW, kUBlockD};
+  if ((q.op == BlockOp::kConvolution || q.op == BlockOp::kVectorProduct) && q.ofm.h == 1 &&
+      std::fmod(q.ofm.w, 2) == 0 && q.kh == 1)
+    ublock = {1, 4, kUBlockD};
+  const Hwc ublocks = {std::ceil(ofm_block.h / ublock.h), std::ceil(ofm_block.w / ublock.w), std::ceil(ofm_block.d / ublock.d)};
+  const double weight_load = 32 * ublock.d / 8;
+  const bool vector_like = q.op == BlockOp::kVectorProduct || q.op == BlockOp::kReduceSum;
+  const double sub_limit = vector_like ? 1 : 8;
+  double mac = 0;
+  for (double x = 0; x < q.kw; x += sub_limit) {
+    for (double y = 0; y < q.kh; y += sub_limit) {
+      const double elements = std::min(q.kh - y, sub_limit) * std::min(q.kw - x, sub_limit);
+      double steps = 1, cycles = 0;
+      switch (q.op) {
+        case BlockOp::kPooling:
+          cycles = std::max(4.0, elements) * ublocks.elements() * (q.ifm_bits / 2);
+          break;
+        case BlockOp::kDepthwise:
+          steps = std::ceil(elements / 4);
+          cycles = std::max(weight_load, 4 * ublocks.wh() * (q.ifm_bits / 8)) * steps * ublocks.d;
+          break;
+        default:
+          if (q.op == BlockOp::kConvolution && config.part_kernel) {
+            steps = std::ceil(elements / (q.ifm_bits == 16 ? 2 : 4));
+            cycles = std::max(weight_load, 4 * ublocks.wh()) * steps * ublocks.d * std::ceil(ifm_block.d / 8);
+          } else {
+            steps = elements;
+            cycles = std::max(weight_load, 4 * ublocks.wh()) * steps * ublocks.d;
+          }
+      }
+      // The MAC pipeline stalls when a block is a single micro-block column.
+      const double delay_step = 2;
+      double delay = 0;
+      if (ublocks.wh() == 1) {
+        if (ublocks.d == 1) delay = delay_step * steps;
+        else if (steps > 1) delay = delay_step * (steps - 1) * ublocks.d;
+      }
+      if (q.op == BlockOp::kConvolution && config.part_kernel) delay *= std::ceil(ifm_block.d / 8);
+      mac += cycles + delay;
+    }
+  }
+  if (q.op == BlockOp::kConvolution || vector_like) mac *= std::ceil(q.ifm.d / ifm_block.d);
+  const Hwc all_ublocks = {std::ceil(q.ofm.h / ublock.h), std::ceil(q.ofm.w / ublock.w), std::ceil(q.ofm.d / ublock.d)};
+  const double blocks = all_ublocks.elements() / ublocks.elements();
+  double output = std::ceil(q.output_cycles_per_element * ofm_block.elements());
+  if (q.has_bias && q.op != BlockOp::kPooling && q.op != BlockOp::kReduceSum)
+    output = std::max(output, 10 * ofm_block.d * q.bias_read_latency / 256);
+  const double command = (min_memory + mac + output) / 4;
+  const double mac_balanced = std::max(mac, command), output_balanced = std::max(output, command);
+  cost.cycles = mac_balanced > output_balanced ? mac_balanced * blocks + output_balanced
+                                               : output_balanced * blocks + mac_balanced;
+  // The first block's IFM read and OFM write are not overlapped with
+  // anything: Vela's per-layer NPU cycles of mobilenet_v2_1.0_224_quant's
+  // depthwise convolutions on ethos-u55-256 exceed the per-block sum by
+  // exactly that wait (968 of 968 cycles on the 112x112x32 and 56x56x144 ones).
+  cost.cycles += min_memory;
+  // The IFM is fetched once per OFM block (its halo included) and sub-kernel;
+  // depthwise and pooling blocks span the whole depth.
+  const bool whole_depth = q.op == BlockOp::kDepthwise || q.op == BlockOp::kPooling;
+  const Hwc ofm_blocks = {std::ceil(q.ofm.h / ofm_block.h), std::ceil(q.ofm.w / ofm_block.w),
+                          whole_depth ? 1 : std::ceil(q.ofm.d / ofm_block.d)};
+  const double sub_kernels = vector_like ? 1 : std::ceil(q.kw / 8) * std::ceil(q.kh / 8);
+  const double ifm_depth = q.ifm_memory.brick_format ? RoundUp(q.ifm.d, 16) : q.ifm.d;
+  const double ifm_fetch = ifm_block.wh() * ifm_depth * sub_kernels * ofm_blocks.elements();
+  cost.ifm_bytes = TransferBytes(true, q.ifm_memory, q.ifm_bits, config.ifm_block, q.ifm, ifm_fetch * q.ifm_bits / 8);
+  if (q.op != BlockOp::kPooling && q.op != BlockOp::kReduceSum) cost.weight_refetch = ofm_blocks.wh();
+  cost.first_weight_share = std::min(1.0, config.ofm_block.d / q.ofm.d);
+  return cost;
+}
+
+}  // namespace
+
 // The formulas follow Vela's performance model (ethos-u-vela 5.2,
 // ethosu/vela/npu_performance.py, _estimate_conv_cycles and
 // _estimate_output_cycles_per_element) at the level of one whole operation
@@ -221,7 +512,50 @@ int ChannelScaleShiftAdd(const ModelDef& model, int mul) {
 // kernel step; the output unit writes each element at a per-op rate. Memory
 // cycles are bytes over each port's bytes per cycle; an operation takes the
 // largest of its compute and memory cycles (Vela's per-layer `Op Cycles`).
-EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu) {
+namespace {
+
+// Bytes of a weight tensor after Vela's weight encoding: its encoder codes
+// each weight's distance from the zero point with Golomb-Rice codes (the
+// mlw format of ethosu/mlw_codec), falling back to the raw bytes when that
+// is no smaller, in a stream padded to 16 bytes with a 16-byte header.
+// The estimate takes the one Rice divisor that codes the whole tensor
+// shortest; on mobilenet_v2_1.0_224_quant it comes out 3-8% below the
+// codec's own output (mlw_codec.encode), on random weights at the raw size.
+double EncodedWeightBytes(const ModelDef& model, const TensorDef& t) {
+  const double raw = Elements(t) * ElementBytes(t.type);
+  if (!IsConstant(model, t) || (t.type != DataType::kInt8 && t.type != DataType::kUInt8)) return RoundUp(raw, 16) + 16;
+  const std::vector<uint8_t>& data = model.buffers[t.buffer].data;
+  const int64_t zero_point = t.quantization.zero_point.size() == 1 ? t.quantization.zero_point[0] : 0;
+  std::array<double, 8> bits{};
+  for (uint8_t byte : data) {
+    const int64_t w = (t.type == DataType::kInt8 ? static_cast<int64_t>(static_cast<int8_t>(byte)) : byte) - zero_point;
+    const int64_t u = w >= 0 ? 2 * w : -2 * w - 1;  // zigzag: small magnitudes first
+    for (int k = 0; k < 8; ++k) bits[k] += static_cast<double>((u >> k) + 1 + k);
+  }
+  const double coded = std::ceil(*std::min_element(bits.begin(), bits.end()) / 8);
+  return RoundUp(std::min(raw, coded), 16) + 16;
+}
+
+}  // namespace
+
+std::vector<bool> NpuEdgeTensors(const ModelDef& model, const std::vector<bool>& npu_nodes) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  std::vector<bool> edge(graph.tensors.size(), false);
+  auto mark = [&](int32_t t) {
+    if (t >= 0 && t < static_cast<int32_t>(edge.size())) edge[t] = true;
+  };
+  for (int32_t t : graph.inputs) mark(t);
+  for (int32_t t : graph.outputs) mark(t);
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    if (npu_nodes.empty() || (i < npu_nodes.size() && npu_nodes[i])) continue;
+    for (int32_t t : graph.operators[i].inputs) mark(t);
+    for (int32_t t : graph.operators[i].outputs) mark(t);
+  }
+  return edge;
+}
+
+EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu,
+                              const std::vector<bool>* arena_tensors) {
   const SubgraphDef& graph = model.subgraphs[0];
   const OperatorDef& op = graph.operators[node];
   const BuiltinOp kind = model.operator_codes[op.opcode_index].builtin;
@@ -236,8 +570,19 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // Memory traffic: non-constant tensors on the feature-map port(s), constant
   // ones (encoded weights, biases) streamed from the off-chip port.
   double fm_sram = 0, fm_off_chip = 0, weights = 0;
+  const std::vector<bool> graph_edges = arena_tensors ? std::vector<bool>{} : NpuEdgeTensors(model, {});
+  const std::vector<bool>& edges = arena_tensors ? *arena_tensors : graph_edges;
+  auto is_edge = [&](int32_t t) { return t >= 0 && t < static_cast<int32_t>(edges.size()) && edges[t]; };
+  // With the arena off chip (U65/U85), a feature map larger than the SRAM
+  // cache stays in DRAM; under the block model so do the NPU's edge tensors
+  // (Vela's per-layer CSV of keyword_scrambled and hello_world_int8 on
+  // ethos-u65-256: the layers next to the CPU or the graph's inputs and
+  // outputs access only DRAM).
+  const bool block_model = npu.shram_banks > 0;
   auto off_chip = [&](const TensorDef& t) {
-    return npu.feature_maps_off_chip && Elements(t) * ElementBytes(t.type) > npu.sram_cache_bytes;
+    if (!npu.feature_maps_off_chip) return false;
+    if (block_model && is_edge(static_cast<int32_t>(&t - graph.tensors.data()))) return true;
+    return Elements(t) * ElementBytes(t.type) > npu.sram_cache_bytes;
   };
   auto add_feature_map = [&](const TensorDef& t) {
     (off_chip(t) ? fm_off_chip : fm_sram) += Elements(t) * ElementBytes(t.type);
@@ -279,6 +624,77 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   };
   const double acc_cycles = wide ? npu.output_cycles_mul : npu.output_cycles;  // 40-bit accumulators for 16-bit
 
+  // Vela's block model (U55/U65): a pass over `ofm_shape` reading
+  // `ifm_shape`, its feature maps where `ifm` / `ofm` live.
+  auto memory_of = [&](int32_t t) {
+    FeatureMapMemory m;
+    const bool far = t >= 0 && off_chip(graph.tensors[t]);
+    m.read_latency = far ? npu.off_chip_read_latency : npu.sram_read_latency;
+    m.write_latency = far ? npu.off_chip_write_latency : npu.sram_write_latency;
+    m.bytes_per_cycle = far ? npu.off_chip_bytes_per_cycle : npu.sram_bytes_per_cycle;
+    m.burst_bytes = far ? npu.off_chip_burst_bytes : npu.sram_burst_bytes;
+    m.brick_format = !is_edge(t);  // the NPU's own temporaries too
+    m.off_chip = far;
+    return m;
+  };
+  // A block-model price replaces the node's plain byte counts with the
+  // traffic of its blocks: IFM halos and re-fetches, burst waste, and the
+  // weights read from their SRAM buffer once per OFM block position.
+  bool block_traffic = false;
+  auto use_block = [&](const BlockQuery& q, double repeat = 1) {
+    const BlockCost b = BlockModelCycles(q, npu.shram_banks);
+    if (!block_traffic) {
+      fm_sram = fm_off_chip = 0;
+      block_traffic = true;
+      if (q.op == BlockOp::kConvolution || q.op == BlockOp::kDepthwise || q.op == BlockOp::kVectorProduct) {
+        fm_sram += weights * b.weight_refetch;
+        // With the arena in DRAM (U65), Vela buffers the weights in SRAM: the
+        // pass waits for the DMA of its first OFM block depth's weights, the
+        // DRAM's read latency plus their bytes (network_performance.cpp's
+        // MemToMemCycles; the per-layer CSV of keras_lstm_mnist_ptq on
+        // ethos-u65-256 shows the weights read from SRAM, filled from DRAM).
+        if (npu.feature_maps_off_chip)
+          c.weight_dma = npu.off_chip_read_latency + weights * b.first_weight_share / npu.off_chip_bytes_per_cycle;
+      }
+    }
+    auto port = [&](const FeatureMapMemory& m) -> double& { return m.off_chip ? fm_off_chip : fm_sram; };
+    port(q.ifm_memory) += b.ifm_bytes * repeat;
+    port(q.ofm_memory) += b.ofm_bytes * repeat;
+    if (q.has_ifm2) port(q.ifm2_memory) += b.ifm2_bytes * repeat;
+    c.latency = 0;
+    return b.cycles * repeat;
+  };
+  auto hwc = [](const std::array<double, 4>& s) { return Hwc{s[0] * s[1], s[2], s[3]}; };
+  auto block_pass = [&](BlockOp pass, const Hwc& ofm_shape, const Hwc& ifm_shape, int32_t ifm_tensor, int32_t ofm_tensor,
+                        double per_element) {
+    BlockQuery q;
+    q.op = pass;
+    q.ofm = ofm_shape;
+    q.ifm = ifm_shape;
+    q.ifm_bits = 8 * ElementBytes(ifm_tensor >= 0 ? graph.tensors[ifm_tensor].type : ifm.type);
+    q.ofm_bits = 8 * ElementBytes(ofm_tensor >= 0 ? graph.tensors[ofm_tensor].type : ofm.type);
+    q.output_cycles_per_element = per_element;
+    q.ifm_memory = memory_of(ifm_tensor);
+    q.ofm_memory = memory_of(ofm_tensor);
+    q.ifm2_memory = q.ifm_memory;
+    // Scales and biases are buffered in SRAM with the weights.
+    q.bias_read_latency = npu.sram_read_latency;
+    return q;
+  };
+  auto kernel_of = [&](BlockQuery& q, double kh, double kw, double sh, double sw, double dh, double dw) {
+    q.kh = kh, q.kw = kw, q.stride_h = sh, q.stride_w = sw;
+    q.dilated_h = (kh - 1) * dh + 1, q.dilated_w = (kw - 1) * dw + 1;
+  };
+  const double output_rate = std::max(acc_cycles, activation_cycles);
+  // A convolution's constants as Vela stores them: the encoded weights and
+  // 10 bytes of bias, scale and shift per output channel
+  // (weight_compressor.py's encode_bias: 40-bit bias, 32-bit scale, 6-bit
+  // shift), padded to 16 bytes.
+  auto encoded_weights = [&](double out_channels) {
+    if (op.inputs.size() < 2 || op.inputs[1] < 0) return weights;
+    return EncodedWeightBytes(model, graph.tensors[op.inputs[1]]) + RoundUp(10 * out_channels, 16);
+  };
+
   switch (kind) {
     case BuiltinOp::kConv2d: {
       // Depth-first: every kernel element over ifm_block_depth channels per
@@ -293,12 +709,30 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy) * std::min(depth_first, part_kernel),
                        output_unit(acc_cycles));
       c.unit = EthosUCycles::Unit::kMacArray;
+      if (block_model) {
+        const auto* conv = std::get_if<Conv2DParams>(&op.params);
+        BlockQuery q = block_pass(BlockOp::kConvolution, hwc(out), hwc(in), op.inputs[0], op.outputs[0], output_rate);
+        kernel_of(q, filter(1), filter(2), conv ? conv->stride_h : 1, conv ? conv->stride_w : 1,
+                  conv ? conv->dilation_h : 1, conv ? conv->dilation_w : 1);
+        q.has_bias = true;
+        weights = encoded_weights(out[3]);
+        c.npu = use_block(q);
+      }
       break;
     }
     case BuiltinOp::kDepthwiseConv2d: {
       const double steps = sub_kernels(filter(1), filter(2), [&](double k) { return CeilDiv(k, 4); });
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
                        output_unit(acc_cycles));
+      if (block_model) {
+        const auto* dw = std::get_if<DepthwiseConv2DParams>(&op.params);
+        BlockQuery q = block_pass(BlockOp::kDepthwise, hwc(out), hwc(in), op.inputs[0], op.outputs[0], output_rate);
+        kernel_of(q, filter(1), filter(2), dw ? dw->stride_h : 1, dw ? dw->stride_w : 1, dw ? dw->dilation_h : 1,
+                  dw ? dw->dilation_w : 1);
+        q.has_bias = true;
+        weights = encoded_weights(out[3]);
+        c.npu = use_block(q);
+      }
       break;
     }
     case BuiltinOp::kFullyConnected:
@@ -311,6 +745,43 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks) * CeilDiv(ic, npu.ifm_block_depth) * (wide ? 2 : 1),
                        output_unit(acc_cycles));
       c.unit = EthosUCycles::Unit::kMacArray;
+      if (block_model && kind == BuiltinOp::kFullyConnected) {
+        // A vector product over the rows, the filter's depth per row.
+        BlockQuery q = block_pass(BlockOp::kVectorProduct, Hwc{1, rows, out[3]}, Hwc{1, rows, ic}, op.inputs[0],
+                                  op.outputs[0], output_rate);
+        q.has_bias = true;
+        weights = encoded_weights(out[3]);
+        c.npu = use_block(q);
+      } else if (block_model && op.inputs.size() >= 2 && op.inputs[1] >= 0) {
+        // Vela's U55/U65 MatMul: for every column of the right operand, an
+        // elementwise MUL of the left operand by it into 32-bit products,
+        // then a ReduceSum of each row (EthosU55Performance's MatMul cost).
+        const std::array<double, 4> rhs = Shape4(graph.tensors[op.inputs[1]]);
+        const auto* bmm = std::get_if<BatchMatMulParams>(&op.params);
+        const double cols = bmm && bmm->adj_y ? rhs[2] : rhs[3];
+        const Hwc lhs = hwc(in);
+        BlockQuery mul = block_pass(BlockOp::kElementwise, lhs, lhs, op.inputs[0], -1, npu.output_cycles_mul_32bit);
+        mul.has_ifm2 = true;
+        mul.ifm2 = lhs;
+        mul.ofm_bits = 32;
+        BlockQuery sum = block_pass(BlockOp::kReduceSum, Hwc{lhs.h, lhs.w, 1}, lhs, -1, op.outputs[0], npu.output_cycles);
+        sum.ifm_bits = 32;
+        // The 32-bit products are a scratch tensor of the arena: in DRAM when
+        // the arena is (U65). Vela's per-layer CSV of transformer_encoder_int8
+        // shows each MatMul reading and writing DRAM there, at 3.4 times its
+        // ethos-u55-256 cycles.
+        if (npu.feature_maps_off_chip) {
+          FeatureMapMemory scratch;
+          scratch.read_latency = npu.off_chip_read_latency;
+          scratch.write_latency = npu.off_chip_write_latency;
+          scratch.bytes_per_cycle = npu.off_chip_bytes_per_cycle;
+          scratch.burst_bytes = npu.off_chip_burst_bytes;
+          scratch.brick_format = false;
+          scratch.off_chip = true;
+          mul.ofm_memory = sum.ifm_memory = scratch;
+        }
+        c.npu = use_block(mul, cols) + use_block(sum, cols);
+      }
       break;
     }
     case BuiltinOp::kAveragePool2d:
@@ -320,6 +791,13 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       const double steps = sub_kernels(kh, kw, [](double k) { return std::max(4.0, k); });
       c.npu = std::max(ublocks_xy * ublocks_z * steps * (wide ? 2 : 1),
                        output_unit(kind == BuiltinOp::kMaxPool2d ? npu.output_cycles_max_pool : npu.output_cycles));
+      if (block_model) {
+        BlockQuery q = block_pass(BlockOp::kPooling, hwc(out), hwc(in), op.inputs[0], op.outputs[0],
+                                  std::max(kind == BuiltinOp::kMaxPool2d ? npu.output_cycles_max_pool : npu.output_cycles,
+                                           activation_cycles));
+        kernel_of(q, kh, kw, pool ? pool->stride_h : 1, pool ? pool->stride_w : 1, 1, 1);
+        c.npu = use_block(q);
+      }
       break;
     }
     case BuiltinOp::kResizeBilinear:
@@ -342,6 +820,39 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       const double steps = sub_kernels(kh, kw, [](double k) { return CeilDiv(k, 4); });
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
                        output_unit(npu.output_cycles));
+      if (block_model) {
+        // Which axes: the constant second input (int32), else H and W.
+        bool channels = false;
+        if (op.inputs.size() >= 2 && op.inputs[1] >= 0 && IsConstant(model, graph.tensors[op.inputs[1]]) &&
+            graph.tensors[op.inputs[1]].type == DataType::kInt32) {
+          const std::vector<uint8_t>& data = model.buffers[graph.tensors[op.inputs[1]].buffer].data;
+          const int rank = static_cast<int>(ifm.shape.size());
+          for (size_t k = 0; k + 4 <= data.size(); k += 4) {
+            int32_t axis = 0;
+            std::memcpy(&axis, data.data() + k, 4);
+            if (axis == rank - 1 || axis == -1) channels = true;
+          }
+        }
+        // A mean over the channels (a layer normalisation's) is a depthwise
+        // pass along the rows and a multiply by 1/depth per row (Vela's
+        // per-layer CSV of transformer_encoder_int8 lists DepthwiseConv2D
+        // and Mul for each MEAN); a spatial mean a depthwise pass whose
+        // kernel covers the reduced area.
+        const double rows = in[0] * in[1] * in[2];
+        BlockQuery q = channels ? block_pass(BlockOp::kDepthwise, Hwc{1, rows, 1}, Hwc{1, rows * in[3], 1}, op.inputs[0],
+                                             op.outputs[0], npu.output_cycles)
+                                : block_pass(BlockOp::kDepthwise, Hwc{in[0], 1, in[3]}, hwc(in), op.inputs[0],
+                                             op.outputs[0], npu.output_cycles);
+        if (channels) kernel_of(q, 1, in[3], 1, in[3], 1, 1);
+        else kernel_of(q, in[1], in[2], 1, 1, 1, 1);
+        q.has_bias = true;
+        c.npu = use_block(q);
+        if (channels) {
+          BlockQuery scale = block_pass(BlockOp::kElementwise, Hwc{1, 1, rows}, Hwc{1, 1, rows}, -1, op.outputs[0],
+                                        npu.output_cycles_mul);
+          c.npu += use_block(scale);
+        }
+      }
       break;
     }
     case BuiltinOp::kReshape:
@@ -401,6 +912,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       // Rewritten into one max pooling per 4 output positions over the depth.
       c.operations = CeilDiv(out_elements, 4);
       c.npu = in[0] * in[1] * in[2] * CeilDiv(in[3], npu.ublock_d) * 4;
+      if (block_model) {
+        // Each pooling reduces 4 positions' channels, laid along the width,
+        // on the 16-bit values the depthwise pass packed (value and index):
+        // Vela's per-layer CSV of DeepLab on ethos-u55-256 lists 65792
+        // MaxPools of 84 MACs (4 positions x 21 channels), 506 cycles each.
+        BlockQuery q = block_pass(BlockOp::kPooling, Hwc{1, 4, 1}, Hwc{1, 4 * in[3], 1}, op.inputs[0], op.outputs[0],
+                                  npu.output_cycles_max_pool);
+        kernel_of(q, 1, in[3], 1, in[3], 1, 1);
+        q.ifm_bits = q.ofm_bits = 16;
+        c.npu = use_block(q, c.operations);
+        c.operations = 0;
+      }
       break;
     case BuiltinOp::kUnidirectionalSequenceLstm: {
       // Unrolled per time step into the gates' 8 fully connected layers (input
@@ -414,6 +937,39 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
                            (CeilDiv(in[3], npu.ifm_block_depth) + CeilDiv(units, npu.ublock_d)) +
                        20 * units * npu.output_cycles_add_sub);
       weights *= steps;
+      if (block_model) {
+        // Vela's per-layer CSV of keras_lstm_mnist_ptq on ethos-u55-256 lists,
+        // per time step: 8 FullyConnected (each gate's input and recurrent
+        // weights and its 10-byte scales, streamed again every step), 5
+        // Add/Mul passes and 7 clamps, LUT activations and copies, each a
+        // 1x1 pooling over the units. A fully connected layer takes the
+        // longer of its MAC array and its weights' stream.
+        const double batch = in[2] > 1 ? in[1] : 1;
+        const Hwc gate = {1, batch, units};
+        auto stream = [&](double bytes) { return bytes / npu.off_chip_bytes_per_cycle; };
+        double step = 0;
+        block_traffic = true;  // the weights' traffic is priced here, per layer
+        for (double depth : {in[3], units}) {
+          BlockQuery fc = block_pass(BlockOp::kVectorProduct, gate, Hwc{1, batch, depth}, op.inputs[0], op.outputs[0],
+                                     npu.output_cycles);
+          fc.has_bias = true;
+          const double bytes = RoundUp(depth * units * ElementBytes(ifm.type), 16) + RoundUp(10 * units, 16);
+          // Weights in DRAM are buffered in SRAM first (see use_block); flash weights stream to the MAC array.
+          // (Each layer's DMA waits behind the short passes before it: not hidden.)
+          const double dma = npu.feature_maps_off_chip ? npu.off_chip_read_latency + bytes / npu.off_chip_bytes_per_cycle : 0;
+          step += 4 * std::max(use_block(fc) + dma, npu.feature_maps_off_chip ? 0.0 : stream(bytes));
+        }
+        BlockQuery add = block_pass(BlockOp::kElementwise, gate, gate, -1, -1, npu.output_cycles_add_sub);
+        add.has_ifm2 = true;
+        add.ifm2 = gate;
+        step += 5 * use_block(add);
+        BlockQuery clamp = block_pass(BlockOp::kPooling, gate, gate, -1, -1, npu.activation_cycles_lut);
+        step += 7 * use_block(clamp);
+        c.npu = steps * step;
+        c.operations = steps * 15;
+        c.unit = EthosUCycles::Unit::kOther;
+        fm_sram = fm_off_chip = weights = 0;
+      }
       break;
     }
     case BuiltinOp::kConcatenation:
@@ -437,6 +993,124 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       c.npu = output_unit(npu.output_cycles);
       c.unit = EthosUCycles::Unit::kElementwise;
       break;
+  }
+  if (block_model) {
+    switch (kind) {
+      case BuiltinOp::kAdd:
+      case BuiltinOp::kSub:
+      case BuiltinOp::kMul:
+      case BuiltinOp::kMaximum:
+      case BuiltinOp::kMinimum: {
+        // One elementwise pass; its second operand may be broadcast.
+        const double rate = kind == BuiltinOp::kMul ? npu.output_cycles_mul
+                            : kind == BuiltinOp::kAdd || kind == BuiltinOp::kSub ? npu.output_cycles_add_sub
+                                                                                 : npu.output_cycles;
+        BlockQuery q = block_pass(BlockOp::kElementwise, hwc(out), hwc(in), op.inputs[0], op.outputs[0],
+                                  std::max(rate, activation_cycles));
+        if (op.inputs.size() >= 2 && op.inputs[1] >= 0) {
+          const TensorDef& second = graph.tensors[op.inputs[1]];
+          q.has_ifm2 = true;
+          q.ifm2 = hwc(Shape4(second));
+          q.ifm2_memory = memory_of(op.inputs[1]);
+          if (IsConstant(model, second)) {
+            q.ifm2_memory.read_latency = npu.off_chip_read_latency;
+            q.ifm2_memory.bytes_per_cycle = npu.off_chip_bytes_per_cycle;
+            q.ifm2_memory.burst_bytes = npu.off_chip_burst_bytes;
+            q.ifm2_memory.brick_format = false;
+            q.ifm2_memory.off_chip = true;
+          }
+        }
+        c.npu = use_block(q);
+        break;
+      }
+      case BuiltinOp::kLogistic:
+      case BuiltinOp::kTanh:
+      case BuiltinOp::kHardSwish:
+      case BuiltinOp::kLeakyRelu:
+      case BuiltinOp::kRelu:
+      case BuiltinOp::kRelu6:
+      case BuiltinOp::kReluN1To1:
+      case BuiltinOp::kQuantize: {
+        // A lone clamp or requantization runs as a 1x1 average pooling with
+        // the activation fused (Vela's ArchEthosU55::UseAvgPoolNop). Table
+        // lookups are priced as an elementwise pass at the LUT rate: as a
+        // pooling, the 16-bit sigmoid of encoder_decoder_int16x8 would take
+        // 5 times Vela's 1556 cycles on ethos-u55-256.
+        const bool lut = kind == BuiltinOp::kLogistic || kind == BuiltinOp::kTanh || kind == BuiltinOp::kHardSwish ||
+                         kind == BuiltinOp::kLeakyRelu;
+        BlockQuery q = block_pass(lut ? BlockOp::kElementwise : BlockOp::kPooling, hwc(out), hwc(in), op.inputs[0],
+                                  op.outputs[0],
+                                  std::max(npu.output_cycles, lut ? npu.activation_cycles_lut : npu.activation_cycles_relu));
+        c.npu = use_block(q);
+        c.operations = 1;
+        break;
+      }
+      case BuiltinOp::kSoftmax: {
+        // Vela's int8 softmax (softmax.py, and its per-layer CSV of
+        // keyword_scrambled and transformer_encoder_int8 on ethos-u55-256):
+        // a max pooling over each row, a subtraction with the exponential's
+        // table, a 32-bit shift and a ReduceSum over the full tensor, 22
+        // passes over the rows' sums (the reciprocal's Newton-Raphson steps),
+        // and a 32-bit multiply and shift over the full tensor again.
+        const double depth = in[3], rows = std::max(1.0, in[0] * in[1] * in[2]);
+        // (The per-row values are laid along the depth: Vela's per-row passes
+        // take 1.125 cycles per row, 72 for the 64 rows of the transformer's.)
+        const Hwc full = {rows, 1, depth}, per_row = {1, 1, rows};
+        BlockQuery max = block_pass(BlockOp::kPooling, Hwc{1, rows, 1}, Hwc{1, rows * depth, 1}, op.inputs[0], -1,
+                                    npu.output_cycles_max_pool);
+        kernel_of(max, 1, depth, 1, depth, 1, 1);
+        BlockQuery sub = block_pass(BlockOp::kElementwise, full, full, op.inputs[0], -1,
+                                    std::max(npu.output_cycles_add_sub, npu.activation_cycles_lut));
+        sub.has_ifm2 = true;
+        sub.ifm2 = per_row;
+        sub.ofm_bits = 32;
+        BlockQuery wide_full = block_pass(BlockOp::kElementwise, full, full, -1, -1, npu.output_cycles_32bit_binary);
+        wide_full.ifm_bits = wide_full.ofm_bits = 32;
+        BlockQuery sum = block_pass(BlockOp::kReduceSum, per_row, full, -1, -1, npu.output_cycles);
+        sum.ifm_bits = sum.ofm_bits = 32;
+        BlockQuery row = block_pass(BlockOp::kElementwise, per_row, per_row, -1, -1, npu.output_cycles_32bit_binary);
+        row.ifm_bits = row.ofm_bits = 32;
+        row.has_ifm2 = true;
+        row.ifm2 = per_row;
+        block_traffic = false;
+        c.npu = use_block(max) + use_block(sub) + use_block(wide_full) + use_block(sum) + use_block(row, 22) +
+                use_block(wide_full, 2);
+        c.unit = EthosUCycles::Unit::kElementwise;
+        c.operations = 0;
+        break;
+      }
+      case BuiltinOp::kConcatenation:
+      case BuiltinOp::kSplit:
+      case BuiltinOp::kSplitV:
+      case BuiltinOp::kUnpack:
+      case BuiltinOp::kPack: {
+        // Each joined input / split output is a MemoryCopy, which the U55/U65
+        // run as a 1x1 average pooling (UseAvgPoolNop). A split output read by
+        // a single NPU operation is not copied: that operation reads its
+        // slice in place (Vela's SplitSliceRead moved onto the consumer).
+        const bool joins = kind == BuiltinOp::kConcatenation || kind == BuiltinOp::kPack;
+        c.npu = 0;
+        c.operations = 0;
+        c.latency = 0;
+        for (int32_t t : joins ? op.inputs : op.outputs) {
+          if (t < 0 || (joins && IsConstant(model, graph.tensors[t]))) continue;
+          if (!joins && !is_edge(t)) {
+            int consumers = 0;
+            for (const OperatorDef& other : graph.operators)
+              consumers += std::count(other.inputs.begin(), other.inputs.end(), t) > 0 ? 1 : 0;
+            if (consumers == 1) continue;
+          }
+          const Hwc piece = hwc(Shape4(graph.tensors[t]));
+          BlockQuery q = block_pass(BlockOp::kPooling, piece, piece, joins ? t : op.inputs.back(),
+                                    joins ? op.outputs[0] : t, npu.output_cycles);
+          c.npu += use_block(q);
+          c.operations += 1;
+        }
+        break;
+      }
+      default:
+        break;
+    }
   }
   // A constant operand broadcast over the output's positions (a per-channel
   // scale or shift) is fetched again for every output position, in 16-channel
@@ -465,7 +1139,8 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     for (int32_t t : add.inputs)
       if (t >= 0 && IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
   }
-  if (binary && !fused_scale_shift && op.inputs.size() >= 2) {
+  // (The block model prices the operand's reads itself, bursts included.)
+  if (binary && !fused_scale_shift && !block_model && op.inputs.size() >= 2) {
     for (size_t k = 0; k < 2; ++k) {
       if (op.inputs[k] < 0) continue;
       const TensorDef& operand = graph.tensors[op.inputs[k]];
@@ -482,7 +1157,8 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   return c;
 }
 
-CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target) {
+CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target,
+                           const std::vector<bool>& npu_nodes) {
   CostTables t;
   const SubgraphDef& graph = model.subgraphs[0];
   const int n = static_cast<int>(graph.operators.size());
@@ -545,15 +1221,29 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     ethos_u.off_chip_write_latency = get("off_chip_write_latency_cycles");
     ethos_u.arg_max_cycles_per_element = get("arg_max_cycles_per_element");
     ethos_u.fuses_channel_scale_shift = get("fuses_channel_scale_shift") != 0;
+    auto get_optional = [&](const char* key) {
+      for (const auto& [name, number] : acc.ethos_u)
+        if (name == key) return Use(number, std::string("ethos_u.") + key, ethos_u_used);
+      return 0.0;
+    };
+    ethos_u.shram_banks = get_optional("shram_banks");
+    ethos_u.sram_burst_bytes = get_optional("sram_burst_bytes");
+    ethos_u.off_chip_burst_bytes = get_optional("off_chip_burst_bytes");
+    ethos_u.output_cycles_mul_32bit = get_optional("output_cycles_mul_32bit");
+    ethos_u.output_cycles_32bit_binary = get_optional("output_cycles_32bit_binary");
     ethos_u.op_overhead_cycles = get("op_overhead_cycles");
     ethos_u.mac_cycle_scale = get("mac_cycle_scale");
     ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");
   }
 
+  const std::vector<bool> arena = NpuEdgeTensors(model, npu_nodes);
   for (int i = 0; i < n; ++i) {
     const NodeWork w = NodeWorkOf(model, i);
     if (!acc.ethos_u.empty()) {
-      t.ethos_u.push_back(EthosUNodeCycles(model, i, ethos_u));
+      t.ethos_u.push_back(EthosUNodeCycles(model, i, ethos_u, &arena));
+      // A weight DMA runs while the previous operation computes (Vela's
+      // slack buffering): only what outlasts it is waited for.
+      if (i > 0) t.ethos_u[i].weight_dma = std::max(0.0, t.ethos_u[i].weight_dma - t.ethos_u[i - 1].npu);
       t.accelerator_us[i] = t.ethos_u.back().total(ethos_u) / ethos_u.clock_hz * 1e6;
       t.accelerator_placeholders[i] = ethos_u_used;
     } else if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {

@@ -52,6 +52,15 @@ struct EthosUConstants {
   // A MUL by a per-channel constant followed by an ADD of one (a batch
   // normalisation) becomes one pass reading both constants once (U85).
   bool fuses_channel_scale_shift = false;
+  // Vela's block model of the 256-MAC U55/U65 (its compiled core's
+  // EthosU55Performance): when shram_banks > 0, convolution-like, pooling,
+  // copy and elementwise passes are priced per OFM block of the block
+  // configuration Vela would choose for the SHRAM, with the command-issue
+  // limit that carries the memory latencies. 0 keeps the whole-operation model.
+  double shram_banks = 0;
+  double sram_burst_bytes = 0, off_chip_burst_bytes = 0;  // vela.ini <area>_burst_length
+  double output_cycles_mul_32bit = 0;   // output unit, MUL with a 32-bit OFM (a matrix product's first half)
+  double output_cycles_32bit_binary = 0;  // output unit, binary elementwise on 32-bit IFMs (softmax internals)
   double op_overhead_cycles = 0;        // per NPU operation Vela emits, besides the memory latencies
   // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
   // and of the output unit's on elementwise and copy operations.
@@ -68,16 +77,28 @@ struct EthosUCycles {
   // memory copies. Elementwise passes show none in Vela's per-layer cycles.
   double operations = 1;
   double latency = 0;  // per operation: the IFM's read and the OFM's write latency
+  // Waiting for the weights' DMA into SRAM (U65), beyond what the previous
+  // operation hides.
+  double weight_dma = 0;
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
                          : unit == Unit::kElementwise ? k.elementwise_cycle_scale
                                                       : 1.0;
-    return std::max({npu * scale, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
+    return std::max({npu * scale + weight_dma, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
   }
 };
 
-EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu);
+// `arena_tensors` (per tensor, optional): the feature maps Vela keeps in the
+// arena rather than the SRAM cache and in NHWC rather than 16-channel bricks,
+// those the NPU hands to or takes from the CPU; without it, the graph's
+// inputs and outputs.
+EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu,
+                              const std::vector<bool>* arena_tensors = nullptr);
+
+// The tensors at the NPU's edges: the graph's inputs and outputs and those
+// read or written by a node outside `npu_nodes` (per node; empty = all).
+std::vector<bool> NpuEdgeTensors(const ModelDef& model, const std::vector<bool>& npu_nodes);
 
 struct CostEstimate {
   double accelerator_us = 0;
@@ -110,7 +131,10 @@ struct CostTables {
 
 // `cpu_target`: the shipped cpu.json (its cpu_classes and generic rates), or
 // nullptr when there is none.
-CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target);
+// `npu_nodes` (optional, per node): the nodes the accelerator accepts; the
+// Ethos-U model keeps the tensors it exchanges with the others in the arena.
+CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target,
+                           const std::vector<bool>& npu_nodes = {});
 
 // Whether a CPU node of `plan` runs on the delegate runtime's CPU fallback
 // (refused only by the fallback layer, and not excluded by the user).

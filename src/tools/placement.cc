@@ -94,7 +94,9 @@ Placement PlaceModel(const ModelDef& model, const std::string& target_id_or_path
   }
   const int n = static_cast<int>(model.subgraphs[0].operators.size());
   for (int i = 0; i < n; ++i) p.node_ops.push_back(NodeOps(model, i));
-  p.costs = BuildCostTables(model, p.target, have_cpu ? &cpu : nullptr);
+  std::vector<bool> npu_nodes;
+  for (const NodeSupport& s : p.support) npu_nodes.push_back(s.supported);
+  p.costs = BuildCostTables(model, p.target, have_cpu ? &cpu : nullptr, npu_nodes);
   p.estimate = EstimatePlan(model, p.costs, p.plan);
   return p;
 }

@@ -348,6 +348,7 @@ TEST(CostModel, EthosUTargetSection) {
       {"feature_maps_off_chip", 0}, {"sram_cache_bytes", 0}, {"sram_read_latency_cycles", 0},
       {"sram_write_latency_cycles", 0}, {"off_chip_read_latency_cycles", 0}, {"off_chip_write_latency_cycles", 0},
       {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
+      {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 0}, {"output_cycles_mul_32bit", 0.5}, {"output_cycles_32bit_binary", 1.125},
       {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
       {"elementwise_cycle_scale", 2}};
   std::string section;
@@ -358,6 +359,124 @@ TEST(CostModel, EthosUTargetSection) {
   EXPECT_NEAR(t.accelerator_us[0], 74 / 5e8 * 1e6, 1e-12);
   EXPECT_NEAR(t.accelerator_us[1], 384 / 5e8 * 1e6, 1e-12);
   EXPECT_FALSE(t.accelerator_placeholders[0].empty());  // this section's numbers are placeholders
+}
+
+// An Ethos-U55-256-like section on Vela's block model (shram_banks 48): SRAM
+// at 8 bytes per cycle in 32-byte bursts, 32 cycles of read and of write
+// latency, constants in flash at 1 byte per cycle, no calibrated corrections.
+std::string BlockModelSection(bool arena_off_chip) {
+  const std::vector<std::pair<std::string, double>> values = {
+      {"clock_hz", 5e8}, {"ofm_ublock_height", 2}, {"ofm_ublock_width", 2}, {"ofm_ublock_depth", 8},
+      {"ifm_block_depth", 32}, {"output_cycles_per_element", 0.25}, {"output_cycles_add_sub", 0.75},
+      {"output_cycles_mul", 0.375}, {"output_cycles_max_pool", 0.125}, {"activation_cycles_lut", 1},
+      {"activation_cycles_relu", 0.25}, {"sram_bytes_per_cycle", 8}, {"off_chip_bytes_per_cycle", 1},
+      {"feature_maps_off_chip", arena_off_chip ? 1.0 : 0.0}, {"sram_cache_bytes", arena_off_chip ? 1e6 : 0},
+      {"sram_read_latency_cycles", 32}, {"sram_write_latency_cycles", 32}, {"off_chip_read_latency_cycles", 500},
+      {"off_chip_write_latency_cycles", 250}, {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
+      {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 48}, {"output_cycles_mul_32bit", 0.5},
+      {"output_cycles_32bit_binary", 1.125},
+      {"op_overhead_cycles", 0}, {"mac_cycle_scale", 1}, {"elementwise_cycle_scale", 1}};
+  std::string section;
+  for (const auto& [key, value] : values)
+    section += (section.empty() ? "" : ", ") + std::string("\"") + key + "\": " + Num(value);
+  return R"({"ethos_u": {)" + section + "}}";
+}
+
+// input [1,8,8,4] -> ADD (x + x) -> output, both in SRAM in NHWC (the graph's
+// edges), on the block model:
+//   block search (elementwise): OFM blocks of 2..8 x 2..8 x 8 all fit the
+//     SHRAM; the cost, 256 output elements over the block's, halved when the
+//     IFM fits twice in the block, is least for 8x8x8 (256 / 512 / 2).
+//   first block's wait: each read of 256 bytes comes in 8-byte bursts (the
+//     4-byte rows of a depth-8 block), 256 x 32 / 8 = 1024 bytes = 128
+//     cycles, + 32 of latency = 160 (the two operands overlap); the write the
+//     same, 160: 320 cycles.
+//   output unit: ceil(0.75 x 256) = 192; command limit: ceil((320 / 512 +
+//     0.75) / 4 x 256) = 88; the pass takes 192.
+//   SRAM: two reads and a write of 1024 burst bytes each = 3072 / 8 = 384.
+//   The ADD takes max(192, 384) = 384 cycles: the bursts, not the adder.
+TEST(CostModel, EthosUBlockModelElementwise) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(in));
+  const CostTables t = BuildCostTables(model, TargetFrom(BlockModelSection(false)), nullptr);
+  ASSERT_EQ(t.ethos_u.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].npu, 192);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].sram, 384);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].off_chip, 0);
+  EXPECT_NEAR(t.accelerator_us[0], 384 / 5e8 * 1e6, 1e-12);
+}
+
+// The same ADD with the arena in DRAM (a U65): the graph's input and output
+// stay in the arena even though they fit the SRAM cache, so the ADD's three
+// streams use the off-chip port, whose 128-byte bursts the 8-byte rows fill
+// a sixteenth of: 3 x 256 x 128 / 8 = 12288 bytes at 1 byte per cycle.
+TEST(CostModel, EthosUEdgeTensorsStayInTheArena) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(in));
+  const CostTables t = BuildCostTables(model, TargetFrom(BlockModelSection(true)), nullptr);
+  ASSERT_EQ(t.ethos_u.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].off_chip, 12288);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].sram, 0);
+}
+
+// input -> CONV_2D 1x1 (4->4, all 16 weights 1) -> output: the constants as
+// Vela encodes them.
+//   weights: 1 is coded 2 (zigzag); a Rice code with divisor 2^k takes
+//     (2 >> k) + 1 + k = 3 bits for k = 0, 1, 2: 16 x 3 bits = 6 bytes,
+//     below the 16 raw ones; padded to 16, + a 16-byte header = 32.
+//   scales: 10 bytes per output channel, 40, padded to 48.
+//   80 bytes from flash at 1 byte per cycle: 80 cycles on the off-chip port.
+TEST(CostModel, EthosUEncodedWeights) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Conv(in));
+  const CostTables t = BuildCostTables(model, TargetFrom(BlockModelSection(false)), nullptr);
+  ASSERT_EQ(t.ethos_u.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].off_chip, 80);
+  EXPECT_GT(t.ethos_u[0].npu, 0);
+}
+
+// input [1,8,8,4] -> SPLIT into two [1,8,8,2] halves. On the U55/U65 each
+// split output is a MemoryCopy (a 1x1 pooling), except an output read by a
+// single NPU node, which reads its slice in place: with both halves graph
+// outputs the SPLIT is 2 copies; with the second half feeding an ADD, 1.
+TEST(CostModel, EthosUSplitOutputReadInPlace) {
+  auto split_model = [](bool second_consumed) {
+    Builder b;
+    const int in = b.Tensor({1, 8, 8, 4});
+    const int axis = b.Tensor({1}, true);
+    const int first = b.Tensor({1, 8, 8, 2}), second = b.Tensor({1, 8, 8, 2});
+    OperatorDef split;
+    split.opcode_index = b.Code(BuiltinOp::kSplit);
+    split.inputs = {axis, in};
+    split.outputs = {first, second};
+    b.graph.operators.push_back(split);
+    ModelDef model = b.Finish(in, first);
+    if (second_consumed) {
+      // ADD(second, second) becomes the graph's second output.
+      model.subgraphs[0].tensors.push_back(model.subgraphs[0].tensors[second]);
+      const int sum = static_cast<int>(model.subgraphs[0].tensors.size() - 1);
+      OperatorDef add;
+      model.operator_codes.push_back({BuiltinOp::kAdd, "", 1});
+      add.opcode_index = static_cast<uint32_t>(model.operator_codes.size() - 1);
+      add.inputs = {second, second};
+      add.outputs = {sum};
+      model.subgraphs[0].operators.push_back(add);
+      model.subgraphs[0].outputs = {first, sum};
+    } else {
+      model.subgraphs[0].outputs = {first, second};
+    }
+    return model;
+  };
+  const Target npu = TargetFrom(BlockModelSection(false));
+  const CostTables both = BuildCostTables(split_model(false), npu, nullptr);
+  const CostTables one = BuildCostTables(split_model(true), npu, nullptr);
+  EXPECT_DOUBLE_EQ(both.ethos_u[0].operations, 2);
+  EXPECT_DOUBLE_EQ(one.ethos_u[0].operations, 1);
+  EXPECT_GT(one.ethos_u[0].npu, 0);
+  EXPECT_DOUBLE_EQ(both.ethos_u[0].npu, 2 * one.ethos_u[0].npu);
 }
 
 // input -> CONV_2D -> ADD -> CONV_2D -> output, the ADD refused by the target:
