@@ -229,16 +229,18 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
 // ----------------------------------------------- the other optimized kernels
 // Items are output elements (MACs for FULLY_CONNECTED).
 
-void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier, int8
+// int8, `rows` x depth -> units: MobileNet v2's classifier (1 x 1280 -> 1001) and
+// the transformer encoder's projections (16 x 32 -> 32).
+void BM_FullyConnected(benchmark::State& state, int rows, int depth, int units) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  const int depth = 1280, units = 1001;
-  const std::vector<uint8_t> input = RandomBytes(depth, 1), weights = RandomBytes(size_t{1} * depth * units, 2);
+  const std::vector<uint8_t> input = RandomBytes(size_t{1} * rows * depth, 1),
+                             weights = RandomBytes(size_t{1} * depth * units, 2);
   std::vector<int32_t> bias(units, 7);
   std::vector<double> scales(units, 1.0 / (depth * 40.0));
-  std::vector<uint8_t> output(units);
+  std::vector<uint8_t> output(size_t{1} * rows * units);
   if (isa == kReference) {
-    ref::FullyConnectedGeometry g{1, depth, units};
+    ref::FullyConnectedGeometry g{rows, depth, units};
     std::vector<int16_t> packed(g.weight_elements());
     ref::PackFullyConnectedWeights(g, reinterpret_cast<const int8_t*>(weights.data()), 0, packed.data());
     ref::FullyConnectedQuantParams q;
@@ -252,7 +254,7 @@ void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier,
                                    g.work_units());
   } else {
     opt::QuantConvParams p;
-    p.geometry.batches = 1;
+    p.geometry.batches = rows;
     p.geometry.input_height = p.geometry.input_width = p.geometry.output_height = p.geometry.output_width = 1;
     p.geometry.filter_height = p.geometry.filter_width = 1;
     p.geometry.input_depth = p.geometry.filter_depth = depth;
@@ -268,7 +270,7 @@ void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier,
     for (auto _ : state) fc.RunTask(0, input.data(), output.data(), scratch.data());
   }
   benchmark::DoNotOptimize(output.data());
-  state.SetItemsProcessed(state.iterations() * int64_t{depth} * units);
+  state.SetItemsProcessed(state.iterations() * int64_t{rows} * depth * units);
 }
 
 // int8 ADD or SUB of `a_shape` and `b_shape` (broadcast to a_shape), with
@@ -956,7 +958,10 @@ int RegisterAll() {
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l)
         ->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)
+      ->Apply(IsaArgs);
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
     benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
         ->Apply(IsaArgs);

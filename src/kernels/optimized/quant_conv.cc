@@ -143,6 +143,28 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
   }
 }
 
+// reference::RescaleDouble for 4 lanes: round(double(acc) * scale), half away
+// from zero (x - trunc(x) is exact, so a fraction of at least one half steps
+// away). An out-of-range result converts to INT32_MIN, the value cvttpd2dq
+// returns for anything outside int32 and the one the reference reproduces.
+DLG_TARGET_AVX2 inline __m128i RescaleDouble4(__m128i acc, __m256d scale) {
+  const __m256d x = _mm256_mul_pd(_mm256_cvtepi32_pd(acc), scale);
+  const __m256d t = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d away =
+      _mm256_cmp_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(x, t)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
+  const __m256d step =
+      _mm256_and_pd(away, _mm256_or_pd(_mm256_set1_pd(1.0), _mm256_and_pd(x, sign)));
+  return _mm256_cvttpd_epi32(_mm256_add_pd(t, step));
+}
+
+// RescaleDouble4 for 8 lanes; scale 32-byte aligned.
+DLG_TARGET_AVX2 inline __m256i RescaleDouble8Avx2(__m256i acc, const double* scale) {
+  const __m128i lo = RescaleDouble4(_mm256_castsi256_si128(acc), _mm256_load_pd(scale));
+  const __m128i hi = RescaleDouble4(_mm256_extracti128_si256(acc, 1), _mm256_load_pd(scale + 4));
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
 // Rows [0, rows) of an int16 panel (x - x_zp) times one 16-channel block of
 // int16 weights [k/2][16][2] (w - w_zp), MR rows at a time: 2 * MR
 // accumulators, two weight vectors and one broadcast fill the 16 ymm
@@ -183,9 +205,9 @@ DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int row
       }
     }
     const int valid_rows = std::min(MR, rows - r0);
-    const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
-    const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
-    const __m256i offset = _mm256_set1_epi32(rq.output_offset);
+    const __m256i lo = _mm256_set1_epi16(static_cast<int16_t>(rq.clamp_min));
+    const __m256i hi = _mm256_set1_epi16(static_cast<int16_t>(rq.clamp_max));
+    const __m256i offset = _mm256_set1_epi16(static_cast<int16_t>(rq.output_offset));
     Requant256 p0 = LoadRequant256(rq, n0);
     Requant256 p1 = LoadRequant256(rq, n0 + 8);
     if constexpr (!kLeftShift) {  // a constant zero count: the shift folds away
@@ -196,16 +218,15 @@ DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int row
     for (int r = 0; r < MR; ++r) {
       if (r >= valid_rows) break;
       uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
+      __m256i v0, v1;
       if (double_scale != nullptr) {
-        alignas(32) int32_t sums[16];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[r][0]);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), acc[r][1]);
-        for (int l = 0; l < valid; ++l) dst[l] = RescaleDoubleOne(rq, double_scale, n0 + l, sums[l]);
-        continue;
+        v0 = RescaleDouble8Avx2(acc[r][0], double_scale + n0);
+        v1 = RescaleDouble8Avx2(acc[r][1], double_scale + n0 + 8);
+      } else {
+        v0 = MultiplyByQuantizedMultiplier256(acc[r][0], p0);
+        v1 = MultiplyByQuantizedMultiplier256(acc[r][1], p1);
       }
-      const __m256i v0 = Requantize256(acc[r][0], p0, lo, hi, offset);
-      const __m256i v1 = Requantize256(acc[r][1], p1, lo, hi, offset);
-      const __m128i bytes = NarrowToBytes256(v0, v1);
+      const __m128i bytes = ClampOffsetToBytes256(v0, v1, lo, hi, offset);
       if (valid >= 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
       } else {
