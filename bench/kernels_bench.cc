@@ -58,7 +58,7 @@ struct Layer {
   int h, w, cin, cout, filter, stride;
 };
 
-// MobileNet v2 (224x224) layers.
+// MobileNet v2 (224x224) layers, then a small DenseNet's.
 const Layer kConvLayers[] = {
     {224, 224, 3, 32, 3, 2},    // Conv (first, im2col with 3 channels)
     {112, 112, 32, 16, 1, 1},   // expanded_conv project
@@ -68,6 +68,7 @@ const Layer kConvLayers[] = {
     {14, 14, 384, 64, 1, 1},    // project
     {7, 7, 960, 320, 1, 1},     // project
     {7, 7, 320, 1280, 1, 1},    // Conv_1
+    {24, 24, 16, 8, 3, 1},      // a DenseNet growth layer (8 outputs; not MobileNet v2)
 };
 
 const Layer kDepthwiseLayers[] = {
