@@ -333,6 +333,24 @@ void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
 }
 
+// The encoder-decoder's int8 upsampling 16x16x8 -> 32x32 (half-pixel centers).
+void BM_ResizeBilinearInt8(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ResizeGeometry g{1, 16, 16, 8, 32, 32, false, true};
+  const std::vector<uint8_t> bytes = RandomBytes(16 * 16 * 8, 1);
+  const int8_t* in = reinterpret_cast<const int8_t*>(bytes.data());
+  std::vector<int8_t> out(size_t{32} * 32 * 8);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ResizeBilinearFixed(g, in, out.data());
+  } else {
+    const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kInt8, g, static_cast<Isa>(isa));
+    for (auto _ : state) r.RunRows(0, r.rows(), in, out.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
 void BM_ArgMax(benchmark::State& state) {  // deeplab's 513x513 map over 21 classes, uint8
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -991,6 +1009,8 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("resize_bilinear_int8/16x16x8->32x32", BM_ResizeBilinearInt8)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);
