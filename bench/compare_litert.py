@@ -9,6 +9,12 @@ invocations between the two (order flipped every round), so both see the same
 machine load, and reports medians over all invocations: wall-clock latency
 and process CPU time per inference, initialization time, peak RSS.
 
+Rows avx2:NAME run delegato with DELEGATO_ISA=avx2 and, where the kernel's
+CPUID faulting works (x86-64 Linux, the cpuid_fault CPU flag), both engines
+under build/libdelegato_cpumask.so (bench/cpu_mask), which hides AVX-512,
+AMX and AVX-VNNI from CPUID: LiteRT's XNNPACK then picks its AVX2 kernels as
+on a CPU without AVX-512 (--avx2-mask off: LiteRT unmasked, at its best).
+
 With --kernels-bench, also runs the per-kernel micro-benchmarks
 (bench/kernels_bench, Google Benchmark) and the int8 multiply-add peak
 (vpdpbusd or vpmaddwd), and reports achieved MAC/s for MobileNet v2 against the CPU's int8 peak.
@@ -53,7 +59,7 @@ ZOO_ARCHITECTURES = ["mobilenet_v2", "mobilenet_v3_small", "resnet_small", "dens
                      "transformer_encoder", "encoder_decoder"]
 ZOO_VARIANTS = ["float32", "int8", "int16x8", "dynamic"]
 # ISA_PREFIX + a row: delegato restricted to that instruction set through
-# DELEGATO_ISA (LiteRT unchanged: XNNPACK picks its own).
+# DELEGATO_ISA; with the CPU mask (--avx2-mask), LiteRT too.
 ISA_PREFIX = "avx2:"
 DEFAULT_MODELS = (
     SHARED_INT8_MODELS
@@ -143,6 +149,42 @@ def model_macs(model):
         else:
             macs += out * w[1]
     return macs
+
+
+def avx2_mask_state(args):
+    """(LD_PRELOAD value or None, sentence for the report) for the avx2: rows."""
+    if args.avx2_mask == "off":
+        return None, "off (--avx2-mask off)"
+    probe = REPO / "bench" / "cpu_mask" / "cpuid_probe.py"
+    library = pathlib.Path(args.cpu_mask).resolve()
+
+    def features(preload):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        if preload:
+            env["LD_PRELOAD"] = str(library)
+        out = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True,
+                             text=True, timeout=60)
+        return json.loads(out.stdout) if out.returncode == 0 else None
+
+    reason = None
+    if platform.machine() not in ("x86_64", "AMD64") or not sys.platform.startswith("linux"):
+        reason = "not x86-64 Linux"
+    elif not library.exists():
+        reason = f"{library} not built"
+    else:
+        native = features(False)
+        if native is not None and not native["avx512f"] and not native["avx_vnni"]:
+            reason = "this CPU has neither AVX-512 nor AVX-VNNI: both engines run AVX2 unmasked"
+        else:
+            masked = features(True)
+            if masked is None or masked["avx512f"] or masked["avx_vnni"] or not masked["avx2"]:
+                reason = "CPUID faulting unavailable here (no cpuid_fault), the mask has no effect"
+    if reason is not None:
+        if args.avx2_mask == "on":
+            raise SystemExit(f"--avx2-mask on: {reason}")
+        return None, f"unavailable ({reason})"
+    return str(library), "on"
 
 
 # ------------------------------------------------------------------ runners
@@ -273,8 +315,15 @@ def compare(row_name, threads, args, tmp_dir):
     model = model_path(model_name, args)
     env = dict(os.environ)
     env.pop("DELEGATO_ISA", None)
+    litert_env = None  # inherited
+    masked = bool(isa and args.avx2_preload)
     if isa:
         env["DELEGATO_ISA"] = isa
+    if masked:
+        # Both engines see a CPU without AVX-512 / AVX-VNNI (bench/cpu_mask).
+        preload = " ".join(p for p in (os.environ.get("LD_PRELOAD"), args.avx2_preload) if p)
+        env["LD_PRELOAD"] = preload
+        litert_env = dict(os.environ, LD_PRELOAD=preload)
     litert_path, note = loadable_model_path(model, tmp_dir)
     inputs = random_inputs(litert_path, args.seed, tmp_dir)
     delegato_argv = [args.time_model, str(model), "--num_threads", str(threads)]
@@ -283,7 +332,7 @@ def compare(row_name, threads, args, tmp_dir):
     litert_argv = [sys.executable, __file__, "--serve-litert", str(litert_path),
                    "--num_threads", str(threads), "--inputs", *map(str, inputs)]
     delegato = Runner("delegato", delegato_argv, env)
-    litert = Runner("LiteRT", litert_argv)
+    litert = Runner("LiteRT", litert_argv, litert_env)
     runners = [delegato, litert]
     before = None
     if args.before_time_model and threads == 1:
@@ -313,7 +362,8 @@ def compare(row_name, threads, args, tmp_dir):
         reference.finish()
         reference_ms = statistics.median(reference.wall)
     row = {"model": row_name, "threads": threads, "note": note, "samples": len(delegato.wall),
-           "kind": model_kind(model_name), "isa": isa or "default", "rounds": rounds}
+           "kind": model_kind(model_name), "isa": isa or "default", "rounds": rounds,
+           "cpu_masked": masked, "delegato_isa": delegato.info.get("isa")}
     for key, runner in (("delegato", delegato), ("litert", litert)):
         row[key] = {
             "median_ms": statistics.median(runner.wall),
@@ -385,6 +435,28 @@ def fmt(x, digits=2):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def avx2_rows_sentence(rows, args):
+    """The setup line on the avx2: rows: which of them ran both engines under the CPU mask."""
+    state = getattr(args, "avx2_mask_state", None) or "off (an older run: no mask)"
+    avx2 = [r for r in rows if r.get("isa") == "avx2"]
+    masked = [r for r in avx2 if r.get("cpu_masked")]
+    text = ("- Rows `avx2:...` restrict delegato to its AVX2 kernels (`DELEGATO_ISA=avx2`), as on "
+            "a CPU without AVX-512. CPU mask (`--avx2-mask`, `bench/cpu_mask`): " + state + ". ")
+    if avx2 and len(masked) == len(avx2):
+        isas = sorted({r.get("delegato_isa") or "?" for r in masked})
+        return text + ("Both engines ran those rows under `libdelegato_cpumask.so`, which makes "
+                       "CPUID fault (Linux `ARCH_SET_CPUID`) and answers it with AVX-512, AMX and "
+                       "AVX-VNNI hidden: LiteRT's XNNPACK picks its AVX2 kernels, so these rows "
+                       "compare AVX2 with AVX2 (delegato's selected ISA: "
+                       + ", ".join(isas) + ").")
+    if masked:
+        return text + (f"{len(masked)} of the {len(avx2)} avx2 rows ran both engines under the "
+                       "mask (AVX2 with AVX2); the others ran LiteRT unmasked.")
+    return text + ("LiteRT ran unmasked in those rows (XNNPACK picks its own ISA, on this CPU "
+                   "its best), so they compare delegato's AVX2 path with LiteRT at its best on "
+                   "this CPU, not AVX2 with AVX2.")
+
+
 def write_report(rows, kernels, peak, macs, args, path):
     model_name, flags = cpu_description()
     has_vnni = "avx512_vnni" in flags
@@ -403,10 +475,8 @@ def write_report(rows, kernels, peak, macs, args, path):
         f"- LiteRT: `ai_edge_litert` {litert_version}, default interpreter (its CPU path is the "
         "XNNPACK delegate), `num_threads` as in the table.",
         "- delegato: `bench/time_model` (the library's default optimized kernel set), same "
-        "thread count. Rows `avx2:...` restrict delegato to its AVX2 kernels "
-        "(`DELEGATO_ISA=avx2`), as on a CPU without AVX-512; LiteRT is unchanged in those rows "
-        "(XNNPACK picks its own ISA, here AVX-512), so they compare delegato's AVX2 path with "
-        "LiteRT at its best on this CPU, not AVX2 with AVX2.",
+        "thread count.",
+        avx2_rows_sentence(rows, args),
         "- Models: the shared 8-bit benchmark models; `float32:NAME`, the float32 twin of a "
         "shared model (`bench/float_model`); `zoo:NAME`, the converter-made models of "
         "`scripts/make_zoo.py` (TensorFlow's converter, random weights; `_int8` full integer, "
@@ -599,6 +669,12 @@ def main():
                         choices=["default", "avx2"],
                         help="delegato's kernel sets to measure: default (the best this CPU "
                         "has) and/or avx2 (the avx2: rows)")
+    parser.add_argument("--avx2-mask", choices=["auto", "on", "off"], default="auto",
+                        help="run both engines of the avx2: rows under bench/cpu_mask (AVX-512, "
+                        "AMX and AVX-VNNI hidden from CPUID): auto = when CPUID faulting works "
+                        "(default), on = fail otherwise, off = LiteRT unmasked")
+    parser.add_argument("--cpu-mask", default=str(REPO / "build" / "libdelegato_cpumask.so"),
+                        help="the CPU mask library (built by CMake on x86-64 Linux)")
     parser.add_argument("--zoo-dir", default="~/.cache/delegato/zoo/v1",
                         help="the converter-made models (scripts/make_zoo.py)")
     parser.add_argument("--float-model", default=str(REPO / "build" / "float_model"),
@@ -638,6 +714,10 @@ def main():
         print(f"wrote {args.output}")
         return
     args.load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    args.avx2_preload, args.avx2_mask_state = None, "not used (no avx2 rows)"
+    if "avx2" in args.isa:
+        args.avx2_preload, args.avx2_mask_state = avx2_mask_state(args)
+        print(f"CPU mask for the avx2 rows: {args.avx2_mask_state}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in select_rows(args.models, args.isa):
@@ -662,7 +742,7 @@ def main():
             {"rows": rows, "kernels": kernels, "peak": peak, "macs": macs,
              "args": {k: getattr(args, k) for k in ("rounds", "batch_seconds", "seed",
                                                     "load_before", "reference_runs",
-                                                    "before_label")}},
+                                                    "before_label", "avx2_mask_state")}},
             indent=1))
     print(f"wrote {args.output}")
 

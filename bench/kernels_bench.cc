@@ -60,7 +60,7 @@ struct Layer {
   int h, w, cin, cout, filter, stride;
 };
 
-// MobileNet v2 (224x224) layers.
+// MobileNet v2 (224x224) layers, then a small DenseNet's.
 const Layer kConvLayers[] = {
     {224, 224, 3, 32, 3, 2},    // Conv (first, im2col with 3 channels)
     {112, 112, 32, 16, 1, 1},   // expanded_conv project
@@ -70,6 +70,7 @@ const Layer kConvLayers[] = {
     {14, 14, 384, 64, 1, 1},    // project
     {7, 7, 960, 320, 1, 1},     // project
     {7, 7, 320, 1280, 1, 1},    // Conv_1
+    {24, 24, 16, 8, 3, 1},      // a DenseNet growth layer (8 outputs; not MobileNet v2)
 };
 
 const Layer kDepthwiseLayers[] = {
@@ -231,16 +232,18 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
 // ----------------------------------------------- the other optimized kernels
 // Items are output elements (MACs for FULLY_CONNECTED).
 
-void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier, int8
+// int8, `rows` x depth -> units: MobileNet v2's classifier (1 x 1280 -> 1001) and
+// the transformer encoder's projections (16 x 32 -> 32).
+void BM_FullyConnected(benchmark::State& state, int rows, int depth, int units) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  const int depth = 1280, units = 1001;
-  const std::vector<uint8_t> input = RandomBytes(depth, 1), weights = RandomBytes(size_t{1} * depth * units, 2);
+  const std::vector<uint8_t> input = RandomBytes(size_t{1} * rows * depth, 1),
+                             weights = RandomBytes(size_t{1} * depth * units, 2);
   std::vector<int32_t> bias(units, 7);
   std::vector<double> scales(units, 1.0 / (depth * 40.0));
-  std::vector<uint8_t> output(units);
+  std::vector<uint8_t> output(size_t{1} * rows * units);
   if (isa == kReference) {
-    ref::FullyConnectedGeometry g{1, depth, units};
+    ref::FullyConnectedGeometry g{rows, depth, units};
     std::vector<int16_t> packed(g.weight_elements());
     ref::PackFullyConnectedWeights(g, reinterpret_cast<const int8_t*>(weights.data()), 0, packed.data());
     ref::FullyConnectedQuantParams q;
@@ -254,7 +257,7 @@ void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier,
                                    g.work_units());
   } else {
     opt::QuantConvParams p;
-    p.geometry.batches = 1;
+    p.geometry.batches = rows;
     p.geometry.input_height = p.geometry.input_width = p.geometry.output_height = p.geometry.output_width = 1;
     p.geometry.filter_height = p.geometry.filter_width = 1;
     p.geometry.input_depth = p.geometry.filter_depth = depth;
@@ -270,7 +273,7 @@ void BM_FullyConnected(benchmark::State& state) {  // MobileNet v2's classifier,
     for (auto _ : state) fc.RunTask(0, input.data(), output.data(), scratch.data());
   }
   benchmark::DoNotOptimize(output.data());
-  state.SetItemsProcessed(state.iterations() * int64_t{depth} * units);
+  state.SetItemsProcessed(state.iterations() * int64_t{rows} * depth * units);
 }
 
 // int8 ADD or SUB of `a_shape` and `b_shape` (broadcast to a_shape), with
@@ -327,6 +330,24 @@ void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 
   } else {
     const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kUInt8, g, static_cast<Isa>(isa));
     for (auto _ : state) r.RunRows(0, r.rows(), in.data(), out.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
+// The encoder-decoder's int8 upsampling 16x16x8 -> 32x32 (half-pixel centers).
+void BM_ResizeBilinearInt8(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ResizeGeometry g{1, 16, 16, 8, 32, 32, false, true};
+  const std::vector<uint8_t> bytes = RandomBytes(16 * 16 * 8, 1);
+  const int8_t* in = reinterpret_cast<const int8_t*>(bytes.data());
+  std::vector<int8_t> out(size_t{32} * 32 * 8);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ResizeBilinearFixed(g, in, out.data());
+  } else {
+    const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kInt8, g, static_cast<Isa>(isa));
+    for (auto _ : state) r.RunRows(0, r.rows(), in, out.data());
   }
   benchmark::DoNotOptimize(out.data());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
@@ -986,7 +1007,10 @@ int RegisterAll() {
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l)
         ->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)
+      ->Apply(IsaArgs);
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
     benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
         ->Apply(IsaArgs);
@@ -1017,6 +1041,8 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("resize_bilinear_int8/16x16x8->32x32", BM_ResizeBilinearInt8)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);

@@ -3,7 +3,8 @@
 //
 //   time_model MODEL [--num_threads N] [--kernels optimized|reference]
 //              [--input INDEX=FILE.npy]...
-// Prints one JSON line after initialization, then answers stdin commands,
+// Prints one JSON line after initialization (with "isa": the instruction set
+// the optimized kernels selected), then answers stdin commands,
 // one JSON line each:
 //   run N   -> {"latencies_ms": [...], "cpu_ms": [...]}
 //              (N invocations: wall time and process CPU time of each)
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "delegato/interpreter.h"
+#include "kernels/optimized/isa.h"
 #include "tools/npy.h"
 #include "tools/tool_util.h"
 
@@ -111,8 +113,9 @@ int main(int argc, char** argv) {
 
   std::printf(
       "{\"init_ms\": %.3f, \"first_inference_ms\": %.3f, \"rss_before_load_mb\": %.3f, "
-      "\"arena_mb\": %.3f}\n",
-      Ms(t1 - t0), Ms(t3 - t2), rss_before, interpreter->arena_bytes() / 1048576.0);
+      "\"arena_mb\": %.3f, \"isa\": \"%s\"}\n",
+      Ms(t1 - t0), Ms(t3 - t2), rss_before, interpreter->arena_bytes() / 1048576.0,
+      delegato::optimized::IsaName(delegato::optimized::SelectedIsa()));
   std::fflush(stdout);
 
   std::string line;

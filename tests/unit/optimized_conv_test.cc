@@ -212,24 +212,32 @@ TEST(OptimizedConvTest, RequantizationMatchesReference) {
   std::vector<int32_t> accs = {0, 1, -1, 2, -2, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
                                1 << 30, -(1 << 30), 12345, -12345};
   for (int i = 0; i < 2000; ++i) accs.push_back(static_cast<int32_t>(rng()));
+  // Small ones too, whose results land inside the clamp bounds.
+  for (int i = 0; i < 2000; ++i) accs.push_back(std::uniform_int_distribution<int32_t>(-4000, 4000)(rng));
   for (Isa isa : SupportedIsas()) {
     for (int trial = 0; trial < 200; ++trial) {
       RandomConv c;
-      c.is_uint8 = false;
+      // Both output types and narrowed activation bounds: the clamp, offset
+      // and narrowing to bytes run after the multiply.
+      c.is_uint8 = trial % 2 == 1;
       reference::ConvGeometry& g = c.g;
       g.batches = 1;
       g.input_height = g.input_width = 1;
       g.output_height = g.output_width = 1;
       g.filter_height = g.filter_width = 1;
       g.input_depth = g.filter_depth = 1;
-      g.output_depth = 16;
+      g.output_depth = trial % 4 == 3 ? 8 : 16;  // 8: the AVX2 8-channel kernel
       c.input_zp = 0;
-      c.output_zp = PickZeroPoint(rng, false);
-      c.act_min = -128;
-      c.act_max = 127;
+      c.output_zp = PickZeroPoint(rng, c.is_uint8);
+      c.act_min = c.is_uint8 ? 0 : -128;
+      c.act_max = c.is_uint8 ? 255 : 127;
+      if (trial % 3 == 1) {
+        c.act_min = std::max(c.act_min, c.output_zp);  // RELU
+        c.act_max = std::min(c.act_max, c.output_zp + 6 * (trial % 5 + 1));
+      }
       c.input = {0};
-      c.filter.assign(16, 1);  // x = 0: the accumulator is the bias itself
-      for (int ch = 0; ch < 16; ++ch) {
+      c.filter.assign(g.output_depth, 1);  // x = 0: the accumulator is the bias itself
+      for (int ch = 0; ch < g.output_depth; ++ch) {
         int32_t m = static_cast<int32_t>((1u << 30) + (rng() & 0x3FFFFFFF));
         if (trial % 17 == 0) m = ch == 0 ? 0 : INT32_MAX;
         c.multipliers.push_back(m);
@@ -481,6 +489,9 @@ TEST(OptimizedConvTest, FullyConnectedDoubleRescaleMatchesReference) {
     const double base = std::pow(10.0, std::uniform_real_distribution<double>(-3, 0)(rng)) / (g.accum_depth * 64.0);
     for (auto& sc : scales) sc = trial % 3 == 0 ? base * (1 + rng() % 7) : base;
     if (trial % 17 == 0) scales[0] = 1e6;  // out of int32 range -> INT32_MIN, clamped
+    // Powers of two: many products end in exactly one half (rounded away from zero).
+    if (trial % 5 == 2)
+      for (auto& sc : scales) sc = std::ldexp(1.0, -1 - static_cast<int>(rng() % 10));
     const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
     const int32_t act_min = trial % 4 == 1 ? lo + 10 : lo, act_max = trial % 4 == 1 ? hi - 20 : hi;
 

@@ -42,13 +42,17 @@ std::vector<T> Values(std::mt19937& rng, size_t n) {
 template <class T>
 void CheckResize(const reference::ResizeGeometry& g, std::mt19937& rng, bool reverse,
                  const std::string& what) {
-  const auto type = std::is_same_v<T, float> ? optimized::ResizeBilinear::Type::kFloat32
-                                             : optimized::ResizeBilinear::Type::kUInt8;
+  const auto type = std::is_same_v<T, float>    ? optimized::ResizeBilinear::Type::kFloat32
+                    : std::is_same_v<T, int8_t> ? optimized::ResizeBilinear::Type::kInt8
+                                                : optimized::ResizeBilinear::Type::kUInt8;
   const auto input =
       Values<T>(rng, static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.depth);
   std::vector<T> expected(static_cast<size_t>(g.batches) * g.output_height * g.output_width *
                           g.depth);
-  reference::ResizeBilinearFloat(g, input.data(), expected.data());
+  if constexpr (std::is_same_v<T, int8_t>)
+    reference::ResizeBilinearFixed(g, input.data(), expected.data());
+  else
+    reference::ResizeBilinearFloat(g, input.data(), expected.data());
   for (Isa isa : SupportedIsas()) {
     const optimized::ResizeBilinear r(type, g, isa);
     if (std::is_same_v<T, uint8_t> && isa == Isa::kAvx2 && g.align_corners &&
@@ -93,7 +97,20 @@ TEST(OptimizedResizeArgMaxTest, ResizeRowEnds) {
     g.half_pixel_centers = mode == 2;
     const std::string what = "trial " + std::to_string(trial);
     CheckResize<uint8_t>(g, rng, true, what + " uint8");
+    CheckResize<int8_t>(g, rng, true, what + " int8");
     CheckResize<float>(g, rng, true, what + " float");
+  }
+}
+
+TEST(OptimizedResizeArgMaxTest, Int8Upsampling) {
+  // The encoder-decoder's 16x16x8 -> 32x32x8, and depths around the 8- and
+  // 16-lane vectors, in every sampling mode.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int depth = std::vector<int>{8, 7, 9, 16, 17, 24, 1, 33}[trial % 8];
+    const int mode = trial % 3;
+    const reference::ResizeGeometry g{1, 16, 16, depth, 32, 32, mode == 1, mode == 2};
+    CheckResize<int8_t>(g, rng, trial % 2 == 0, "int8 depth " + std::to_string(depth));
   }
 }
 

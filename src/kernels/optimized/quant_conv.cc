@@ -143,6 +143,28 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
   }
 }
 
+// reference::RescaleDouble for 4 lanes: round(double(acc) * scale), half away
+// from zero (x - trunc(x) is exact, so a fraction of at least one half steps
+// away). An out-of-range result converts to INT32_MIN, the value cvttpd2dq
+// returns for anything outside int32 and the one the reference reproduces.
+DLG_TARGET_AVX2 inline __m128i RescaleDouble4(__m128i acc, __m256d scale) {
+  const __m256d x = _mm256_mul_pd(_mm256_cvtepi32_pd(acc), scale);
+  const __m256d t = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d away =
+      _mm256_cmp_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(x, t)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
+  const __m256d step =
+      _mm256_and_pd(away, _mm256_or_pd(_mm256_set1_pd(1.0), _mm256_and_pd(x, sign)));
+  return _mm256_cvttpd_epi32(_mm256_add_pd(t, step));
+}
+
+// RescaleDouble4 for 8 lanes; scale 32-byte aligned.
+DLG_TARGET_AVX2 inline __m256i RescaleDouble8Avx2(__m256i acc, const double* scale) {
+  const __m128i lo = RescaleDouble4(_mm256_castsi256_si128(acc), _mm256_load_pd(scale));
+  const __m128i hi = RescaleDouble4(_mm256_extracti128_si256(acc, 1), _mm256_load_pd(scale + 4));
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
 // Rows [0, rows) of an int16 panel (x - x_zp) times one 16-channel block of
 // int16 weights [k/2][16][2] (w - w_zp), MR rows at a time: 2 * MR
 // accumulators, two weight vectors and one broadcast fill the 16 ymm
@@ -150,64 +172,69 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
 // sums wrap modulo 2^32 as the reference's. The requantization constants are
 // loaded after the tap loop: held across it (as at MR = 4 before), they made
 // GCC copy every accumulator once per iteration.
-template <int MR, bool kLeftShift>
+// NV = 2 vectors (16 channels) at MR = 6; NV = 1 (8 channels: a block whose
+// channels past the eighth are padding, as in layers of 8 or 24 outputs) at
+// MR = 12, the same 12 accumulators, so padding is not computed. The packed
+// weights are the same (the kernel reads the first half of each 16-channel row).
+template <int MR, int NV, bool kLeftShift>
 DLG_TARGET_AVX2 void Avx2SlabKernel(const int16_t* panel, size_t stride, int rows, int k2,
                                     const int16_t* weights, const int32_t* column_bias,
                                     const RequantChannels& rq, const double* double_scale,
                                     int n0, int n, uint8_t* out, size_t out_stride) {
-  const int valid = std::min(16, n - n0);
+  static_assert(NV == 1 || NV == 2);
+  const int valid = std::min(8 * NV, n - n0);
   for (int r0 = 0; r0 < rows; r0 += MR) {
     // Accumulators start at the column bias (one add fewer per output vector).
-    __m256i acc[MR][2];
+    __m256i acc[MR][NV];
     {
-      const __m256i bias0 = Load256(column_bias + n0);
-      const __m256i bias1 = Load256(column_bias + n0 + 8);
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        acc[r][0] = bias0;
-        acc[r][1] = bias1;
-      }
+      __m256i bias[NV];
+#pragma GCC unroll 2
+      for (int j = 0; j < NV; ++j) bias[j] = Load256(column_bias + n0 + 8 * j);
+#pragma GCC unroll 12
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int j = 0; j < NV; ++j) acc[r][j] = bias[j];
     }
     const int16_t* a = panel + static_cast<size_t>(r0) * stride;
     const int16_t* w = weights;
     for (int t = 0; t < k2; ++t, w += 32, a += 2) {
-      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
-      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16));
-#pragma GCC unroll 8
+      __m256i wv[NV];
+#pragma GCC unroll 2
+      for (int j = 0; j < NV; ++j) wv[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16 * j));
+#pragma GCC unroll 12
       for (int r = 0; r < MR; ++r) {
         int32_t pair;
         std::memcpy(&pair, a + r * stride, 4);
         const __m256i av = _mm256_set1_epi32(pair);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, w0));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, w1));
+#pragma GCC unroll 2
+        for (int j = 0; j < NV; ++j)
+          acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(av, wv[j]));
       }
     }
     const int valid_rows = std::min(MR, rows - r0);
-    const __m256i lo = _mm256_set1_epi32(rq.clamp_min);
-    const __m256i hi = _mm256_set1_epi32(rq.clamp_max);
-    const __m256i offset = _mm256_set1_epi32(rq.output_offset);
-    Requant256 p0 = LoadRequant256(rq, n0);
-    Requant256 p1 = LoadRequant256(rq, n0 + 8);
-    if constexpr (!kLeftShift) {  // a constant zero count: the shift folds away
-      p0.left_shift = _mm256_setzero_si256();
-      p1.left_shift = _mm256_setzero_si256();
+    const __m256i lo = _mm256_set1_epi16(static_cast<int16_t>(rq.clamp_min));
+    const __m256i hi = _mm256_set1_epi16(static_cast<int16_t>(rq.clamp_max));
+    const __m256i offset = _mm256_set1_epi16(static_cast<int16_t>(rq.output_offset));
+    Requant256 p[NV];
+#pragma GCC unroll 2
+    for (int j = 0; j < NV; ++j) {
+      p[j] = LoadRequant256(rq, n0 + 8 * j);
+      if constexpr (!kLeftShift) p[j].left_shift = _mm256_setzero_si256();  // the shift folds away
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
       if (r >= valid_rows) break;
       uint8_t* dst = out + static_cast<size_t>(r0 + r) * out_stride + n0;
-      if (double_scale != nullptr) {
-        alignas(32) int32_t sums[16];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[r][0]);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), acc[r][1]);
-        for (int l = 0; l < valid; ++l) dst[l] = RescaleDoubleOne(rq, double_scale, n0 + l, sums[l]);
-        continue;
-      }
-      const __m256i v0 = Requantize256(acc[r][0], p0, lo, hi, offset);
-      const __m256i v1 = Requantize256(acc[r][1], p1, lo, hi, offset);
-      const __m128i bytes = NarrowToBytes256(v0, v1);
-      if (valid >= 16) {
+      __m256i v[NV];
+#pragma GCC unroll 2
+      for (int j = 0; j < NV; ++j)
+        v[j] = double_scale != nullptr ? RescaleDouble8Avx2(acc[r][j], double_scale + n0 + 8 * j)
+                                       : MultiplyByQuantizedMultiplier256(acc[r][j], p[j]);
+      const __m128i bytes = ClampOffsetToBytes256(v[0], v[NV - 1], lo, hi, offset);
+      if (valid == 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+      } else if (valid == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), bytes);
       } else {
         alignas(16) uint8_t tmp[16];
         _mm_store_si128(reinterpret_cast<__m128i*>(tmp), bytes);
@@ -761,14 +788,19 @@ struct Avx2Ops : ScalarOps {
                    const int32_t*, uint8_t* out) {
     // Most layers' multipliers are below 1 (no left shift): that variant skips the shift.
     const int32_t* left = c.requant_.left_shift.data() + s.n0;
-    if (std::any_of(left, left + 16, [](int32_t v) { return v != 0; }))
-      Avx2SlabKernel<6, true>(panel, c.k_padded_, rows, c.k_padded_ / 2,
-                              c.weights16_.data() + s.offset, c.column_bias_.data(), c.requant_,
-                              c.DoubleScale(), s.n0, c.n_, out, c.n_);
+    const bool left_shift = std::any_of(left, left + 16, [](int32_t v) { return v != 0; });
+    // A block with at most 8 real channels: the 8-channel kernel.
+    if (c.n_ - s.n0 <= 8)
+      left_shift ? Run<12, 1, true>(c, s, panel, rows, out) : Run<12, 1, false>(c, s, panel, rows, out);
     else
-      Avx2SlabKernel<6, false>(panel, c.k_padded_, rows, c.k_padded_ / 2,
-                               c.weights16_.data() + s.offset, c.column_bias_.data(), c.requant_,
-                               c.DoubleScale(), s.n0, c.n_, out, c.n_);
+      left_shift ? Run<6, 2, true>(c, s, panel, rows, out) : Run<6, 2, false>(c, s, panel, rows, out);
+  }
+  template <int MR, int NV, bool kLeftShift>
+  static void Run(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
+                  uint8_t* out) {
+    Avx2SlabKernel<MR, NV, kLeftShift>(panel, c.k_padded_, rows, c.k_padded_ / 2,
+                                       c.weights16_.data() + s.offset, c.column_bias_.data(),
+                                       c.requant_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
   }
 };
 

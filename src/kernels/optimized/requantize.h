@@ -171,6 +171,25 @@ DLG_TARGET_AVX2 inline __m128i NarrowToBytes256(__m256i a, __m256i b) {
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(bytes, 0x08));
 }
 
+// clamp(q, lo, hi) + offset of 16 int32 lanes (two vectors of 8), as bytes in
+// order, computed on int16: the signed saturation of the first pack is exact,
+// since it keeps order and is the identity on [lo, hi] (the bounds lie inside
+// int16), so out-of-range lanes still clamp to lo or hi. lo16, hi16: the clamp
+// bounds (RequantChannels::clamp_min / clamp_max) and offset16 the output
+// offset, broadcast to int16; lo + offset .. hi + offset lie in the output
+// type's range, whose low bytes are the result. 7 operations instead of the
+// 11 of two Requantize256 clamps and NarrowToBytes256.
+DLG_TARGET_AVX2 inline __m128i ClampOffsetToBytes256(__m256i a, __m256i b, __m256i lo16,
+                                                     __m256i hi16, __m256i offset16) {
+  __m256i words = _mm256_packs_epi32(a, b);  // a0-3 b0-3 | a4-7 b4-7
+  words = _mm256_min_epi16(_mm256_max_epi16(words, lo16), hi16);
+  words = _mm256_and_si256(_mm256_add_epi16(words, offset16), _mm256_set1_epi16(0xFF));
+  // 4-byte groups: a0-3 b0-3 a0-3 b0-3 | a4-7 b4-7 a4-7 b4-7
+  const __m256i bytes = _mm256_packus_epi16(words, words);
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5)));
+}
+
 #endif  // DELEGATO_X86
 
 #if DELEGATO_ARM

@@ -116,6 +116,44 @@ DLG_TARGET_AVX512 void Avx512FixedPixel(const int8_t* p00, const int8_t* p10, co
   }
 }
 
+DLG_TARGET_AVX2 inline __m256i LoadInt8x8(const int8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Avx512FixedPixel on 8 lanes (FixedElement's arithmetic; the weighted sum
+// is at most 128 * 2^20 in magnitude, so int32 holds it), the last depth % 8
+// channels scalar.
+DLG_TARGET_AVX2 void Avx2FixedPixel(const int8_t* p00, const int8_t* p10, const int8_t* p01,
+                                    const int8_t* p11, int32_t wx, int32_t wy, int8_t* out,
+                                    int32_t depth) {
+  const __m256i w00 = _mm256_set1_epi32(((1 << 10) - wy) * ((1 << 10) - wx));
+  const __m256i w10 = _mm256_set1_epi32(wy * ((1 << 10) - wx));
+  const __m256i w01 = _mm256_set1_epi32(((1 << 10) - wy) * wx);
+  const __m256i w11 = _mm256_set1_epi32(wy * wx);
+  const __m256i half = _mm256_set1_epi32(1 << 19);
+  const __m256i bias_negative = _mm256_set1_epi32((1 << 20) - 1);
+  int32_t c = 0;
+  for (; c + 8 <= depth; c += 8) {
+    __m256i v = _mm256_add_epi32(
+        _mm256_add_epi32(_mm256_mullo_epi32(LoadInt8x8(p00 + c), w00),
+                         _mm256_mullo_epi32(LoadInt8x8(p10 + c), w10)),
+        _mm256_add_epi32(_mm256_mullo_epi32(LoadInt8x8(p01 + c), w01),
+                         _mm256_mullo_epi32(LoadInt8x8(p11 + c), w11)));
+    // + 2^19 when positive, - 2^19 otherwise; then divide by 2^20 toward zero.
+    const __m256i positive = _mm256_cmpgt_epi32(v, _mm256_setzero_si256());
+    v = _mm256_add_epi32(_mm256_sub_epi32(v, half),
+                         _mm256_and_si256(positive, _mm256_add_epi32(half, half)));
+    v = _mm256_add_epi32(v, _mm256_and_si256(_mm256_srai_epi32(v, 31), bias_negative));
+    v = _mm256_srai_epi32(v, 20);
+    // Lanes are in [-128, 127]: the saturating packs are exact.
+    const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v, v), _mm256_setzero_si256());
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c),
+                     _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes),
+                                        _mm256_extracti128_si256(bytes, 1)));
+  }
+  for (; c < depth; ++c) out[c] = FixedElement(p00[c], p10[c], p01[c], p11[c], wx, wy);
+}
+
 // One output row of uint8 / float32 with the row terms precomputed:
 // top[j] = p(y0, j) * (1 - dy) and bottom[j] = p(y1, j) * dy are the
 // reference's first products, the same for every output x.
@@ -400,6 +438,12 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
         else
           Avx512FloatPixel<T>(p00, p10, p01, p11, tx, ty, out, g.depth);
         continue;
+      }
+      if constexpr (std::is_same_v<T, int8_t>) {
+        if (r.isa() == Isa::kAvx2) {
+          Avx2FixedPixel(p00, p10, p01, p11, tx.weight10, ty.weight10, out, g.depth);
+          continue;
+        }
       }
 #endif
       ScalarPixel<T>(r, p00, p10, p01, p11, tx, ty, out, 0, g.depth);
