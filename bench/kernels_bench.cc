@@ -70,6 +70,16 @@ const Layer kConvLayers[] = {
     {7, 7, 320, 1280, 1, 1},    // Conv_1
 };
 
+// The zoo's small dynamic-range models: few output channels (8, 16), first
+// layers over 3 channels.
+const Layer kSmallHybridLayers[] = {
+    {64, 64, 3, 16, 5, 2},   // ResNet (small) first layer
+    {48, 48, 3, 16, 3, 2},   // DenseNet (small) first layer
+    {24, 24, 16, 8, 3, 1},   // DenseNet growth layer (8 channels)
+    {24, 24, 32, 16, 1, 1},  // DenseNet bottleneck
+    {16, 16, 16, 16, 3, 1},  // ResNet block
+};
+
 const Layer kDepthwiseLayers[] = {
     {112, 112, 32, 32, 3, 1},
     {112, 112, 96, 96, 3, 2},
@@ -743,8 +753,8 @@ void BM_HybridConv(benchmark::State& state, Layer l) {
     for (auto _ : state) {
       opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
                              true, quantized.data(), &scale, &zero_point);
-      kernel.RunTask(0, quantized.data(), &scale, &zero_point, bias.data(), output.data(),
-                     scratch.data());
+      kernel.WidenImage(0, quantized.data(), zero_point, scratch.data());
+      kernel.RunTask(0, &scale, bias.data(), output.data(), scratch.data());
     }
   }
   benchmark::DoNotOptimize(output.data());
@@ -958,6 +968,9 @@ int RegisterAll() {
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected)->Apply(IsaArgs);
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
+    benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
+        ->Apply(IsaArgs);
+  for (const Layer& l : kSmallHybridLayers)
     benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
         ->Apply(IsaArgs);
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})

@@ -573,6 +573,7 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     if (d.fast_hybrid != nullptr) {
       const optimized::HybridConvKernel& fast = *d.fast_hybrid;
       const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      uint8_t* scratch = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           // Per-channel weights: asymmetric; per-tensor: symmetric, the scale
@@ -581,14 +582,14 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
                                        p.per_channel, quantized + b * image, &scales[b],
                                        &zero_points[b]);
           if (!p.per_channel) scales[b] *= p.weight_scales[0];
+          fast.WidenImage(b, quantized + b * image, zero_points[b], scratch);
         }
       });
       const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
       float* out = output.data_as<float>();
-      uint8_t* scratch = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task)
-          fast.RunTask(static_cast<int>(task), quantized, scales, zero_points, b, out, scratch);
+          fast.RunTask(static_cast<int>(task), scales, b, out, scratch);
       });
       return;
     }

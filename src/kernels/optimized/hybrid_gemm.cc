@@ -370,80 +370,102 @@ HybridConvKernel::HybridConvKernel(const HybridConvKernelParams& params, Isa isa
                 params.geometry.input_depth,
             isa) {
   const reference::ConvGeometry& g = p_.geometry;
+  // The widened image covers every tap of every output pixel: the padding
+  // before the image, the image, and whatever the last window reaches past it.
+  padded_height_ = std::max(g.pad_height + g.input_height,
+                            (g.output_height - 1) * g.stride_height + g.filter_height);
+  padded_width_ = std::max(g.pad_width + g.input_width,
+                           (g.output_width - 1) * g.stride_width + g.filter_width);
+  image_bytes_ = RoundUp(sizeof(int16_t) * padded_height_ * padded_width_ * g.input_depth, 64);
+  // 1x1, stride 1, even depth: the widened image's pixels are the GEMM's rows.
+  rows_in_place_ = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
+                   g.stride_width == 1 && g.input_depth == gemm_.k_padded() &&
+                   padded_width_ == g.input_width && padded_height_ == g.input_height;
   // A panel of rows stays within about 64 KB (L2-resident while every
   // weight block passes over it).
   block_rows_ = std::clamp(32768 / gemm_.k_padded(), 1, 96);
   const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
   const int64_t rows = g.batches * pixels;
-  num_tasks_ = static_cast<int>(
-      std::clamp<int64_t>((rows + block_rows_ - 1) / block_rows_, 1, std::max(1, num_threads)));
-  panel_bytes_ = RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
+  // Below about 10 µs of work the hand-off to another thread costs more
+  // than it saves.
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+  const int64_t macs = rows * gemm_.k() * gemm_.n();
+  num_tasks_ = macs < kMinParallelMacs
+                   ? 1
+                   : static_cast<int>(std::clamp<int64_t>((rows + block_rows_ - 1) / block_rows_,
+                                                          1, std::max(1, num_threads)));
+  panel_bytes_ = rows_in_place_ ? 0 : RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
   per_task_bytes_ = panel_bytes_ + RoundUp(sizeof(int32_t) * block_rows_ * gemm_.n_padded(), 64);
 }
 
-void HybridConvKernel::RunTask(int task, const int8_t* quantized, const float* scales,
-                               const int32_t* zero_points, const float* bias, float* output,
+void HybridConvKernel::WidenImage(int64_t batch, const int8_t* quantized_image,
+                                  int32_t zero_point, uint8_t* scratch) const {
+  const reference::ConvGeometry& g = p_.geometry;
+  const Isa isa = gemm_.isa();
+  int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
+  const size_t depth = g.input_depth;
+  const size_t padded_row = static_cast<size_t>(padded_width_) * depth;
+  const size_t left = static_cast<size_t>(g.pad_width) * depth;
+  const size_t image_row = static_cast<size_t>(g.input_width) * depth;
+  const size_t right = padded_row - left - image_row;
+  // Padding taps add 0, as the reference skips them.
+  std::memset(padded, 0, sizeof(int16_t) * g.pad_height * padded_row);
+  for (int32_t y = 0; y < g.input_height; ++y) {
+    int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * padded_row;
+    std::memset(dst, 0, sizeof(int16_t) * left);
+    WidenRow(isa, quantized_image + y * image_row, static_cast<int>(image_row), zero_point,
+             dst + left, static_cast<int>(image_row));
+    std::memset(dst + left + image_row, 0, sizeof(int16_t) * right);
+  }
+  const int32_t below = padded_height_ - g.pad_height - g.input_height;
+  std::memset(padded + static_cast<size_t>(g.pad_height + g.input_height) * padded_row, 0,
+              sizeof(int16_t) * below * padded_row);
+}
+
+void HybridConvKernel::RunTask(int task, const float* scales, const float* bias, float* output,
                                uint8_t* scratch) const {
   const reference::ConvGeometry& g = p_.geometry;
   const Isa isa = gemm_.isa();
   const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
   const int64_t rows = g.batches * pixels;
   const int64_t begin = rows * task / num_tasks_, end = rows * (task + 1) / num_tasks_;
-  uint8_t* mine = scratch + per_task_bytes_ * task;
+  uint8_t* mine = scratch + image_bytes_ * g.batches + per_task_bytes_ * task;
   int16_t* panel = reinterpret_cast<int16_t*>(mine);
   int32_t* acc = reinterpret_cast<int32_t*>(mine + panel_bytes_);
   const int k_padded = gemm_.k_padded();
-  const int depth = g.input_depth;
-  const size_t image_size = static_cast<size_t>(g.input_height) * g.input_width * depth;
-  const bool pointwise = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
-                         g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0;
-  for (int64_t m0 = begin; m0 < end; m0 += block_rows_) {
-    const int count = static_cast<int>(std::min<int64_t>(block_rows_, end - m0));
-    // A block may span two images: each row widens with its own zero point.
-    for (int r = 0; r < count; ++r) {
-      const int64_t m = m0 + r;
-      const int64_t batch = m / pixels;
-      const int32_t zp = zero_points[batch];
-      const int8_t* image = quantized + batch * image_size;
-      int16_t* row = panel + static_cast<size_t>(r) * k_padded;
-      const int64_t pixel = m % pixels;
-      if (pointwise) {
-        WidenRow(isa, image + pixel * depth, depth, zp, row, k_padded);
-        continue;
+  const size_t depth = g.input_depth;
+  const size_t padded_row = static_cast<size_t>(padded_width_) * depth;
+  const size_t tap_run = sizeof(int16_t) * g.filter_width * depth;
+  const size_t taps = static_cast<size_t>(g.filter_height) * g.filter_width * depth;
+  for (int64_t m0 = begin; m0 < end;) {
+    // A block stays within one image (its rows share the image's scale).
+    const int64_t batch = m0 / pixels;
+    const int count = static_cast<int>(
+        std::min<int64_t>({block_rows_, end - m0, (batch + 1) * pixels - m0}));
+    const int16_t* image = reinterpret_cast<const int16_t*>(scratch + image_bytes_ * batch);
+    const int16_t* a = image + (m0 - batch * pixels) * depth;
+    if (!rows_in_place_) {
+      // im2col: per filter row, the window's taps are one run of the padded
+      // image.
+      for (int r = 0; r < count; ++r) {
+        const int64_t pixel = m0 - batch * pixels + r;
+        const int32_t out_y = static_cast<int32_t>(pixel / g.output_width);
+        const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
+        const int16_t* src = image + static_cast<size_t>(out_y) * g.stride_height * padded_row +
+                             static_cast<size_t>(out_x) * g.stride_width * depth;
+        int16_t* row = panel + static_cast<size_t>(r) * k_padded;
+        for (int32_t fy = 0; fy < g.filter_height; ++fy)
+          std::memcpy(row + fy * g.filter_width * depth, src + fy * padded_row, tap_run);
+        for (size_t i = taps; i < static_cast<size_t>(k_padded); ++i) row[i] = 0;
       }
-      const int32_t out_y = static_cast<int32_t>(pixel / g.output_width);
-      const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
-      const int32_t y0 = out_y * g.stride_height - g.pad_height;
-      const int32_t x0 = out_x * g.stride_width - g.pad_width;
-      // Per filter row, the taps inside the image are one contiguous run of
-      // input (no dilation): one widening call; taps outside add 0.
-      const int32_t fx_begin = std::clamp(-x0, 0, g.filter_width);
-      const int32_t fx_end = std::clamp(g.input_width - x0, fx_begin, g.filter_width);
-      const size_t row_taps = static_cast<size_t>(g.filter_width) * depth;
-      int16_t* dst = row;
-      for (int32_t fy = 0; fy < g.filter_height; ++fy, dst += row_taps) {
-        const int32_t y = y0 + fy;
-        if (y < 0 || y >= g.input_height || fx_begin == fx_end) {
-          std::memset(dst, 0, sizeof(int16_t) * row_taps);
-          continue;
-        }
-        std::memset(dst, 0, sizeof(int16_t) * fx_begin * depth);
-        const int run = (fx_end - fx_begin) * depth;
-        WidenRow(isa,
-                 image + (static_cast<size_t>(y) * g.input_width + x0 + fx_begin) * depth, run,
-                 zp, dst + static_cast<size_t>(fx_begin) * depth, run);
-        std::memset(dst + static_cast<size_t>(fx_end) * depth, 0,
-                    sizeof(int16_t) * (g.filter_width - fx_end) * depth);
-      }
-      for (int i = g.filter_height * g.filter_width * depth; i < k_padded; ++i) row[i] = 0;
+      a = panel;
     }
-    gemm_.Multiply(panel, count, acc);
-    for (int r = 0; r < count; ++r) {
-      const int64_t batch = (m0 + r) / pixels;
+    gemm_.Multiply(a, count, acc);
+    for (int r = 0; r < count; ++r)
       ConvOutputRow(isa, acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
                     p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
                     p_.act_max, output + (m0 + r) * g.output_depth);
-    }
+    m0 += count;
   }
 }
 
