@@ -896,7 +896,7 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
       const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
       ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)  // asymmetric, as QuantizeDepthwiseInput
-          optimized::HybridQuantizeRow(fast.isa(), in + i * image,
+          optimized::HybridQuantizeRow(optimized::SelectedIsa(), in + i * image,
                                        static_cast<int32_t>(image), /*asymmetric=*/true,
                                        quantized + i * image, &scales[i], &zero_points[i]);
       });

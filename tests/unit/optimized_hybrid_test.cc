@@ -56,7 +56,7 @@ TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   const Isa isa = GetParam();
   std::mt19937 rng(7);
   std::vector<std::vector<float>> rows;
-  for (int n : {1, 7, 8, 31, 32, 33, 100, 1000}) {
+  for (int n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000}) {
     rows.push_back(RandomFloats(rng, n, -3.0f, 5.0f));
     rows.push_back(RandomFloats(rng, n, 0.0f, 2.0f));   // no negative values
     rows.push_back(RandomFloats(rng, n, -1.0f, 0.0f));  // no positive values
@@ -76,6 +76,14 @@ TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   rows.push_back(special);
   special[17] = std::numeric_limits<float>::infinity();
   rows.push_back(special);
+  special[17] = 0.5f;
+  special[49] = std::numeric_limits<float>::quiet_NaN();  // in the vector loops' tail
+  rows.push_back(special);
+  special[49] = -std::numeric_limits<float>::infinity();
+  rows.push_back(special);
+  std::vector<float> large = RandomFloats(rng, 70, -1.0f, 1.0f);
+  large[40] = std::numeric_limits<float>::quiet_NaN();  // in a full vector
+  rows.push_back(large);
   for (const std::vector<float>& row : rows) {
     const auto n = static_cast<int32_t>(row.size());
     for (bool asymmetric : {false, true}) {

@@ -226,6 +226,59 @@ DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, int32_t zero_point,
   }
 }
 
+// RangeAvx2 and QuantizeAvx2 16 lanes at a time, with two independent
+// minimum / maximum chains.
+DLG_TARGET_AVX512 bool RangeAvx512(const float* v, int32_t n, float* lo, float* hi) {
+  __m512 mn0 = _mm512_set1_ps(INFINITY), mx0 = _mm512_set1_ps(-INFINITY);
+  __m512 mn1 = mn0, mx1 = mx0;
+  __mmask16 nan = 0;
+  int32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 x0 = _mm512_loadu_ps(v + i), x1 = _mm512_loadu_ps(v + i + 16);
+    mn0 = _mm512_min_ps(mn0, x0);
+    mx0 = _mm512_max_ps(mx0, x0);
+    mn1 = _mm512_min_ps(mn1, x1);
+    mx1 = _mm512_max_ps(mx1, x1);
+    nan |= _mm512_cmp_ps_mask(x0, x1, _CMP_UNORD_Q);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+    mn0 = _mm512_mask_min_ps(mn0, m, mn0, x);
+    mx0 = _mm512_mask_max_ps(mx0, m, mx0, x);
+    nan |= _mm512_mask_cmp_ps_mask(m, x, x, _CMP_UNORD_Q);
+  }
+  if (nan != 0) return false;
+  *lo = _mm512_reduce_min_ps(_mm512_min_ps(mn0, mn1));
+  *hi = _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
+  return true;
+}
+
+DLG_TARGET_AVX512 inline __m512i RoundToInt512(__m512 t) {
+  const __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  // t - trunc(t) is exact; |fraction| >= 0.5 rounds away from zero.
+  const __m512 fraction = _mm512_abs_ps(_mm512_sub_ps(t, r));
+  const __mmask16 away = _mm512_cmp_ps_mask(fraction, _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m512 one = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_and_si512(_mm512_castps_si512(t), _mm512_set1_epi32(INT32_MIN)),
+      _mm512_castps_si512(_mm512_set1_ps(1.0f))));
+  return _mm512_cvttps_epi32(_mm512_mask_add_ps(r, away, r, one));
+}
+
+DLG_TARGET_AVX512 void QuantizeAvx512(const float* v, int32_t n, int32_t zero_point,
+                                      float inverse, int32_t qmin, int32_t qmax, int8_t* out) {
+  const __m512i zp = _mm512_set1_epi32(zero_point);
+  const __m512 inv = _mm512_set1_ps(inverse);
+  const __m512i lo = _mm512_set1_epi32(qmin), hi = _mm512_set1_epi32(qmax);
+  for (int32_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+    const __m512i rounded = _mm512_add_epi32(RoundToInt512(_mm512_mul_ps(x, inv)), zp);
+    _mm_mask_storeu_epi8(out + i, m,
+                         _mm512_cvtepi32_epi8(_mm512_min_epi32(hi, _mm512_max_epi32(lo, rounded))));
+  }
+}
+
 // ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
 // the same order, max(lo, v) / min(hi, v) in std::max(v, lo) /
 // std::min(v, hi)'s operand order (NaN passes through as there).
@@ -324,15 +377,16 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point) {
 #if DELEGATO_X86
   float lo = 0.0f, hi = 0.0f;
-  if ((isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && n > 0 &&
-      RangeAvx2(values, n, &lo, &hi)) {
+  const bool wide = isa == Isa::kAvx512Vnni;
+  if ((isa == Isa::kAvx2 || wide) && n > 0 &&
+      (wide ? RangeAvx512(values, n, &lo, &hi) : RangeAvx2(values, n, &lo, &hi))) {
+    auto quantize = wide ? QuantizeAvx512 : QuantizeAvx2;
     if (asymmetric) {
       if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      QuantizeAvx2(values, n, *zero_point, 1.0f / *scale, -128, 127,
-                   quantized);
+      quantize(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
     } else {
       *zero_point = 0;
       float inverse = 0.0f;
@@ -340,7 +394,7 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      QuantizeAvx2(values, n, 0, inverse, -127, 127, quantized);
+      quantize(values, n, 0, inverse, -127, 127, quantized);
     }
     return;
   }
