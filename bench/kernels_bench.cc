@@ -848,11 +848,12 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
   } else {
     const opt::HybridDepthwiseKernel kernel(g, f, scales_c.data(), 0.0f, 6.0f,
                                             static_cast<Isa>(isa));
+    opt::AlignedBuffer<uint8_t> widened(kernel.scratch_bytes());
     for (auto _ : state) {
       opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
                              true, quantized.data(), &scale, &zero_point);
-      kernel.Run(quantized.data(), &scale, &zero_point, bias.data(), output.data(), 0,
-                 g.output_rows());
+      kernel.WidenImage(0, quantized.data(), zero_point, widened.data());
+      kernel.Run(widened.data(), &scale, bias.data(), output.data(), 0, g.output_rows());
     }
   }
   benchmark::DoNotOptimize(output.data());

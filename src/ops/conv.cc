@@ -714,8 +714,9 @@ struct DepthwiseData {
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
   std::vector<float> channel_scales;
-  // Scratch layout: quantized input, then per-batch scales and zero points.
-  size_t scales_offset = 0, zero_points_offset = 0;
+  // Scratch layout: quantized input, then per-batch scales and zero points,
+  // then (fast_hybrid) the widened images.
+  size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
@@ -815,6 +816,8 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
       d->fast_hybrid = std::make_unique<optimized::HybridDepthwiseKernel>(
           g, filter.data_as<int8_t>(), d->channel_scales.data(), d->hybrid_params.act_min,
           d->hybrid_params.act_max, optimized::SelectedIsa());
+      d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
+      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
     }
     node.op_data = std::move(d);
     return;
@@ -894,14 +897,17 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     if (d.fast_hybrid != nullptr) {
       const optimized::HybridDepthwiseKernel& fast = *d.fast_hybrid;
       const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      uint8_t* widened = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)  // asymmetric, as QuantizeDepthwiseInput
+        for (int64_t i = begin; i < end; ++i) {  // asymmetric, as QuantizeDepthwiseInput
           optimized::HybridQuantizeRow(optimized::SelectedIsa(), in + i * image,
                                        static_cast<int32_t>(image), /*asymmetric=*/true,
                                        quantized + i * image, &scales[i], &zero_points[i]);
+          fast.WidenImage(i, quantized + i * image, zero_points[i], widened);
+        }
       });
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        fast.Run(quantized, scales, zero_points, b, out, begin, end);
+        fast.Run(widened, scales, b, out, begin, end);
       });
       return;
     }

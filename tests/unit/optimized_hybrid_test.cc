@@ -199,7 +199,11 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
   const std::vector<DepthwiseCase> cases = {
       {1, 1, 1, 1, 1, 1, 1, 0},  {1, 5, 5, 7, 3, 1, 1, 1},  {2, 6, 7, 8, 3, 2, 1, 1},
       {1, 9, 9, 9, 3, 1, 2, 2},  {1, 8, 8, 17, 5, 2, 1, 2}, {2, 4, 4, 32, 3, 1, 1, 0},
-      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1}};
+      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1},
+      // Channels around the 8/16-lane groups and the four-group step.
+      {1, 6, 6, 64, 3, 1, 1, 1}, {1, 5, 5, 72, 3, 2, 1, 1}, {1, 4, 4, 100, 3, 1, 1, 1},
+      {2, 5, 6, 144, 3, 1, 1, 1}, {1, 4, 4, 23, 3, 1, 1, 1}, {1, 9, 9, 33, 5, 1, 1, 2},
+      {1, 6, 6, 24, 3, 2, 1, 0}};
   for (const DepthwiseCase& c : cases) {
     reference::DepthwiseGeometry g;
     g.batches = c.batches;
@@ -238,11 +242,14 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
                                      filter.data(), b, ref.data(), 0, g.output_rows());
       optimized::HybridDepthwiseKernel kernel(g, filter.data(), channel_scales.data(), p.act_min,
                                               p.act_max, isa);
+      std::vector<uint8_t> scratch(kernel.scratch_bytes() + 64);
+      uint8_t* widened = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      for (int batch = 0; batch < c.batches; ++batch)
+        kernel.WidenImage(batch, quantized.data() + batch * image, zero_points[batch], widened);
       // Two row ranges, as two tasks would run them.
       const int64_t split = g.output_rows() / 2;
-      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), split,
-                 g.output_rows());
-      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), 0, split);
+      kernel.Run(widened, scales.data(), b, fast.data(), split, g.output_rows());
+      kernel.Run(widened, scales.data(), b, fast.data(), 0, split);
       EXPECT_TRUE(SameBytes(ref, fast))
           << optimized::IsaName(isa) << " " << c.batches << "x" << c.height << "x" << c.width
           << "x" << c.depth << " k" << c.filter << " s" << c.stride << " d" << c.dilation
