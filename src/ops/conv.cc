@@ -906,9 +906,12 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
           fast.WidenImage(i, quantized + i * image, zero_points[i], widened);
         }
       });
-      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        fast.Run(widened, scales, b, out, begin, end);
-      });
+      // Below about 10 µs of work the hand-off costs more than it saves.
+      constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
+      ParallelRange(
+          ctx, g.output_rows(),
+          [&](int64_t begin, int64_t end) { fast.Run(widened, scales, b, out, begin, end); },
+          fast.macs() < kMinParallelMacs ? g.output_rows() + 1 : 2);
       return;
     }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
@@ -942,7 +945,9 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const optimized::FloatDepthwise& fast = *d.fast_float;
     const float* in = input.data_as<float>();
     float* out = output.data_as<float>();
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+    // About 8 µs of work at the kernel's 25-35 G MAC/s: below it the
+    // hand-off and the other core fetching this one's data cost more.
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
     if (fast.macs() < kMinParallelMacs) {
       fast.RunRows(0, fast.rows(), in, out);
       return;

@@ -41,6 +41,10 @@ class HybridDepthwiseKernel {
   void Run(const uint8_t* scratch, const float* scales, const float* bias, float* output,
            int64_t row_begin, int64_t row_end) const;
   Isa isa() const { return isa_; }
+  int64_t macs() const {
+    return int64_t{g_.batches} * g_.output_height * g_.output_width * g_.input_depth *
+           g_.filter_height * g_.filter_width;
+  }
 
  private:
   reference::DepthwiseGeometry g_;
