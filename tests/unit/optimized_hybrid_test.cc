@@ -121,7 +121,8 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
       // 1x1 over an odd depth or with a stride (rows not read in place).
       {1, 24, 24, 16, 8, 3, 1, 1}, {1, 16, 16, 3, 16, 5, 2, 2}, {2, 9, 7, 3, 16, 3, 2, 1},
       {1, 6, 6, 7, 16, 1, 2, 0},   {1, 5, 5, 9, 8, 1, 1, 0},    {3, 4, 4, 32, 16, 1, 1, 0},
-      {2, 16, 16, 16, 16, 3, 1, 1}};  // above the size split across tasks, blocks at images
+      {2, 16, 16, 16, 16, 3, 1, 1},  // above the size split across tasks, blocks at images
+      {1, 24, 24, 16, 72, 1, 1, 0}};
   for (const ConvCase& c : cases) {
     reference::ConvGeometry g;
     g.batches = c.batches;
@@ -203,7 +204,10 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
       // Channels around the 8/16-lane groups and the four-group step.
       {1, 6, 6, 64, 3, 1, 1, 1}, {1, 5, 5, 72, 3, 2, 1, 1}, {1, 4, 4, 100, 3, 1, 1, 1},
       {2, 5, 6, 144, 3, 1, 1, 1}, {1, 4, 4, 23, 3, 1, 1, 1}, {1, 9, 9, 33, 5, 1, 1, 2},
-      {1, 6, 6, 24, 3, 2, 1, 0}};
+      {1, 6, 6, 24, 3, 2, 1, 0},
+      // Four groups after the last whole step (49-63 channels past 64, 25-31
+      // past 32): MobileNet V3's 120 channels, 5x5.
+      {1, 6, 6, 120, 5, 1, 1, 2}, {1, 5, 5, 60, 3, 1, 1, 1}, {1, 4, 4, 30, 3, 1, 1, 1}};
   for (const DepthwiseCase& c : cases) {
     reference::DepthwiseGeometry g;
     g.batches = c.batches;

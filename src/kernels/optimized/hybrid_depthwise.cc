@@ -106,8 +106,9 @@ DLG_TARGET_AVX2 void PixelAvx2(const Window& w, const int32_t* weights, int padd
     for (int g = 0; g < 4; ++g)
       Output256(acc[g], channel_scales, scale, bias, lo, hi, c + 8 * g, 8, out);
   }
-  const int groups = (depth - c + 7) / 8;
+  const int groups = (depth - c + 7) / 8;  // 0 to 4
   switch (groups) {
+    case 4: Groups256<4>(w, weights, padded_depth, c, acc); break;
     case 3: Groups256<3>(w, weights, padded_depth, c, acc); break;
     case 2: Groups256<2>(w, weights, padded_depth, c, acc); break;
     case 1: Groups256<1>(w, weights, padded_depth, c, acc); break;
@@ -156,8 +157,9 @@ DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights, int 
     for (int g = 0; g < 4; ++g)
       Output512(acc[g], channel_scales, scale, bias, lo, hi, c + 16 * g, 16, out);
   }
-  const int groups = (depth - c + 15) / 16;
+  const int groups = (depth - c + 15) / 16;  // 0 to 4
   switch (groups) {
+    case 4: Groups512<4>(w, weights, padded_depth, c, acc); break;
     case 3: Groups512<3>(w, weights, padded_depth, c, acc); break;
     case 2: Groups512<2>(w, weights, padded_depth, c, acc); break;
     case 1: Groups512<1>(w, weights, padded_depth, c, acc); break;
