@@ -16,6 +16,7 @@
 #include "kernels/optimized/batch_matmul_float.h"
 #include "kernels/optimized/batch_matmul_int8.h"
 #include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
@@ -322,6 +323,31 @@ void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
 
 void BM_SubChannels(benchmark::State& state) {  // movenet's input minus a per-channel mean, int8
   RunInt8AddSub(state, true, {1, 192, 192, 3}, {3}, 128, 4, -2, 0.5, 0.31, 1.9e-6);
+}
+
+// A batch norm's per-channel scale (DenseNet, 24x24x40 * [40]), float32:
+// short runs repeated over every pixel.
+void BM_MulChannelsFloat(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const std::vector<int32_t> a_dims = {1, 24, 24, 40}, b_dims = {40};
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(a_dims, b_dims, a_dims);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(plan.num_elements), b(40), out(plan.num_elements);
+  for (float& x : a) x = dist(rng);
+  for (float& x : b) x = dist(rng);
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::BinaryArithmetic<float>(ref::BinaryOp::kMul, plan, a.data(), b.data(), out.data(),
+                                   {lo, hi}, 0, plan.num_elements);
+    else
+      opt::FloatBinary(static_cast<Isa>(isa), ref::BinaryOp::kMul, plan, a.data(), b.data(),
+                       out.data(), lo, hi, 0, plan.num_elements);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
 }
 
 void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 -> 513x513, uint8
@@ -998,6 +1024,7 @@ int RegisterAll() {
                                128, 256)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("mul_float/24x24x40*40", BM_MulChannelsFloat)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
       ->Apply(IsaArgs);
