@@ -1,78 +1,25 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
-#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#endif
-#if defined(__linux__)
-#include <sched.h>
 #endif
 
 namespace delegato {
 
 namespace {
 
+// About 50-100 microseconds of PAUSE on current x86 cores: longer than the
+// gap between two ops' loops, short enough that an idle interpreter's
+// workers go to sleep almost at once.
+constexpr int kSpinIterations = 1 << 12;
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #else
   std::this_thread::yield();
-#endif
-}
-
-// How long a worker polls for the next loop before it blocks: longer than
-// the gaps an inference leaves between two parallel ops (runs of small ops
-// on the calling thread take tens of microseconds), short enough that an
-// idle interpreter's workers go to sleep almost at once. A wake-up costs the
-// caller a system call and the worker arrives after the caller took its
-// chunks. Measured in time, not PAUSE instructions (10-140 cycles each,
-// depending on the core).
-constexpr std::chrono::nanoseconds kWorkerSpin{200000};
-// How long the caller polls for the workers' chunks before it blocks.
-constexpr std::chrono::nanoseconds kCallerSpin{50000};
-
-// Polls `done` until it returns true or `budget` has passed; returns its
-// last value. The clock is read once per 64 polls.
-template <class Done>
-bool SpinFor(std::chrono::nanoseconds budget, const Done& done) {
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
-      CpuRelax();
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
-  }
-}
-
-// The CPU the calling thread runs on, or -1 where that is unknown.
-inline int CurrentCpu() {
-#if defined(__linux__)
-  return sched_getcpu();
-#else
-  return -1;
-#endif
-}
-
-// Moves the calling thread off `cpu` to another CPU it may run on, and lets
-// it run anywhere again: the scheduler keeps it where it landed until its
-// next wake-up. Returns false when it cannot (one CPU allowed, no support).
-bool MoveOffCpu(int cpu) {
-#if defined(__linux__)
-  cpu_set_t allowed;
-  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
-      CPU_COUNT(&allowed) < 2 || !CPU_ISSET(cpu, &allowed))
-    return false;
-  cpu_set_t others = allowed;
-  CPU_CLR(cpu, &others);
-  if (sched_setaffinity(0, sizeof others, &others) != 0) return false;
-  sched_setaffinity(0, sizeof allowed, &allowed);
-  return true;
-#else
-  (void)cpu;
-  return false;
 #endif
 }
 
@@ -134,7 +81,6 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   const int chunks = static_cast<int>(std::min<int64_t>(n, num_threads_));
   task_ = &fn;
   task_n_ = n;
-  caller_cpu_.store(CurrentCpu(), std::memory_order_relaxed);
   chunks_done_.store(0);
   const uint64_t state = ((uint64_t{Generation(state_.load())} + 1) << 32) |
                          (static_cast<uint64_t>(chunks) << 16);
@@ -149,8 +95,10 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
 
   RunChunks(state);  // every chunk no worker has claimed yet
 
-  if (SpinFor(kCallerSpin, [&] { return chunks_done_.load(std::memory_order_acquire) == chunks; }))
-    return;
+  for (int spin = 0; spin < kSpinIterations; ++spin) {
+    if (chunks_done_.load(std::memory_order_acquire) == chunks) return;
+    CpuRelax();
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   caller_sleeping_.store(true);
   work_done_.wait(lock, [this, chunks] { return chunks_done_.load() == chunks; });
@@ -161,10 +109,10 @@ void ThreadPool::WorkerLoop() {
   uint32_t seen_generation = 0;
   for (;;) {
     uint64_t state = state_.load(std::memory_order_acquire);
-    SpinFor(kWorkerSpin, [&] {
+    for (int spin = 0; Generation(state) == seen_generation && spin < kSpinIterations; ++spin) {
+      CpuRelax();
       state = state_.load(std::memory_order_acquire);
-      return Generation(state) != seen_generation;
-    });
+    }
     if (Generation(state) == seen_generation) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleeping_workers_.fetch_add(1);
@@ -176,12 +124,6 @@ void ThreadPool::WorkerLoop() {
     }
     if (stopping_.load()) return;
     seen_generation = Generation(state);
-    // A worker woken on the caller's CPU would take turns with the caller
-    // there (the scheduler places a wake-up on the waker's CPU when no CPU
-    // is idle, e.g. beside other processes) and its chunks would run one
-    // after the other, so it moves to another CPU first.
-    const int cpu = CurrentCpu();
-    if (cpu >= 0 && cpu == caller_cpu_.load(std::memory_order_relaxed)) MoveOffCpu(cpu);
     RunChunks(state);
   }
 }

@@ -9,10 +9,7 @@
 // workers spin on the pool's state for a bounded time after each loop before
 // they block, and chunks are claimed, not assigned: the caller takes every
 // chunk no worker has started, so a worker that is not running (a loaded
-// machine) never holds the loop up. A worker that finds itself on the CPU
-// the caller published the loop from moves to another CPU before it claims
-// a chunk: there the two would take turns instead of running together (on a
-// busy machine the scheduler wakes a thread on its waker's CPU).
+// machine) never holds the loop up.
 #pragma once
 
 #include <atomic>
@@ -58,7 +55,6 @@ class ThreadPool {
   std::atomic<uint64_t> state_{0};
   std::atomic<int> chunks_done_{0};
   std::atomic<int> sleeping_workers_{0};
-  std::atomic<int> caller_cpu_{-1};  // where the caller was when it published the loop
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stopping_{false};
 };

@@ -13,11 +13,6 @@
 
 #include "runtime/thread_pool.h"
 
-#if defined(__linux__)
-#include <pthread.h>
-#include <sched.h>
-#endif
-
 namespace delegato {
 namespace {
 
@@ -92,52 +87,6 @@ TEST(ThreadPoolTest, DestroysWithWorkersSpinningOrAsleep) {
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
   }  // joins without hanging
 }
-
-#if defined(__linux__)
-// The caller pinned to the CPU the worker was running on: the worker moves
-// away before it runs its chunk, instead of taking turns with the caller
-// there (the caller's own chunk keeps that CPU busy meanwhile).
-TEST(ThreadPoolTest, WorkerLeavesTheCallersCpu) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "needs two CPUs";
-  ThreadPool pool(2);
-  const auto caller = std::this_thread::get_id();
-  // Runs two chunks; the caller's keeps its CPU busy for `busy`, so the worker
-  // takes the other. Returns the CPU the worker ran its chunk on (-1: none).
-  auto worker_cpu = [&](std::chrono::milliseconds busy) {
-    std::atomic<int> cpu{-1};
-    pool.ParallelFor(2, [&](int64_t, int64_t) {
-      if (std::this_thread::get_id() != caller) {
-        cpu.store(sched_getcpu());
-        return;
-      }
-      const auto until = std::chrono::steady_clock::now() + busy;
-      while (std::chrono::steady_clock::now() < until) {
-      }
-    });
-    return cpu.load();
-  };
-  int worker = -1;
-  for (int attempt = 0; attempt < 50 && worker < 0; ++attempt)
-    worker = worker_cpu(std::chrono::milliseconds(20));
-  ASSERT_GE(worker, 0) << "the worker never ran a chunk";
-  cpu_set_t only;
-  CPU_ZERO(&only);
-  CPU_SET(worker, &only);
-  ASSERT_EQ(sched_setaffinity(0, sizeof only, &only), 0);
-  int moved = 0, ran = 0;
-  for (int round = 0; round < 10; ++round) {
-    const int cpu = worker_cpu(std::chrono::milliseconds(5));
-    if (cpu < 0) continue;
-    ++ran;
-    if (cpu != worker) ++moved;
-  }
-  sched_setaffinity(0, sizeof allowed, &allowed);
-  EXPECT_GT(ran, 0);
-  EXPECT_EQ(moved, ran) << "worker chunks run on the caller's CPU";
-}
-#endif
 
 }  // namespace
 }  // namespace delegato
