@@ -16,6 +16,7 @@
 #include "kernels/optimized/batch_matmul_float.h"
 #include "kernels/optimized/batch_matmul_int8.h"
 #include "kernels/optimized/float_activations.h"
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
@@ -71,6 +72,16 @@ const Layer kConvLayers[] = {
     {7, 7, 960, 320, 1, 1},     // project
     {7, 7, 320, 1280, 1, 1},    // Conv_1
     {24, 24, 16, 8, 3, 1},      // a DenseNet growth layer (8 outputs; not MobileNet v2)
+};
+
+// The zoo's small dynamic-range models: few output channels (8, 16), first
+// layers over 3 channels.
+const Layer kSmallHybridLayers[] = {
+    {64, 64, 3, 16, 5, 2},   // ResNet (small) first layer
+    {48, 48, 3, 16, 3, 2},   // DenseNet (small) first layer
+    {24, 24, 16, 8, 3, 1},   // DenseNet growth layer (8 channels)
+    {24, 24, 32, 16, 1, 1},  // DenseNet bottleneck
+    {16, 16, 16, 16, 3, 1},  // ResNet block
 };
 
 const Layer kDepthwiseLayers[] = {
@@ -317,6 +328,31 @@ void BM_Add(benchmark::State& state) {  // residual ADD 56x56x24, int8
 
 void BM_SubChannels(benchmark::State& state) {  // movenet's input minus a per-channel mean, int8
   RunInt8AddSub(state, true, {1, 192, 192, 3}, {3}, 128, 4, -2, 0.5, 0.31, 1.9e-6);
+}
+
+// A batch norm's per-channel scale (DenseNet, 24x24x40 * [40]), float32:
+// short runs repeated over every pixel.
+void BM_MulChannelsFloat(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const std::vector<int32_t> a_dims = {1, 24, 24, 40}, b_dims = {40};
+  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan(a_dims, b_dims, a_dims);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(plan.num_elements), b(40), out(plan.num_elements);
+  for (float& x : a) x = dist(rng);
+  for (float& x : b) x = dist(rng);
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::BinaryArithmetic<float>(ref::BinaryOp::kMul, plan, a.data(), b.data(), out.data(),
+                                   {lo, hi}, 0, plan.num_elements);
+    else
+      opt::FloatBinary(static_cast<Isa>(isa), ref::BinaryOp::kMul, plan, a.data(), b.data(),
+                       out.data(), lo, hi, 0, plan.num_elements);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
 }
 
 void BM_ResizeBilinear(benchmark::State& state) {  // deeplab's logits 33x33x21 -> 513x513, uint8
@@ -766,8 +802,8 @@ void BM_HybridConv(benchmark::State& state, Layer l) {
     for (auto _ : state) {
       opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
                              true, quantized.data(), &scale, &zero_point);
-      kernel.RunTask(0, quantized.data(), &scale, &zero_point, bias.data(), output.data(),
-                     scratch.data());
+      kernel.WidenImage(0, quantized.data(), zero_point, scratch.data());
+      kernel.RunTask(0, &scale, bias.data(), output.data(), scratch.data());
     }
   }
   benchmark::DoNotOptimize(output.data());
@@ -861,11 +897,12 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
   } else {
     const opt::HybridDepthwiseKernel kernel(g, f, scales_c.data(), 0.0f, 6.0f,
                                             static_cast<Isa>(isa));
+    opt::AlignedBuffer<uint8_t> widened(kernel.scratch_bytes());
     for (auto _ : state) {
       opt::HybridQuantizeRow(static_cast<Isa>(isa), input.data(), static_cast<int32_t>(image),
                              true, quantized.data(), &scale, &zero_point);
-      kernel.Run(quantized.data(), &scale, &zero_point, bias.data(), output.data(), 0,
-                 g.output_rows());
+      kernel.WidenImage(0, quantized.data(), zero_point, widened.data());
+      kernel.Run(widened.data(), &scale, bias.data(), output.data(), 0, g.output_rows());
     }
   }
   benchmark::DoNotOptimize(output.data());
@@ -1014,6 +1051,9 @@ int RegisterAll() {
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
     benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
         ->Apply(IsaArgs);
+  for (const Layer& l : kSmallHybridLayers)
+    benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
+        ->Apply(IsaArgs);
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
@@ -1040,6 +1080,7 @@ int RegisterAll() {
                                128, 256)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("mul_float/24x24x40*40", BM_MulChannelsFloat)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_int8/16x16x8->32x32", BM_ResizeBilinearInt8)
       ->Apply(IsaArgs);

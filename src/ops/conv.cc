@@ -573,6 +573,7 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     if (d.fast_hybrid != nullptr) {
       const optimized::HybridConvKernel& fast = *d.fast_hybrid;
       const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      uint8_t* scratch = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           // Per-channel weights: asymmetric; per-tensor: symmetric, the scale
@@ -581,14 +582,14 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
                                        p.per_channel, quantized + b * image, &scales[b],
                                        &zero_points[b]);
           if (!p.per_channel) scales[b] *= p.weight_scales[0];
+          fast.WidenImage(b, quantized + b * image, zero_points[b], scratch);
         }
       });
       const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
       float* out = output.data_as<float>();
-      uint8_t* scratch = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task)
-          fast.RunTask(static_cast<int>(task), quantized, scales, zero_points, b, out, scratch);
+          fast.RunTask(static_cast<int>(task), scales, b, out, scratch);
       });
       return;
     }
@@ -713,8 +714,9 @@ struct DepthwiseData {
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
   std::vector<float> channel_scales;
-  // Scratch layout: quantized input, then per-batch scales and zero points.
-  size_t scales_offset = 0, zero_points_offset = 0;
+  // Scratch layout: quantized input, then per-batch scales and zero points,
+  // then (fast_hybrid) the widened images.
+  size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
@@ -814,6 +816,8 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
       d->fast_hybrid = std::make_unique<optimized::HybridDepthwiseKernel>(
           g, filter.data_as<int8_t>(), d->channel_scales.data(), d->hybrid_params.act_min,
           d->hybrid_params.act_max, optimized::SelectedIsa());
+      d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
+      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
     }
     node.op_data = std::move(d);
     return;
@@ -893,15 +897,21 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     if (d.fast_hybrid != nullptr) {
       const optimized::HybridDepthwiseKernel& fast = *d.fast_hybrid;
       const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      uint8_t* widened = node.scratch + d.fast_hybrid_offset;
       ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)  // asymmetric, as QuantizeDepthwiseInput
-          optimized::HybridQuantizeRow(fast.isa(), in + i * image,
+        for (int64_t i = begin; i < end; ++i) {  // asymmetric, as QuantizeDepthwiseInput
+          optimized::HybridQuantizeRow(optimized::SelectedIsa(), in + i * image,
                                        static_cast<int32_t>(image), /*asymmetric=*/true,
                                        quantized + i * image, &scales[i], &zero_points[i]);
+          fast.WidenImage(i, quantized + i * image, zero_points[i], widened);
+        }
       });
-      ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        fast.Run(quantized, scales, zero_points, b, out, begin, end);
-      });
+      // Below about 10 µs of work the hand-off costs more than it saves.
+      constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
+      ParallelRange(
+          ctx, g.output_rows(),
+          [&](int64_t begin, int64_t end) { fast.Run(widened, scales, b, out, begin, end); },
+          fast.macs() < kMinParallelMacs ? g.output_rows() + 1 : 2);
       return;
     }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
@@ -935,7 +945,9 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const optimized::FloatDepthwise& fast = *d.fast_float;
     const float* in = input.data_as<float>();
     float* out = output.data_as<float>();
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+    // About 8 µs of work at the kernel's 25-35 G MAC/s: below it the
+    // hand-off and the other core fetching this one's data cost more.
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
     if (fast.macs() < kMinParallelMacs) {
       fast.RunRows(0, fast.rows(), in, out);
       return;

@@ -52,6 +52,11 @@ std::string DimsText(const std::vector<int32_t>& dims) {
 
 // Below this many elements a kernel runs on the calling thread only.
 constexpr int64_t kMinParallelElements = 4096;
+// The same for the float vector loops of ADD/SUB/MUL/DIV, which pass over
+// memory at a few bytes per cycle: below about 5 µs of work another thread
+// costs more (the hand-off, and the other core fetching the operands from
+// this one's cache) than it saves.
+constexpr int64_t kMinParallelVectorElements = int64_t{1} << 15;
 
 template <class Fn>
 void ParallelElements(const KernelContext& ctx, int64_t n, const Fn& fn) {
@@ -396,9 +401,13 @@ void EvalPlainBinary(const KernelContext& ctx, const BinaryData& d, const Tensor
   T* po = out.data_as<T>();
   if constexpr (std::is_same_v<T, float>) {
     if (d.fast_float) {
-      ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
-        optimized::FloatBinary(d.isa, d.op, d.plan, pa, pb, po, range.min, range.max, begin, end);
-      });
+      ParallelRange(
+          ctx, d.plan.num_elements,
+          [&](int64_t begin, int64_t end) {
+            optimized::FloatBinary(d.isa, d.op, d.plan, pa, pb, po, range.min, range.max, begin,
+                                   end);
+          },
+          kMinParallelVectorElements);
       return;
     }
   }

@@ -587,13 +587,16 @@ TEST_P(FloatBinaryTest, BitExactWithReference) {
       std::vector<float> ref(plan.num_elements, 1.0f), fast(plan.num_elements, 1.0f);
       reference::BinaryArithmetic<float>(op, plan, a.data(), b.data(), ref.data(), {lo, hi}, 0,
                                          plan.num_elements);
-      // In two ranges split inside a run.
-      const int64_t split = plan.num_elements / 3;
-      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, split,
-                             plan.num_elements);
-      optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, 0, split);
-      ASSERT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
-          << optimized::IsaName(isa) << " op " << static_cast<int>(op) << " relu6 " << relu6;
+      // In two ranges split inside a run (or at a row of runs).
+      for (const int64_t split : {plan.num_elements / 3, plan.num_elements / 2 + 1}) {
+        std::fill(fast.begin(), fast.end(), 1.0f);
+        optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, split,
+                               plan.num_elements);
+        optimized::FloatBinary(isa, op, plan, a.data(), b.data(), fast.data(), lo, hi, 0, split);
+        ASSERT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * sizeof(float)))
+            << optimized::IsaName(isa) << " op " << static_cast<int>(op) << " relu6 " << relu6
+            << " split " << split;
+      }
     }
   }
 }
@@ -607,7 +610,11 @@ INSTANTIATE_TEST_SUITE_P(
                           BinaryCase{{2, 4, 4, 40}, {2, 1, 1, 40}},  // squeeze-excite
                           BinaryCase{{1}, {3, 5, 19}},               // scalar first
                           BinaryCase{{4, 1, 23}, {1, 6, 1}},         // both broadcast
-                          BinaryCase{{1000}, {1}}, BinaryCase{{15}, {15}})),
+                          BinaryCase{{1000}, {1}}, BinaryCase{{15}, {15}},
+                          // Rows of short runs: per-channel scale and shift of a
+                          // DenseNet's batch norm, rows carried into outer dims.
+                          BinaryCase{{1, 24, 24, 16}, {16}}, BinaryCase{{40}, {1, 12, 12, 40}},
+                          BinaryCase{{3, 5, 8}, {3, 1, 8}}, BinaryCase{{2, 3, 4, 5}, {2, 3, 1, 5}})),
     [](const ::testing::TestParamInfo<FloatBinaryTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);

@@ -56,7 +56,7 @@ TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   const Isa isa = GetParam();
   std::mt19937 rng(7);
   std::vector<std::vector<float>> rows;
-  for (int n : {1, 7, 8, 31, 32, 33, 100, 1000}) {
+  for (int n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000}) {
     rows.push_back(RandomFloats(rng, n, -3.0f, 5.0f));
     rows.push_back(RandomFloats(rng, n, 0.0f, 2.0f));   // no negative values
     rows.push_back(RandomFloats(rng, n, -1.0f, 0.0f));  // no positive values
@@ -76,6 +76,14 @@ TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   rows.push_back(special);
   special[17] = std::numeric_limits<float>::infinity();
   rows.push_back(special);
+  special[17] = 0.5f;
+  special[49] = std::numeric_limits<float>::quiet_NaN();  // in the vector loops' tail
+  rows.push_back(special);
+  special[49] = -std::numeric_limits<float>::infinity();
+  rows.push_back(special);
+  std::vector<float> large = RandomFloats(rng, 70, -1.0f, 1.0f);
+  large[40] = std::numeric_limits<float>::quiet_NaN();  // in a full vector
+  rows.push_back(large);
   for (const std::vector<float>& row : rows) {
     const auto n = static_cast<int32_t>(row.size());
     for (bool asymmetric : {false, true}) {
@@ -108,7 +116,13 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
       {1, 1, 1, 1, 1, 1, 1, 0},    {1, 3, 3, 16, 16, 1, 1, 0},  {2, 5, 4, 17, 15, 1, 1, 0},
       {1, 4, 6, 8, 17, 1, 1, 0},   {1, 9, 11, 3, 33, 3, 2, 1},  {2, 7, 7, 5, 32, 3, 1, 1},
       {1, 6, 6, 16, 48, 3, 1, 0},  {1, 12, 12, 24, 64, 1, 1, 0}, {1, 8, 8, 2, 31, 5, 2, 2},
-      {1, 10, 10, 96, 24, 1, 1, 0}, {2, 3, 5, 1, 80, 3, 1, 1}};
+      {1, 10, 10, 96, 24, 1, 1, 0}, {2, 3, 5, 1, 80, 3, 1, 1},
+      // The zoo's small models: 8 or 16 channels, first layers over 3;
+      // 1x1 over an odd depth or with a stride (rows not read in place).
+      {1, 24, 24, 16, 8, 3, 1, 1}, {1, 16, 16, 3, 16, 5, 2, 2}, {2, 9, 7, 3, 16, 3, 2, 1},
+      {1, 6, 6, 7, 16, 1, 2, 0},   {1, 5, 5, 9, 8, 1, 1, 0},    {3, 4, 4, 32, 16, 1, 1, 0},
+      {2, 16, 16, 16, 16, 3, 1, 1},  // above the size split across tasks, blocks at images
+      {1, 24, 24, 16, 72, 1, 1, 0}};
   for (const ConvCase& c : cases) {
     reference::ConvGeometry g;
     g.batches = c.batches;
@@ -158,9 +172,11 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
           optimized::HybridConvKernel kernel(kp, isa, threads);
           std::vector<uint8_t> scratch(kernel.scratch_bytes());
           std::vector<float> fast(out_size, -2.0f);
+          for (int batch = 0; batch < c.batches; ++batch)
+            kernel.WidenImage(batch, quantized.data() + batch * image, zero_points[batch],
+                              scratch.data());
           for (int task = kernel.num_tasks() - 1; task >= 0; --task)
-            kernel.RunTask(task, quantized.data(), scales.data(), zero_points.data(), b,
-                           fast.data(), scratch.data());
+            kernel.RunTask(task, scales.data(), b, fast.data(), scratch.data());
           EXPECT_TRUE(SameBytes(ref, fast))
               << optimized::IsaName(isa) << " case " << c.batches << "x" << c.height << "x"
               << c.width << "x" << c.in_depth << " -> " << c.out_depth << " k" << c.filter
@@ -184,7 +200,14 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
   const std::vector<DepthwiseCase> cases = {
       {1, 1, 1, 1, 1, 1, 1, 0},  {1, 5, 5, 7, 3, 1, 1, 1},  {2, 6, 7, 8, 3, 2, 1, 1},
       {1, 9, 9, 9, 3, 1, 2, 2},  {1, 8, 8, 17, 5, 2, 1, 2}, {2, 4, 4, 32, 3, 1, 1, 0},
-      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1}};
+      {1, 7, 5, 40, 3, 2, 1, 0}, {1, 3, 3, 16, 3, 1, 1, 1},
+      // Channels around the 8/16-lane groups and the four-group step.
+      {1, 6, 6, 64, 3, 1, 1, 1}, {1, 5, 5, 72, 3, 2, 1, 1}, {1, 4, 4, 100, 3, 1, 1, 1},
+      {2, 5, 6, 144, 3, 1, 1, 1}, {1, 4, 4, 23, 3, 1, 1, 1}, {1, 9, 9, 33, 5, 1, 1, 2},
+      {1, 6, 6, 24, 3, 2, 1, 0},
+      // Four groups after the last whole step (49-63 channels past 64, 25-31
+      // past 32): MobileNet V3's 120 channels, 5x5.
+      {1, 6, 6, 120, 5, 1, 1, 2}, {1, 5, 5, 60, 3, 1, 1, 1}, {1, 4, 4, 30, 3, 1, 1, 1}};
   for (const DepthwiseCase& c : cases) {
     reference::DepthwiseGeometry g;
     g.batches = c.batches;
@@ -223,11 +246,14 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
                                      filter.data(), b, ref.data(), 0, g.output_rows());
       optimized::HybridDepthwiseKernel kernel(g, filter.data(), channel_scales.data(), p.act_min,
                                               p.act_max, isa);
+      std::vector<uint8_t> scratch(kernel.scratch_bytes() + 64);
+      uint8_t* widened = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      for (int batch = 0; batch < c.batches; ++batch)
+        kernel.WidenImage(batch, quantized.data() + batch * image, zero_points[batch], widened);
       // Two row ranges, as two tasks would run them.
       const int64_t split = g.output_rows() / 2;
-      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), split,
-                 g.output_rows());
-      kernel.Run(quantized.data(), scales.data(), zero_points.data(), b, fast.data(), 0, split);
+      kernel.Run(widened, scales.data(), b, fast.data(), split, g.output_rows());
+      kernel.Run(widened, scales.data(), b, fast.data(), 0, split);
       EXPECT_TRUE(SameBytes(ref, fast))
           << optimized::IsaName(isa) << " " << c.batches << "x" << c.height << "x" << c.width
           << "x" << c.depth << " k" << c.filter << " s" << c.stride << " d" << c.dilation

@@ -20,6 +20,11 @@ using reference::BinaryOp;
 // One innermost run: out[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1.
 using RunFn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
                        float* out, int64_t n, float lo, float hi);
+// `rows` contiguous runs of n: row r reads a + r * a_row and b + r * b_row
+// (0: the same values for every row, e.g. a per-channel scale) and writes
+// out + r * n. Short runs (a few channels per pixel) then cost no call each.
+using RowsFn = void (*)(BinaryOp op, const float* a, int64_t a_row, const float* b,
+                        int64_t b_row, float* out, int64_t rows, int64_t n, float lo, float hi);
 
 #if DELEGATO_X86
 template <BinaryOp kOp>
@@ -62,6 +67,23 @@ DLG_TARGET_AVX512 void Run512(BinaryOp op, const float* a, int64_t sa, const flo
 }
 
 template <BinaryOp kOp>
+DLG_TARGET_AVX512 void Rows512T(const float* a, int64_t a_row, const float* b, int64_t b_row,
+                                float* out, int64_t rows, int64_t n, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) Run512T<kOp>(a + r * a_row, 1, b + r * b_row, 1, out + r * n, n, lo, hi);
+}
+
+DLG_TARGET_AVX512 void Rows512(BinaryOp op, const float* a, int64_t a_row, const float* b,
+                               int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
+                               float hi) {
+  switch (op) {
+    case BinaryOp::kAdd: return Rows512T<BinaryOp::kAdd>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kSub: return Rows512T<BinaryOp::kSub>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kMul: return Rows512T<BinaryOp::kMul>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    default: return Rows512T<BinaryOp::kDiv>(a, a_row, b, b_row, out, rows, n, lo, hi);
+  }
+}
+
+template <BinaryOp kOp>
 DLG_TARGET_AVX2 inline __m256 Op256(__m256 x, __m256 y) {
   if constexpr (kOp == BinaryOp::kAdd) return _mm256_add_ps(x, y);
   if constexpr (kOp == BinaryOp::kSub) return _mm256_sub_ps(x, y);
@@ -100,6 +122,23 @@ DLG_TARGET_AVX2 void Run256(BinaryOp op, const float* a, int64_t sa, const float
     default: return Run256T<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
   }
 }
+
+template <BinaryOp kOp>
+DLG_TARGET_AVX2 void Rows256T(const float* a, int64_t a_row, const float* b, int64_t b_row,
+                              float* out, int64_t rows, int64_t n, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) Run256T<kOp>(a + r * a_row, 1, b + r * b_row, 1, out + r * n, n, lo, hi);
+}
+
+DLG_TARGET_AVX2 void Rows256(BinaryOp op, const float* a, int64_t a_row, const float* b,
+                             int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
+                             float hi) {
+  switch (op) {
+    case BinaryOp::kAdd: return Rows256T<BinaryOp::kAdd>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kSub: return Rows256T<BinaryOp::kSub>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kMul: return Rows256T<BinaryOp::kMul>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    default: return Rows256T<BinaryOp::kDiv>(a, a_row, b, b_row, out, rows, n, lo, hi);
+  }
+}
 #endif  // DELEGATO_X86
 
 }  // namespace
@@ -117,9 +156,10 @@ void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, con
                  const float* b, float* out, float lo, float hi, int64_t begin, int64_t end) {
   if (begin >= end) return;
   RunFn run_fn = nullptr;
+  RowsFn rows_fn = nullptr;
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) run_fn = Run512;
-  if (isa == Isa::kAvx2) run_fn = Run256;
+  if (isa == Isa::kAvx512Vnni) run_fn = Run512, rows_fn = Rows512;
+  if (isa == Isa::kAvx2) run_fn = Run256, rows_fn = Rows256;
 #endif
   if (run_fn == nullptr || op == BinaryOp::kFloorDiv) {
     reference::BinaryArithmetic<float>(op, plan, a, b, out, {lo, hi}, begin, end);
@@ -139,6 +179,29 @@ void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, con
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
   int64_t position = begin;
   while (position < end) {
+    if (last >= 1 && sa == 1 && sb == 1 && index[last] == 0) {
+      // Whole rows of the innermost dimension, up to the end of the next one.
+      const int64_t n = plan.dims[last];
+      const int64_t rows =
+          std::min((end - position) / n, plan.dims[last - 1] - index[last - 1]);
+      if (rows > 1) {
+        const int64_t a_row = plan.a_strides[last - 1], b_row = plan.b_strides[last - 1];
+        rows_fn(op, a + a_offset, a_row, b + b_offset, b_row, out + position, rows, n, lo, hi);
+        position += rows * n;
+        a_offset += rows * a_row;
+        b_offset += rows * b_row;
+        index[last - 1] += rows;
+        for (int d = last - 1; d > 0 && index[d] == plan.dims[d]; --d) {
+          a_offset -= index[d] * plan.a_strides[d];
+          b_offset -= index[d] * plan.b_strides[d];
+          index[d] = 0;
+          ++index[d - 1];
+          a_offset += plan.a_strides[d - 1];
+          b_offset += plan.b_strides[d - 1];
+        }
+        continue;
+      }
+    }
     const int64_t run = std::min(plan.dims[last] - index[last], end - position);
     run_fn(op, a + a_offset, sa, b + b_offset, sb, out + position, run, lo, hi);
     position += run;

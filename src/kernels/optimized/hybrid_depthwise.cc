@@ -1,6 +1,10 @@
 #include "kernels/optimized/hybrid_depthwise.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/optimized/hybrid_gemm.h"
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -9,6 +13,8 @@
 namespace delegato::optimized {
 
 namespace {
+
+constexpr int kChannelAlign = 16;
 
 // One channel, as the reference computes it.
 inline float ChannelOutput(int32_t acc, float channel_scale, float image_scale, const float* bias,
@@ -19,57 +25,149 @@ inline float ChannelOutput(int32_t acc, float channel_scale, float image_scale, 
   return std::min(std::max(v, act_min), act_max);
 }
 
-#if DELEGATO_X86
-DLG_TARGET_AVX2 void PixelAvx2(const reference::DepthwiseGeometry& g, const int8_t* image,
-                               int32_t zero_point, float image_scale, const int32_t* weights,
-                               const float* channel_scales, const float* bias, float act_min,
-                               float act_max, int32_t out_y, int32_t out_x, float* out) {
-  const int32_t depth = g.input_depth;
-  const int32_t y0 = out_y * g.stride_height - g.pad_height;
-  const int32_t x0 = out_x * g.stride_width - g.pad_width;
-  // The valid taps of this pixel, once for all channel groups.
-  int32_t taps[64];
-  const int8_t* pixels[64];
-  int count = 0;
-  for (int32_t fy = 0; fy < g.filter_height; ++fy) {
-    const int32_t y = y0 + g.dilation_height * fy;
-    if (y < 0 || y >= g.input_height) continue;
-    for (int32_t fx = 0; fx < g.filter_width; ++fx) {
-      const int32_t x = x0 + g.dilation_width * fx;
-      if (x < 0 || x >= g.input_width) continue;
-      taps[count] = fy * g.filter_width + fx;
-      pixels[count] = image + (static_cast<size_t>(y) * g.input_width + x) * depth;
-      ++count;
-    }
-  }
-  const __m256i zp = _mm256_set1_epi32(zero_point);
-  const __m256 scale = _mm256_set1_ps(image_scale);
-  const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
-  int32_t c = 0;
-  for (; c + 8 <= depth; c += 8) {
-    __m256i acc = _mm256_setzero_si256();
-    for (int t = 0; t < count; ++t) {
-      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pixels[t] + c));
-      const __m256i x = _mm256_sub_epi32(_mm256_cvtepi8_epi32(bytes), zp);
-      const __m256i w = _mm256_load_si256(
-          reinterpret_cast<const __m256i*>(weights + static_cast<size_t>(taps[t]) * g.output_depth + c));
-      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(x, w));
-    }
-    // float(acc) * (channel_scale * image_scale) + bias, then max(lo, .) and
-    // min(hi, .) in the operand order of std::max(v, lo) / std::min(v, hi).
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc),
-                             _mm256_mul_ps(_mm256_loadu_ps(channel_scales + c), scale));
-    if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
-    v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-    _mm256_storeu_ps(out + c, v);
-  }
-  for (; c < depth; ++c) {
+// Where one output pixel reads: its window's first tap in the widened image
+// and the offsets of the others from it.
+struct Window {
+  const int16_t* origin;
+  const size_t* offsets;  // in int16 elements, one per tap
+  int taps;
+};
+
+void PixelScalar(const Window& w, const int32_t* weights, int padded_depth, int depth,
+                 const float* channel_scales, float image_scale, const float* bias, float act_min,
+                 float act_max, float* out) {
+  for (int c = 0; c < depth; ++c) {
     int32_t acc = 0;
-    for (int t = 0; t < count; ++t)
-      acc += weights[static_cast<size_t>(taps[t]) * g.output_depth + c] *
-             (int32_t{pixels[t][c]} - zero_point);
+    for (int t = 0; t < w.taps; ++t)
+      acc += int32_t{w.origin[w.offsets[t] + c]} *
+             int32_t{static_cast<int16_t>(weights[static_cast<size_t>(t) * padded_depth + c])};
     out[c] = ChannelOutput(acc, channel_scales[c], image_scale, bias, c, act_min, act_max);
   }
+}
+
+#if DELEGATO_X86
+
+// G groups of 8 channels from channel c: the sums over every tap.
+template <int G>
+DLG_TARGET_AVX2 void Groups256(const Window& w, const int32_t* weights, int padded_depth, int c,
+                               __m256i* acc) {
+  for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_si256();
+  for (int t = 0; t < w.taps; ++t) {
+    const int16_t* x = w.origin + w.offsets[t] + c;
+    const int32_t* wt = weights + static_cast<size_t>(t) * padded_depth + c;
+    for (int g = 0; g < G; ++g) {
+      const __m256i xv = _mm256_cvtepu16_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8 * g)));
+      const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wt + 8 * g));
+      acc[g] = _mm256_add_epi32(acc[g], _mm256_madd_epi16(xv, wv));
+    }
+  }
+}
+
+// float(acc) * (channel_scale * image_scale) + bias, then max(lo, .) and
+// min(hi, .) in the operand order of std::max(v, lo) / std::min(v, hi);
+// `count` < 8 stores that many lanes.
+DLG_TARGET_AVX2 void Output256(__m256i acc, const float* channel_scales, __m256 scale,
+                               const float* bias, __m256 lo, __m256 hi, int c, int count,
+                               float* out) {
+  float cs[8], bs[8], result[8];
+  const float* cs_ptr = channel_scales + c;
+  const float* b_ptr = bias != nullptr ? bias + c : nullptr;
+  if (count < 8) {
+    std::memcpy(cs, channel_scales + c, sizeof(float) * count);
+    std::fill(cs + count, cs + 8, 0.0f);
+    cs_ptr = cs;
+    if (bias != nullptr) {
+      std::memcpy(bs, bias + c, sizeof(float) * count);
+      std::fill(bs + count, bs + 8, 0.0f);
+      b_ptr = bs;
+    }
+  }
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_mul_ps(_mm256_loadu_ps(cs_ptr), scale));
+  if (b_ptr != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(b_ptr));
+  v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+  if (count == 8) {
+    _mm256_storeu_ps(out + c, v);
+  } else {
+    _mm256_storeu_ps(result, v);
+    std::memcpy(out + c, result, sizeof(float) * count);
+  }
+}
+
+DLG_TARGET_AVX2 void PixelAvx2(const Window& w, const int32_t* weights, int padded_depth,
+                               int depth, const float* channel_scales, float image_scale,
+                               const float* bias, float act_min, float act_max, float* out) {
+  const __m256 scale = _mm256_set1_ps(image_scale);
+  const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
+  __m256i acc[4];
+  int c = 0;
+  for (; c + 32 <= depth; c += 32) {
+    Groups256<4>(w, weights, padded_depth, c, acc);
+    for (int g = 0; g < 4; ++g)
+      Output256(acc[g], channel_scales, scale, bias, lo, hi, c + 8 * g, 8, out);
+  }
+  const int groups = (depth - c + 7) / 8;  // 0 to 4
+  switch (groups) {
+    case 4: Groups256<4>(w, weights, padded_depth, c, acc); break;
+    case 3: Groups256<3>(w, weights, padded_depth, c, acc); break;
+    case 2: Groups256<2>(w, weights, padded_depth, c, acc); break;
+    case 1: Groups256<1>(w, weights, padded_depth, c, acc); break;
+    default: break;
+  }
+  for (int g = 0; g < groups; ++g)
+    Output256(acc[g], channel_scales, scale, bias, lo, hi, c + 8 * g,
+              std::min(8, depth - c - 8 * g), out);
+}
+
+template <int G>
+DLG_TARGET_AVX512 void Groups512(const Window& w, const int32_t* weights, int padded_depth, int c,
+                                 __m512i* acc) {
+  for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_si512();
+  for (int t = 0; t < w.taps; ++t) {
+    const int16_t* x = w.origin + w.offsets[t] + c;
+    const int32_t* wt = weights + static_cast<size_t>(t) * padded_depth + c;
+    for (int g = 0; g < G; ++g) {
+      const __m512i xv = _mm512_cvtepu16_epi32(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16 * g)));
+      acc[g] = _mm512_dpwssd_epi32(acc[g], xv, _mm512_load_si512(wt + 16 * g));
+    }
+  }
+}
+
+DLG_TARGET_AVX512 void Output512(__m512i acc, const float* channel_scales, __m512 scale,
+                                 const float* bias, __m512 lo, __m512 hi, int c, int count,
+                                 float* out) {
+  const __mmask16 m = count >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << count) - 1);
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc),
+                           _mm512_mul_ps(_mm512_maskz_loadu_ps(m, channel_scales + c), scale));
+  if (bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + c));
+  v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+  _mm512_mask_storeu_ps(out + c, m, v);
+}
+
+DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights, int padded_depth,
+                                   int depth, const float* channel_scales, float image_scale,
+                                   const float* bias, float act_min, float act_max, float* out) {
+  const __m512 scale = _mm512_set1_ps(image_scale);
+  const __m512 lo = _mm512_set1_ps(act_min), hi = _mm512_set1_ps(act_max);
+  __m512i acc[4];
+  int c = 0;
+  for (; c + 64 <= depth; c += 64) {
+    Groups512<4>(w, weights, padded_depth, c, acc);
+    for (int g = 0; g < 4; ++g)
+      Output512(acc[g], channel_scales, scale, bias, lo, hi, c + 16 * g, 16, out);
+  }
+  const int groups = (depth - c + 15) / 16;  // 0 to 4
+  switch (groups) {
+    case 4: Groups512<4>(w, weights, padded_depth, c, acc); break;
+    case 3: Groups512<3>(w, weights, padded_depth, c, acc); break;
+    case 2: Groups512<2>(w, weights, padded_depth, c, acc); break;
+    case 1: Groups512<1>(w, weights, padded_depth, c, acc); break;
+    default: break;
+  }
+  for (int g = 0; g < groups; ++g)
+    Output512(acc[g], channel_scales, scale, bias, lo, hi, c + 16 * g,
+              std::min(16, depth - c - 16 * g), out);
 }
 #endif
 
@@ -79,48 +177,83 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
                                              const int8_t* filter, const float* channel_scales,
                                              float act_min, float act_max, Isa isa)
     : g_(g), channel_scales_(channel_scales), act_min_(act_min), act_max_(act_max) {
-  // Vector variant on AVX2 and AVX-512 CPUs when every pixel's taps fit the
-  // kernel's tap list; otherwise the per-lane loop.
-  const bool vector = (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && DELEGATO_X86 &&
-                      g.filter_height * g.filter_width <= 64;
-  isa_ = vector ? Isa::kAvx2 : Isa::kScalar;
-  const size_t depth = g.output_depth;
-  // Rows padded to 8 channels so vector loads stay aligned per tap.
-  g_.output_depth = static_cast<int32_t>(RoundUp(depth, 8));
-  weights_.Resize(static_cast<size_t>(g.filter_height) * g.filter_width * g_.output_depth);
-  for (size_t tap = 0; tap < static_cast<size_t>(g.filter_height) * g.filter_width; ++tap)
-    for (size_t c = 0; c < depth; ++c) weights_[tap * g_.output_depth + c] = filter[tap * depth + c];
+  isa_ = (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && DELEGATO_X86 ? isa : Isa::kScalar;
+  // The widened image covers every tap of every output pixel.
+  padded_height_ = std::max(g.pad_height + g.input_height,
+                            (g.output_height - 1) * g.stride_height +
+                                (g.filter_height - 1) * g.dilation_height + 1);
+  padded_width_ = std::max(g.pad_width + g.input_width,
+                           (g.output_width - 1) * g.stride_width +
+                               (g.filter_width - 1) * g.dilation_width + 1);
+  padded_depth_ = static_cast<int32_t>(RoundUp(g.input_depth, kChannelAlign));
+  image_bytes_ = RoundUp(sizeof(int16_t) * padded_height_ * padded_width_ * padded_depth_, 64);
+  const size_t taps = static_cast<size_t>(g.filter_height) * g.filter_width;
+  const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
+  for (int32_t fy = 0; fy < g.filter_height; ++fy)
+    for (int32_t fx = 0; fx < g.filter_width; ++fx)
+      tap_offsets_.push_back(static_cast<size_t>(fy) * g.dilation_height * row +
+                             static_cast<size_t>(fx) * g.dilation_width * padded_depth_);
+  weights_.Resize(taps * padded_depth_);
+  for (size_t tap = 0; tap < taps; ++tap)
+    for (int32_t c = 0; c < padded_depth_; ++c)
+      weights_[tap * padded_depth_ + c] =
+          c < g.input_depth
+              ? static_cast<int32_t>(static_cast<uint16_t>(
+                    static_cast<int16_t>(filter[tap * g.input_depth + c])))
+              : 0;
 }
 
-void HybridDepthwiseKernel::Run(const int8_t* quantized, const float* scales,
-                                const int32_t* zero_points, const float* bias, float* output,
-                                int64_t row_begin, int64_t row_end) const {
+void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_image,
+                                       int32_t zero_point, uint8_t* scratch) const {
+  const reference::DepthwiseGeometry& g = g_;
+  int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
+  const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
+  std::memset(padded, 0, image_bytes_);  // the border and the padding channels add 0
+  const Isa widen_isa = isa_ == Isa::kScalar ? Isa::kScalar : Isa::kAvx2;
+  for (int32_t y = 0; y < g.input_height; ++y) {
+    int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * row +
+                   static_cast<size_t>(g.pad_width) * padded_depth_;
+    const int8_t* src = quantized_image + static_cast<size_t>(y) * g.input_width * g.input_depth;
+    if (padded_depth_ == g.input_depth) {
+      WidenRow(widen_isa, src, g.input_width * g.input_depth, zero_point, dst,
+               g.input_width * g.input_depth);
+      continue;
+    }
+    for (int32_t x = 0; x < g.input_width; ++x)
+      WidenRow(widen_isa, src + static_cast<size_t>(x) * g.input_depth, g.input_depth,
+               zero_point, dst + static_cast<size_t>(x) * padded_depth_, g.input_depth);
+  }
+}
+
+void HybridDepthwiseKernel::Run(const uint8_t* scratch, const float* scales, const float* bias,
+                                float* output, int64_t row_begin, int64_t row_end) const {
   const reference::DepthwiseGeometry& g = g_;
   const int32_t depth = g.input_depth;
-  const size_t image_size = static_cast<size_t>(g.input_height) * g.input_width * depth;
-  for (int64_t row = row_begin; row < row_end; ++row) {
-    const int32_t batch = static_cast<int32_t>(row / g.output_height);
-    const int32_t out_y = static_cast<int32_t>(row % g.output_height);
-    const int8_t* image = quantized + batch * image_size;
+  const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
+  const int taps = static_cast<int>(tap_offsets_.size());
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t batch = r / g.output_height;
+    const int32_t out_y = static_cast<int32_t>(r % g.output_height);
+    const int16_t* image = reinterpret_cast<const int16_t*>(scratch + image_bytes_ * batch);
+    const int16_t* window_row = image + static_cast<size_t>(out_y) * g.stride_height * row;
     for (int32_t out_x = 0; out_x < g.output_width; ++out_x) {
-      float* out = output + (static_cast<size_t>(row) * g.output_width + out_x) * depth;
+      float* out = output + (static_cast<size_t>(r) * g.output_width + out_x) * depth;
+      const Window w{window_row + static_cast<size_t>(out_x) * g.stride_width * padded_depth_,
+                     tap_offsets_.data(), taps};
 #if DELEGATO_X86
+      if (isa_ == Isa::kAvx512Vnni) {
+        PixelAvx512(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch],
+                    bias, act_min_, act_max_, out);
+        continue;
+      }
       if (isa_ == Isa::kAvx2) {
-        PixelAvx2(g, image, zero_points[batch], scales[batch], weights_.data(), channel_scales_,
-                  bias, act_min_, act_max_, out_y, out_x, out);
+        PixelAvx2(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch], bias,
+                  act_min_, act_max_, out);
         continue;
       }
 #endif
-      for (int32_t c = 0; c < depth; ++c) {
-        int32_t acc = 0;
-        reference::detail::ForEachDepthwiseTap(g, image, out_y, out_x,
-                                               [&](int32_t tap, const int8_t* in) {
-          acc += weights_[static_cast<size_t>(tap) * g.output_depth + c] *
-                 (int32_t{in[c]} - zero_points[batch]);
-        });
-        out[c] = ChannelOutput(acc, channel_scales_[c], scales[batch], bias, c, act_min_,
-                               act_max_);
-      }
+      PixelScalar(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch], bias,
+                  act_min_, act_max_, out);
     }
   }
 }

@@ -1,14 +1,20 @@
 // Dynamic-range ("hybrid") DEPTHWISE_CONV_2D with depth multiplier 1,
-// bit-exact with reference::HybridDepthwiseConv: the image quantized as the
-// reference does (HybridQuantizeRow, asymmetric), then per output pixel and
-// 8 channels at a time sum w * (q - zero_point) over the valid taps in int32
-// lanes (exact; skipped taps add nothing, as in the reference), and
+// bit-exact with reference::HybridDepthwiseConv. The image, quantized as the
+// reference does (HybridQuantizeRow, asymmetric), is widened once per call
+// to int16 q - zero_point inside a zero border (and zero channels up to a
+// multiple of 16), so every output pixel runs all its taps without bounds
+// checks: a padding tap adds w * 0, as the reference adds nothing for it.
+// Per tap and 16 channels (AVX-512 VNNI: one vpdpwssd on the zero-extended
+// values against the weights held in the low halves of 32-bit lanes) or 8
+// (AVX2: vpmaddwd + add) the products are exact int32 sums; up to four
+// channel groups run together as independent chains. Then
 // out = clamp(float(acc) * (channel_scale * image_scale) + bias) in the
-// reference's order. AVX2 (also used on AVX-512 CPUs); channels beyond the
-// last multiple of 8 and other ISAs run the same arithmetic one lane at a time.
+// reference's order. The scalar ISA runs the same sums one lane at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
@@ -25,17 +31,31 @@ class HybridDepthwiseKernel {
   HybridDepthwiseKernel(const reference::DepthwiseGeometry& g, const int8_t* filter,
                         const float* channel_scales, float act_min, float act_max, Isa isa);
 
+  // The batches' widened images.
+  size_t scratch_bytes() const { return image_bytes_ * g_.batches; }
+  // Stores image `batch` (quantized, with its zero point) into scratch;
+  // every batch's image is widened before Run.
+  void WidenImage(int64_t batch, const int8_t* quantized_image, int32_t zero_point,
+                  uint8_t* scratch) const;
   // Output rows [row_begin, row_end) (a row is one (batch, out_y) pair).
-  void Run(const int8_t* quantized, const float* scales, const int32_t* zero_points,
-           const float* bias, float* output, int64_t row_begin, int64_t row_end) const;
+  void Run(const uint8_t* scratch, const float* scales, const float* bias, float* output,
+           int64_t row_begin, int64_t row_end) const;
   Isa isa() const { return isa_; }
+  int64_t macs() const {
+    return int64_t{g_.batches} * g_.output_height * g_.output_width * g_.input_depth *
+           g_.filter_height * g_.filter_width;
+  }
 
  private:
   reference::DepthwiseGeometry g_;
   const float* channel_scales_ = nullptr;
   float act_min_ = 0, act_max_ = 0;
   Isa isa_ = Isa::kScalar;
-  AlignedBuffer<int32_t> weights_;  // [tap][channels], widened once
+  int32_t padded_height_ = 0, padded_width_ = 0, padded_depth_ = 0;
+  size_t image_bytes_ = 0;
+  std::vector<size_t> tap_offsets_;  // each tap's offset from a window's first, in int16
+  // [tap][padded_depth]: the weight in the low 16 bits, 0 in the high ones.
+  AlignedBuffer<int32_t> weights_;
 };
 
 }  // namespace delegato::optimized

@@ -226,6 +226,59 @@ DLG_TARGET_AVX2 void QuantizeAvx2(const float* v, int32_t n, int32_t zero_point,
   }
 }
 
+// RangeAvx2 and QuantizeAvx2 16 lanes at a time, with two independent
+// minimum / maximum chains.
+DLG_TARGET_AVX512 bool RangeAvx512(const float* v, int32_t n, float* lo, float* hi) {
+  __m512 mn0 = _mm512_set1_ps(INFINITY), mx0 = _mm512_set1_ps(-INFINITY);
+  __m512 mn1 = mn0, mx1 = mx0;
+  __mmask16 nan = 0;
+  int32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 x0 = _mm512_loadu_ps(v + i), x1 = _mm512_loadu_ps(v + i + 16);
+    mn0 = _mm512_min_ps(mn0, x0);
+    mx0 = _mm512_max_ps(mx0, x0);
+    mn1 = _mm512_min_ps(mn1, x1);
+    mx1 = _mm512_max_ps(mx1, x1);
+    nan |= _mm512_cmp_ps_mask(x0, x1, _CMP_UNORD_Q);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+    mn0 = _mm512_mask_min_ps(mn0, m, mn0, x);
+    mx0 = _mm512_mask_max_ps(mx0, m, mx0, x);
+    nan |= _mm512_mask_cmp_ps_mask(m, x, x, _CMP_UNORD_Q);
+  }
+  if (nan != 0) return false;
+  *lo = _mm512_reduce_min_ps(_mm512_min_ps(mn0, mn1));
+  *hi = _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
+  return true;
+}
+
+DLG_TARGET_AVX512 inline __m512i RoundToInt512(__m512 t) {
+  const __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  // t - trunc(t) is exact; |fraction| >= 0.5 rounds away from zero.
+  const __m512 fraction = _mm512_abs_ps(_mm512_sub_ps(t, r));
+  const __mmask16 away = _mm512_cmp_ps_mask(fraction, _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m512 one = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_and_si512(_mm512_castps_si512(t), _mm512_set1_epi32(INT32_MIN)),
+      _mm512_castps_si512(_mm512_set1_ps(1.0f))));
+  return _mm512_cvttps_epi32(_mm512_mask_add_ps(r, away, r, one));
+}
+
+DLG_TARGET_AVX512 void QuantizeAvx512(const float* v, int32_t n, int32_t zero_point,
+                                      float inverse, int32_t qmin, int32_t qmax, int8_t* out) {
+  const __m512i zp = _mm512_set1_epi32(zero_point);
+  const __m512 inv = _mm512_set1_ps(inverse);
+  const __m512i lo = _mm512_set1_epi32(qmin), hi = _mm512_set1_epi32(qmax);
+  for (int32_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+    const __m512i rounded = _mm512_add_epi32(RoundToInt512(_mm512_mul_ps(x, inv)), zp);
+    _mm_mask_storeu_epi8(out + i, m,
+                         _mm512_cvtepi32_epi8(_mm512_min_epi32(hi, _mm512_max_epi32(lo, rounded))));
+  }
+}
+
 // ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
 // the same order, max(lo, v) / min(hi, v) in std::max(v, lo) /
 // std::min(v, hi)'s operand order (NaN passes through as there).
@@ -324,15 +377,16 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point) {
 #if DELEGATO_X86
   float lo = 0.0f, hi = 0.0f;
-  if ((isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && n > 0 &&
-      RangeAvx2(values, n, &lo, &hi)) {
+  const bool wide = isa == Isa::kAvx512Vnni;
+  if ((isa == Isa::kAvx2 || wide) && n > 0 &&
+      (wide ? RangeAvx512(values, n, &lo, &hi) : RangeAvx2(values, n, &lo, &hi))) {
+    auto quantize = wide ? QuantizeAvx512 : QuantizeAvx2;
     if (asymmetric) {
       if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      QuantizeAvx2(values, n, *zero_point, 1.0f / *scale, -128, 127,
-                   quantized);
+      quantize(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
     } else {
       *zero_point = 0;
       float inverse = 0.0f;
@@ -340,7 +394,7 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
         std::memset(quantized, 0, static_cast<size_t>(n));
         return;
       }
-      QuantizeAvx2(values, n, 0, inverse, -127, 127, quantized);
+      quantize(values, n, 0, inverse, -127, 127, quantized);
     }
     return;
   }
@@ -370,80 +424,102 @@ HybridConvKernel::HybridConvKernel(const HybridConvKernelParams& params, Isa isa
                 params.geometry.input_depth,
             isa) {
   const reference::ConvGeometry& g = p_.geometry;
+  // The widened image covers every tap of every output pixel: the padding
+  // before the image, the image, and whatever the last window reaches past it.
+  padded_height_ = std::max(g.pad_height + g.input_height,
+                            (g.output_height - 1) * g.stride_height + g.filter_height);
+  padded_width_ = std::max(g.pad_width + g.input_width,
+                           (g.output_width - 1) * g.stride_width + g.filter_width);
+  image_bytes_ = RoundUp(sizeof(int16_t) * padded_height_ * padded_width_ * g.input_depth, 64);
+  // 1x1, stride 1, even depth: the widened image's pixels are the GEMM's rows.
+  rows_in_place_ = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
+                   g.stride_width == 1 && g.input_depth == gemm_.k_padded() &&
+                   padded_width_ == g.input_width && padded_height_ == g.input_height;
   // A panel of rows stays within about 64 KB (L2-resident while every
   // weight block passes over it).
   block_rows_ = std::clamp(32768 / gemm_.k_padded(), 1, 96);
   const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
   const int64_t rows = g.batches * pixels;
-  num_tasks_ = static_cast<int>(
-      std::clamp<int64_t>((rows + block_rows_ - 1) / block_rows_, 1, std::max(1, num_threads)));
-  panel_bytes_ = RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
+  // Below about 10 µs of work the hand-off to another thread costs more
+  // than it saves.
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+  const int64_t macs = rows * gemm_.k() * gemm_.n();
+  num_tasks_ = macs < kMinParallelMacs
+                   ? 1
+                   : static_cast<int>(std::clamp<int64_t>((rows + block_rows_ - 1) / block_rows_,
+                                                          1, std::max(1, num_threads)));
+  panel_bytes_ = rows_in_place_ ? 0 : RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
   per_task_bytes_ = panel_bytes_ + RoundUp(sizeof(int32_t) * block_rows_ * gemm_.n_padded(), 64);
 }
 
-void HybridConvKernel::RunTask(int task, const int8_t* quantized, const float* scales,
-                               const int32_t* zero_points, const float* bias, float* output,
+void HybridConvKernel::WidenImage(int64_t batch, const int8_t* quantized_image,
+                                  int32_t zero_point, uint8_t* scratch) const {
+  const reference::ConvGeometry& g = p_.geometry;
+  const Isa isa = gemm_.isa();
+  int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
+  const size_t depth = g.input_depth;
+  const size_t padded_row = static_cast<size_t>(padded_width_) * depth;
+  const size_t left = static_cast<size_t>(g.pad_width) * depth;
+  const size_t image_row = static_cast<size_t>(g.input_width) * depth;
+  const size_t right = padded_row - left - image_row;
+  // Padding taps add 0, as the reference skips them.
+  std::memset(padded, 0, sizeof(int16_t) * g.pad_height * padded_row);
+  for (int32_t y = 0; y < g.input_height; ++y) {
+    int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * padded_row;
+    std::memset(dst, 0, sizeof(int16_t) * left);
+    WidenRow(isa, quantized_image + y * image_row, static_cast<int>(image_row), zero_point,
+             dst + left, static_cast<int>(image_row));
+    std::memset(dst + left + image_row, 0, sizeof(int16_t) * right);
+  }
+  const int32_t below = padded_height_ - g.pad_height - g.input_height;
+  std::memset(padded + static_cast<size_t>(g.pad_height + g.input_height) * padded_row, 0,
+              sizeof(int16_t) * below * padded_row);
+}
+
+void HybridConvKernel::RunTask(int task, const float* scales, const float* bias, float* output,
                                uint8_t* scratch) const {
   const reference::ConvGeometry& g = p_.geometry;
   const Isa isa = gemm_.isa();
   const int64_t pixels = static_cast<int64_t>(g.output_height) * g.output_width;
   const int64_t rows = g.batches * pixels;
   const int64_t begin = rows * task / num_tasks_, end = rows * (task + 1) / num_tasks_;
-  uint8_t* mine = scratch + per_task_bytes_ * task;
+  uint8_t* mine = scratch + image_bytes_ * g.batches + per_task_bytes_ * task;
   int16_t* panel = reinterpret_cast<int16_t*>(mine);
   int32_t* acc = reinterpret_cast<int32_t*>(mine + panel_bytes_);
   const int k_padded = gemm_.k_padded();
-  const int depth = g.input_depth;
-  const size_t image_size = static_cast<size_t>(g.input_height) * g.input_width * depth;
-  const bool pointwise = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
-                         g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0;
-  for (int64_t m0 = begin; m0 < end; m0 += block_rows_) {
-    const int count = static_cast<int>(std::min<int64_t>(block_rows_, end - m0));
-    // A block may span two images: each row widens with its own zero point.
-    for (int r = 0; r < count; ++r) {
-      const int64_t m = m0 + r;
-      const int64_t batch = m / pixels;
-      const int32_t zp = zero_points[batch];
-      const int8_t* image = quantized + batch * image_size;
-      int16_t* row = panel + static_cast<size_t>(r) * k_padded;
-      const int64_t pixel = m % pixels;
-      if (pointwise) {
-        WidenRow(isa, image + pixel * depth, depth, zp, row, k_padded);
-        continue;
+  const size_t depth = g.input_depth;
+  const size_t padded_row = static_cast<size_t>(padded_width_) * depth;
+  const size_t tap_run = sizeof(int16_t) * g.filter_width * depth;
+  const size_t taps = static_cast<size_t>(g.filter_height) * g.filter_width * depth;
+  for (int64_t m0 = begin; m0 < end;) {
+    // A block stays within one image (its rows share the image's scale).
+    const int64_t batch = m0 / pixels;
+    const int count = static_cast<int>(
+        std::min<int64_t>({block_rows_, end - m0, (batch + 1) * pixels - m0}));
+    const int16_t* image = reinterpret_cast<const int16_t*>(scratch + image_bytes_ * batch);
+    const int16_t* a = image + (m0 - batch * pixels) * depth;
+    if (!rows_in_place_) {
+      // im2col: per filter row, the window's taps are one run of the padded
+      // image.
+      for (int r = 0; r < count; ++r) {
+        const int64_t pixel = m0 - batch * pixels + r;
+        const int32_t out_y = static_cast<int32_t>(pixel / g.output_width);
+        const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
+        const int16_t* src = image + static_cast<size_t>(out_y) * g.stride_height * padded_row +
+                             static_cast<size_t>(out_x) * g.stride_width * depth;
+        int16_t* row = panel + static_cast<size_t>(r) * k_padded;
+        for (int32_t fy = 0; fy < g.filter_height; ++fy)
+          std::memcpy(row + fy * g.filter_width * depth, src + fy * padded_row, tap_run);
+        for (size_t i = taps; i < static_cast<size_t>(k_padded); ++i) row[i] = 0;
       }
-      const int32_t out_y = static_cast<int32_t>(pixel / g.output_width);
-      const int32_t out_x = static_cast<int32_t>(pixel % g.output_width);
-      const int32_t y0 = out_y * g.stride_height - g.pad_height;
-      const int32_t x0 = out_x * g.stride_width - g.pad_width;
-      // Per filter row, the taps inside the image are one contiguous run of
-      // input (no dilation): one widening call; taps outside add 0.
-      const int32_t fx_begin = std::clamp(-x0, 0, g.filter_width);
-      const int32_t fx_end = std::clamp(g.input_width - x0, fx_begin, g.filter_width);
-      const size_t row_taps = static_cast<size_t>(g.filter_width) * depth;
-      int16_t* dst = row;
-      for (int32_t fy = 0; fy < g.filter_height; ++fy, dst += row_taps) {
-        const int32_t y = y0 + fy;
-        if (y < 0 || y >= g.input_height || fx_begin == fx_end) {
-          std::memset(dst, 0, sizeof(int16_t) * row_taps);
-          continue;
-        }
-        std::memset(dst, 0, sizeof(int16_t) * fx_begin * depth);
-        const int run = (fx_end - fx_begin) * depth;
-        WidenRow(isa,
-                 image + (static_cast<size_t>(y) * g.input_width + x0 + fx_begin) * depth, run,
-                 zp, dst + static_cast<size_t>(fx_begin) * depth, run);
-        std::memset(dst + static_cast<size_t>(fx_end) * depth, 0,
-                    sizeof(int16_t) * (g.filter_width - fx_end) * depth);
-      }
-      for (int i = g.filter_height * g.filter_width * depth; i < k_padded; ++i) row[i] = 0;
+      a = panel;
     }
-    gemm_.Multiply(panel, count, acc);
-    for (int r = 0; r < count; ++r) {
-      const int64_t batch = (m0 + r) / pixels;
+    gemm_.Multiply(a, count, acc);
+    for (int r = 0; r < count; ++r)
       ConvOutputRow(isa, acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
                     p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
                     p_.act_max, output + (m0 + r) * g.output_depth);
-    }
+    m0 += count;
   }
 }
 

@@ -63,8 +63,10 @@ void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, i
 void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point);
 
-// Hybrid CONV_2D (ungrouped, no dilation): im2col rows of the quantized
-// image, HybridGemm, then per output
+// Hybrid CONV_2D (ungrouped, no dilation): the quantized image widened once
+// to int16 q - zero_point inside a zero border, im2col rows copied from it
+// (a window's filter row is one run; 1x1 convolutions over an even depth read
+// its pixels in place), HybridGemm, then per output
 //   per-channel weights: float(acc) * weight_scale[c] * image_scale
 //   per-tensor weights:  float(acc) * image_scale  (image_scale includes the weight scale)
 // plus bias, clamped to [act_min, act_max].
@@ -81,21 +83,31 @@ class HybridConvKernel {
   static bool Covers(const reference::ConvGeometry& g);
   HybridConvKernel(const HybridConvKernelParams& params, Isa isa, int num_threads);
 
-  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // The batches' widened images, then each task's panels.
+  size_t scratch_bytes() const {
+    return image_bytes_ * p_.geometry.batches + per_task_bytes_ * num_tasks_;
+  }
   int num_tasks() const { return num_tasks_; }
-  // quantized: the batches' images as the reference's QuantizeConvInput
-  // leaves them, with their scales and zero points.
-  void RunTask(int task, const int8_t* quantized, const float* scales,
-               const int32_t* zero_points, const float* bias, float* output,
+  // Stores image `batch` (quantized as the reference's QuantizeConvInput
+  // leaves it) into scratch as int16 q - zero_point with the padding around
+  // it 0, so every window's filter row is one contiguous run. Every batch's
+  // image is widened before any RunTask.
+  void WidenImage(int64_t batch, const int8_t* quantized_image, int32_t zero_point,
+                  uint8_t* scratch) const;
+  // scales: the batches' image scales (times the weight scale for per-tensor
+  // weights).
+  void RunTask(int task, const float* scales, const float* bias, float* output,
                uint8_t* scratch) const;
   Isa isa() const { return gemm_.isa(); }
 
  private:
   HybridConvKernelParams p_;
   HybridGemm gemm_;
+  int32_t padded_height_ = 0, padded_width_ = 0;
+  bool rows_in_place_ = false;
   int block_rows_ = 0;
   int num_tasks_ = 1;
-  size_t panel_bytes_ = 0, per_task_bytes_ = 0;
+  size_t image_bytes_ = 0, panel_bytes_ = 0, per_task_bytes_ = 0;
 };
 
 // Hybrid FULLY_CONNECTED: each input row quantized (symmetric or asymmetric),
