@@ -314,6 +314,63 @@ TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
   }
 }
 
+TEST(OptimizedDepthwiseTest, MagnitudeRequantization) {
+  // The tap-pair paths' magnitude requantization (one rounding on |acc|,
+  // see quant_depthwise.h) against the reference's two, bit for bit:
+  // multipliers from 1/4096 to just below 1 (right shifts 0..12, where ties
+  // of the second rounding are frequent), images large enough for many
+  // accumulator values per channel; and the layers Prepare must keep on the
+  // general requantization: a power-of-two scale (multiplier 2^30, whose
+  // first rounding can tie), a scale above 1 (left shift), a bias near 2^31.
+  std::mt19937 rng(53);
+  int magnitude = 0, general = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    FixedShape fixed;
+    fixed.filter = trial % 5 == 4 ? 5 : 3;
+    fixed.stride_w = 1 + trial % 2;
+    fixed.dilation_w = 1;
+    fixed.height = std::uniform_int_distribution<int>(6, 16)(rng);
+    fixed.width = std::uniform_int_distribution<int>(6, 24)(rng);
+    const int depth = Pick(rng, std::vector<int>{8, 16, 24, 32, 48});
+    RandomDepthwise c = MakeDepthwise(rng, trial % 3 == 0, 1, depth, fixed);
+    const int kind = trial % 8;
+    for (int ch = 0; ch < c.g.output_depth; ++ch) {
+      const double real = kind == 5   ? 0.25                                   // 2^30, shift -1
+                          : kind == 6 ? 1.5 + 0.01 * ch                        // left shift
+                                      : std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                                                   -std::uniform_int_distribution<int>(0, 12)(rng));
+      int32_t m;
+      int s;
+      quant::QuantizeMultiplier(real, &m, &s);
+      c.multipliers[ch] = m;
+      c.shifts[ch] = s;
+      c.bias[ch] = kind == 7 && ch == 0 ? (1 << 30) + (1 << 29)
+                                        : std::uniform_int_distribution<int32_t>(-3000, 3000)(rng);
+    }
+    c.has_bias = true;
+    c.act_min = c.is_uint8 ? 0 : -128;
+    c.act_max = c.is_uint8 ? 255 : 127;
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas()) {
+      if (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) {
+        const bool used = optimized::QuantDepthwise(MakeParams(c), isa).magnitude_requant();
+        EXPECT_EQ(used, kind < 5) << optimized::IsaName(isa) << " " << c.Describe();
+        (used ? magnitude : general) += 1;
+      }
+      for (int splits : {1, 2}) {
+        ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                   std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                       " kind " + std::to_string(kind) + ": " + c.Describe());
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  if (optimized::IsaSupported(Isa::kAvx2)) {
+    EXPECT_GT(magnitude, 70);
+    EXPECT_GT(general, 40);
+  }
+}
+
 TEST(OptimizedDepthwiseTest, SingleInputChannelWideMultiplier) {
   // person_detect's first layer: one input channel, multiplier 8.
   std::mt19937 rng(3);

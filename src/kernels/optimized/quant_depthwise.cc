@@ -374,6 +374,36 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i PairScale(__m256i 
   return _mm256_sign_epi32(magnitude, high);
 }
 
+// Magnitude requantization (see the header) of 8 lanes: the even and odd
+// channels' constants in 64-bit lanes.
+struct MagnitudeRequant256 {
+  __m256i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
+};
+
+DLG_TARGET_AVX2 inline MagnitudeRequant256 LoadMagnitudeRequant256(const QuantDepthwise& d,
+                                                                   int c) {
+  __m256i v[6];
+  for (int k = 0; k < 6; ++k)
+    v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2));
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+// |requantized acc| per lane: the even lanes' quotient lands in the low 32
+// bits of their 64-bit product, the odd lanes' (doubled, shifted 31 less) in
+// the high 32 bits.
+DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i Magnitude256(
+    __m256i acc, const MagnitudeRequant256& q) {
+  const __m256i x = _mm256_abs_epi32(acc);
+  const __m256i even = _mm256_srlv_epi64(
+      _mm256_add_epi64(_mm256_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
+  const __m256i odd = _mm256_srlv_epi64(
+      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), q.odd_multiplier),
+                       q.odd_round),
+      q.odd_shift);
+  return _mm256_blend_epi32(even, odd, 0xAA);
+}
+
 // Everything one 8-channel block of one output row needs.
 struct PairBlock {
   const uint8_t* rows[5];  // input row of each filter row at the block's first
@@ -388,18 +418,25 @@ struct PairBlock {
   __m256i act_min, act_max;  // bytes
   __m256i gather;            // dwords 0, 4, 1, 5: each pixel's bytes together
   PairRequant rq;
+  MagnitudeRequant256 mq;
 };
 
 // Output bytes of accumulators a and c: a 0-7 in the low 8 bytes, c 0-7 in
 // the next 8. The output zero point is added with int16 saturation, which
 // keeps every value outside the output range outside it, so clamping the
 // packed bytes gives the reference's clamp.
-template <bool kSigned>
+template <bool kSigned, bool kMag>
 DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m128i PairBytes(const PairBlock& b,
                                                                         __m256i a, __m256i c) {
   // a 0-3, c 0-3 | a 4-7, c 4-7
-  const __m256i words = _mm256_adds_epi16(
-      _mm256_packs_epi32(PairScale(a, b.rq), PairScale(c, b.rq)), b.offset);
+  __m256i words;
+  if constexpr (kMag)
+    words = _mm256_adds_epi16(_mm256_packs_epi32(_mm256_sign_epi32(Magnitude256(a, b.mq), a),
+                                                 _mm256_sign_epi32(Magnitude256(c, b.mq), c)),
+                              b.offset);
+  else
+    words = _mm256_adds_epi16(_mm256_packs_epi32(PairScale(a, b.rq), PairScale(c, b.rq)),
+                              b.offset);
   __m256i bytes;
   if constexpr (kSigned)
     bytes = _mm256_min_epi8(_mm256_max_epi8(_mm256_packs_epi16(words, words), b.act_min),
@@ -411,7 +448,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m128i PairBytes(const Pa
 }
 
 // One output pixel. kCheck: columns outside the image read the zero pixel.
-template <bool kSigned, int FH, int FW, bool kCheck>
+template <bool kSigned, bool kMag, int FH, int FW, bool kCheck>
 DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairBlock& b,
                                                                      int32_t ox) {
   constexpr int kRowPairs = FH / 2;
@@ -443,7 +480,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairB
     }
   }
   _mm_storel_epi64(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
-                   PairBytes<kSigned>(b, acc, acc));
+                   PairBytes<kSigned, kMag>(b, acc, acc));
 }
 
 // Output x in [begin, end) (an even count, every column inside the image),
@@ -451,7 +488,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairB
 // c .. c + FW, built once and slid by two columns per step. The odd last row
 // pairs columns (c, c + 1), (c + 2, c + 3), ...: x takes them with weights
 // (w0, w1), (w2, w3), ..., x + 1 with (0, w0), (w1, w2), ...
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -498,7 +535,7 @@ DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end)
         c = PairMadd(c, q[k], wc + k * 8);
       }
     }
-    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    const __m128i bytes = PairBytes<kSigned, kMag>(b, a, c);
     uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
     _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
@@ -518,7 +555,7 @@ DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end)
 // odd last row pairs (c, c + 1), (c + 2, c + 3), ... up to c + FW, weights
 // (w0, w1), (w2, w3), ..., (w[FW-1], 0) for x and, one pair on, for x + 1,
 // whose last tap c + FW + 1 is lone.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -561,7 +598,7 @@ DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32
         c = PairMadd(c, q, wa + k * 8);
       }
     }
-    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    const __m128i bytes = PairBytes<kSigned, kMag>(b, a, c);
     uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
     _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
@@ -576,7 +613,7 @@ DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32
 
 // Blocks of 8 channels from c_begin up to d.pair_channels(); the rest go
 // through ScalarRows.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                   const uint8_t* input, uint8_t* output, int32_t c_begin = 0) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -612,36 +649,47 @@ DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_
       b.zero = d.pair_zero_row() + cb;
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = Load256(d.bias_interior() + cb);
-      b.rq = LoadPairRequant(rq, cb);
+      if constexpr (kMag)
+        b.mq = LoadMagnitudeRequant256(d, cb);
+      else
+        b.rq = LoadPairRequant(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) PairPixel<kSigned, FH, FW, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel<kSigned, kMag, FH, FW, true>(b, ox);
       int32_t ox = ib;
       if (shared != 0 && ib < ie) {
         ox = ib + (ie - ib) / 2 * 2;
         if (shared == 1)
-          PairPixels2<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2<kSigned, kMag, FH, FW>(b, ib, ox);
         else
-          PairPixels2Stride2<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2Stride2<kSigned, kMag, FH, FW>(b, ib, ox);
       }
-      for (; ox < ie; ++ox) PairPixel<kSigned, FH, FW, false>(b, ox);
+      for (; ox < ie; ++ox) PairPixel<kSigned, kMag, FH, FW, false>(b, ox);
       for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        PairPixel<kSigned, FH, FW, true>(b, ox);
+        PairPixel<kSigned, kMag, FH, FW, true>(b, ox);
     }
   }
   if (d.pair_channels() < channels)
     ScalarRows(d, begin, end, input, output, d.pair_channels(), channels);
 }
 
+template <bool kSigned, bool kMag>
+void Avx2PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                      uint8_t* out) {
+  if (d.geometry().filter_height == 3)
+    Avx2PairRows<kSigned, kMag, 3, 3>(d, begin, end, in, out);
+  else
+    Avx2PairRows<kSigned, kMag, 5, 5>(d, begin, end, in, out);
+}
+
 template <bool kSigned>
 void Avx2Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                   uint8_t* out) {
-  const reference::DepthwiseGeometry& g = d.geometry();
-  if (d.pair_channels() > 0 && g.filter_height == 3)
-    Avx2PairRows<kSigned, 3, 3>(d, begin, end, in, out);
-  else if (d.pair_channels() > 0 && g.filter_height == 5)
-    Avx2PairRows<kSigned, 5, 5>(d, begin, end, in, out);
-  else
+  if (d.pair_channels() == 0)
     Avx2Rows<kSigned>(d, begin, end, in, out);
+  else if (d.magnitude_requant())
+    Avx2PairDispatch<kSigned, true>(d, begin, end, in, out);
+  else
+    Avx2PairDispatch<kSigned, false>(d, begin, end, in, out);
 }
 
 // ---- Tap pairs with 16 channels per 512-bit vector (AVX-512 VNNI): the
@@ -702,6 +750,33 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairScale512(
   return _mm512_mask_sub_epi32(magnitude, _mm512_cmplt_epi32_mask(high, zero), zero, magnitude);
 }
 
+// As MagnitudeRequant256, 16 lanes.
+struct MagnitudeRequant512 {
+  __m512i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
+};
+
+DLG_TARGET_AVX512 inline MagnitudeRequant512 LoadMagnitudeRequant512(const QuantDepthwise& d,
+                                                                     int c) {
+  __m512i v[6];
+  for (int k = 0; k < 6; ++k)
+    v[k] = _mm512_loadu_si512(
+        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2);
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+// As Magnitude256.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i Magnitude512(
+    __m512i acc, const MagnitudeRequant512& q) {
+  const __m512i x = _mm512_abs_epi32(acc);
+  const __m512i even = _mm512_srlv_epi64(
+      _mm512_add_epi64(_mm512_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
+  const __m512i odd = _mm512_srlv_epi64(
+      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), q.odd_multiplier),
+                       q.odd_round),
+      q.odd_shift);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+}
+
 // As PairBlock, 16 channels.
 struct PairBlock512 {
   const uint8_t* rows[5];
@@ -716,15 +791,27 @@ struct PairBlock512 {
   __m512i gather;            // dwords 0, 4, 8, 12, 1, 5, 9, 13: each pixel's bytes together
   __m512i interleave;        // Pair16's word order
   PairRequant512 rq;
+  MagnitudeRequant512 mq;
 };
 
 // Output bytes of accumulators a and c: a in the low 16 bytes, c in the next
 // 16 (see PairBytes).
-template <bool kSigned>
+template <bool kSigned, bool kMag>
 DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m256i PairBytes512(
     const PairBlock512& b, __m512i a, __m512i c) {
-  const __m512i words = _mm512_adds_epi16(
-      _mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)), b.offset);
+  __m512i words;
+  if constexpr (kMag) {
+    // Magnitudes saturate at 32767 and keep their sign through the pack,
+    // so the output zero point is added to or subtracted from them with
+    // int16 saturation: the same bytes after the clamp.
+    const __m512i magnitude = _mm512_packs_epi32(Magnitude512(a, b.mq), Magnitude512(c, b.mq));
+    const __mmask32 negative = _mm512_movepi16_mask(_mm512_packs_epi32(a, c));
+    words = _mm512_mask_subs_epi16(_mm512_adds_epi16(magnitude, b.offset), negative, b.offset,
+                                   magnitude);
+  } else {
+    words = _mm512_adds_epi16(_mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)),
+                              b.offset);
+  }
   __m512i bytes;
   if constexpr (kSigned)
     bytes = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(words, words), b.act_min),
@@ -741,7 +828,7 @@ DLG_TARGET_AVX512 inline void StorePair512(uint8_t* out, size_t pixel, __m256i b
 }
 
 // As PairPixel.
-template <bool kSigned, int FH, int FW, bool kCheck>
+template <bool kSigned, bool kMag, int FH, int FW, bool kCheck>
 DLG_TARGET_AVX512 inline __attribute__((always_inline)) void PairPixel512(const PairBlock512& b,
                                                                           int32_t ox) {
   constexpr int kRowPairs = FH / 2;
@@ -774,11 +861,11 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) void PairPixel512(const 
     }
   }
   _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
-                   _mm256_castsi256_si128(PairBytes512<kSigned>(b, acc, acc)));
+                   _mm256_castsi256_si128(PairBytes512<kSigned, kMag>(b, acc, acc)));
 }
 
 // As PairPixels2.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -828,7 +915,8 @@ DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int
         c = PairMadd16(c, q[k], wc + k * 16);
       }
     }
-    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel,
+                 PairBytes512<kSigned, kMag>(b, a, c));
 #pragma GCC unroll 5
     for (int j = 0; j < FW - 1; ++j)
 #pragma GCC unroll 5
@@ -841,7 +929,7 @@ DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int
 }
 
 // As PairPixels2Stride2.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -886,7 +974,8 @@ DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t beg
         c = PairMadd16(c, q, wa + k * 16);
       }
     }
-    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel,
+                 PairBytes512<kSigned, kMag>(b, a, c));
 #pragma GCC unroll 5
     for (int j = 0; j < FW - 2; ++j)
 #pragma GCC unroll 5
@@ -898,7 +987,7 @@ DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t beg
 
 // Blocks of 16 channels; a last block of 8 goes through the AVX2 pair code
 // and the rest through ScalarRows.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                       const uint8_t* input, uint8_t* output) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -941,23 +1030,26 @@ DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, in
       b.zero = d.pair_zero_row() + cb;
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = _mm512_loadu_si512(d.bias_interior() + cb);
-      b.rq = LoadPairRequant512(rq, cb);
+      if constexpr (kMag)
+        b.mq = LoadMagnitudeRequant512(d, cb);
+      else
+        b.rq = LoadPairRequant512(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) PairPixel512<kSigned, FH, FW, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel512<kSigned, kMag, FH, FW, true>(b, ox);
       int32_t ox = ib;
       if (shared != 0 && ib < ie) {
         ox = ib + (ie - ib) / 2 * 2;
         if (shared == 1)
-          PairPixels2_512<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2_512<kSigned, kMag, FH, FW>(b, ib, ox);
         else
-          PairPixels2Stride2_512<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2Stride2_512<kSigned, kMag, FH, FW>(b, ib, ox);
       }
-      for (; ox < ie; ++ox) PairPixel512<kSigned, FH, FW, false>(b, ox);
+      for (; ox < ie; ++ox) PairPixel512<kSigned, kMag, FH, FW, false>(b, ox);
       for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        PairPixel512<kSigned, FH, FW, true>(b, ox);
+        PairPixel512<kSigned, kMag, FH, FW, true>(b, ox);
     }
   }
-  if (full < channels) Avx2PairRows<kSigned, FH, FW>(d, begin, end, input, output, full);
+  if (full < channels) Avx2PairRows<kSigned, kMag, FH, FW>(d, begin, end, input, output, full);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1173,13 +1265,22 @@ void Avx512Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const u
     Avx512Rows<kSigned, 0, 0, kExpand>(d, begin, end, in, out);
 }
 
+template <bool kSigned, bool kMag>
+void Avx512PairFilter(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                      uint8_t* out) {
+  if (d.geometry().filter_height == 3)
+    Avx512PairRows<kSigned, kMag, 3, 3>(d, begin, end, in, out);
+  else
+    Avx512PairRows<kSigned, kMag, 5, 5>(d, begin, end, in, out);
+}
+
 template <bool kSigned>
 void Avx512PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                         uint8_t* out) {
-  if (d.geometry().filter_height == 3)
-    Avx512PairRows<kSigned, 3, 3>(d, begin, end, in, out);
+  if (d.magnitude_requant())
+    Avx512PairFilter<kSigned, true>(d, begin, end, in, out);
   else
-    Avx512PairRows<kSigned, 5, 5>(d, begin, end, in, out);
+    Avx512PairFilter<kSigned, false>(d, begin, end, in, out);
 }
 
 #endif  // DELEGATO_X86
@@ -1342,8 +1443,46 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
               g_.input_height, &y_taps_[oy].lo, &y_taps_[oy].hi);
   const int fh = g_.filter_height, fw = g_.filter_width;
   if ((isa_ == Isa::kAvx2 || isa_ == Isa::kAvx512Vnni) && g_.depth_multiplier == 1 && channels >= 8 && fh == fw &&
-      (fh == 3 || fh == 5))
+      (fh == 3 || fh == 5)) {
     PreparePairs(p);
+    PrepareMagnitudeRequant(p);
+  }
+}
+
+void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
+  const int channels = g_.output_depth, taps = g_.filter_height * g_.filter_width;
+  // Largest |x - x_zp| of an input value.
+  const int32_t lo = is_uint8_ ? 0 : -128, hi = is_uint8_ ? 255 : 127;
+  const int64_t deviation = std::max(std::abs(lo - p.input_zero_point),
+                                     std::abs(hi - p.input_zero_point));
+  const size_t half = padded_channels_ / 2;
+  AlignedBuffer<uint64_t> constants(6 * half);
+  for (int c = 0; c < channels; ++c) {
+    const int32_t m = p.multiplier[c], shift = p.shift[c];
+    if (m < 0 || shift > 0 || shift < -31) return;
+    int64_t weight_sum = 0;
+    for (int t = 0; t < taps; ++t)
+      weight_sum += std::abs(WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]));
+    const int64_t bias = p.bias != nullptr ? p.bias[c] : 0;
+    const int64_t bound = std::abs(bias) + deviation * weight_sum;  // of |acc|
+    if (bound >= (int64_t{1} << 31)) return;
+    // No |acc| in [1, bound] has valuation 30 - v2(m) (the tie above).
+    if (m != 0 && bound > 0) {
+      const int max_valuation = 63 - __builtin_clzll(static_cast<uint64_t>(bound));
+      const int m_valuation = __builtin_ctz(static_cast<uint32_t>(m));
+      if (m_valuation <= 30 && 30 - m_valuation <= max_valuation) return;
+    }
+    const int e = -shift;
+    const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
+    const size_t lane = static_cast<size_t>(c / 2);
+    const int base = c % 2 == 0 ? kEvenMultiplier : kOddMultiplier;
+    const uint64_t scale = c % 2 == 0 ? 1 : 2;
+    constants[(base + 0) * half + lane] = scale * static_cast<uint64_t>(m);
+    constants[(base + 1) * half + lane] = scale * round;
+    constants[(base + 2) * half + lane] = c % 2 == 0 ? 31 + e : e;
+  }
+  magnitude_constants_ = std::move(constants);
+  magnitude_requant_ = true;
 }
 
 void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {

@@ -74,7 +74,7 @@ class QuantDepthwise {
 
   size_t packed_bytes() const {
     return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
-           pair_weights_.bytes() + pair_zero_row_.bytes();
+           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes();
   }
 
   // Internals shared with the per-ISA loops.
@@ -109,8 +109,21 @@ class QuantDepthwise {
     return filter_height / 2 * filter_width + (filter_height % 2) * 2 * (filter_width / 2 + 1);
   }
 
+  // Magnitude requantization (see above): whether the tap-pair paths use it,
+  // and its per-channel constants as 64-bit lanes, one array per kind, lane i
+  // of array k at magnitude_constants(k)[c / 2 + i] for a block starting at
+  // channel c: the even channels' multiplier, rounding addend and shift
+  // (31 + e), then the odd channels' (doubled multiplier and addend, shift e,
+  // which leaves the result in the lane's high 32 bits).
+  enum MagnitudeConstant { kEvenMultiplier, kEvenRound, kEvenShift, kOddMultiplier, kOddRound, kOddShift };
+  bool magnitude_requant() const { return magnitude_requant_; }
+  const uint64_t* magnitude_constants(MagnitudeConstant k) const {
+    return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
+  }
+
  private:
   void PreparePairs(const QuantDepthwiseParams& p);
+  void PrepareMagnitudeRequant(const QuantDepthwiseParams& p);
 
   reference::DepthwiseGeometry g_;
   Isa isa_ = Isa::kScalar;
@@ -126,6 +139,8 @@ class QuantDepthwise {
   int32_t pair_channels_ = 0;
   AlignedBuffer<int32_t> pair_weights_;
   AlignedBuffer<uint8_t> pair_zero_row_;
+  bool magnitude_requant_ = false;
+  AlignedBuffer<uint64_t> magnitude_constants_;
 };
 
 }  // namespace delegato::optimized
