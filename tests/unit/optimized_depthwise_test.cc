@@ -7,6 +7,7 @@
 // runs, rows split arbitrarily, depth multipliers 1 and above (2..8 over
 // input depths 1..5 in particular). Then through the interpreter (optimized vs
 // reference kernel sets, 1 and 2 threads, each ISA forced for multipliers > 1).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -311,6 +312,67 @@ TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
         }
       }
     }
+  }
+}
+
+bool CpuHasVbmi() {
+#if DELEGATO_X86
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
+}
+
+TEST(OptimizedDepthwiseTest, DotProductShapes) {
+  // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: AVX-512 with VBMI
+  // runs 16-channel blocks as byte dot products (a filter column per lane),
+  // four, then two, then one interior pixel at a time: every width 1..40
+  // (interior runs of every length modulo 4, windows wider than the image),
+  // heights from 1, dilated rows, channels around the 16-channel blocks,
+  // int8 and uint8 (weights within 128 of their zero point, else the
+  // tap-pair path), both requantizations (huge biases take the general one).
+  std::mt19937 rng(61);
+  int dot_cases = 0, uint8_pair_cases = 0;
+  for (int width = 1; width <= 40; ++width) {
+    for (int variant = 0; variant < 6; ++variant) {
+      FixedShape fixed;
+      fixed.filter = 3;
+      fixed.width = width;
+      fixed.stride_w = 1 + variant % 2;
+      fixed.dilation_w = 1;
+      fixed.height = std::uniform_int_distribution<int>(1, 9)(rng);
+      const int depth = Pick(rng, std::vector<int>{16, 17, 24, 31, 32, 40, 48, 64});
+      const bool is_uint8 = variant >= 4;
+      RandomDepthwise c = MakeDepthwise(rng, is_uint8, 1, depth, fixed);
+      const bool narrow = is_uint8 && variant == 4;
+      if (narrow)
+        for (auto& v : c.filter)
+          v = static_cast<uint8_t>(std::clamp<int>(
+              c.filter_zp + std::uniform_int_distribution<int>(-128, 127)(rng), 0, 255));
+      const std::vector<uint8_t> expected = ReferenceOutput(c);
+      for (Isa isa : SupportedIsas()) {
+        if (isa == Isa::kAvx512Vnni && CpuHasVbmi()) {
+          const int dots = optimized::QuantDepthwise(MakeParams(c), isa).dot_channels();
+          if (!is_uint8 || narrow) {
+            EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
+            ++dot_cases;
+          } else if (dots == 0) {
+            ++uint8_pair_cases;
+          }
+        }
+        for (int splits : {1, 3}) {
+          ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                     std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                         ": " + c.Describe());
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  if (CpuHasVbmi()) {
+    EXPECT_GT(dot_cases, 150);
+    EXPECT_GT(uint8_pair_cases, 20);
   }
 }
 

@@ -790,6 +790,7 @@ struct PairBlock512 {
   __m512i act_min, act_max;  // bytes
   __m512i gather;            // dwords 0, 4, 8, 12, 1, 5, 9, 13: each pixel's bytes together
   __m512i interleave;        // Pair16's word order
+  __m512i spread;            // DotColumn's byte order
   PairRequant512 rq;
   MagnitudeRequant512 mq;
 };
@@ -1050,6 +1051,173 @@ DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, in
     }
   }
   if (full < channels) Avx2PairRows<kSigned, kMag, FH, FW>(d, begin, end, input, output, full);
+}
+
+// ---- 3x3 filters as byte dot products (AVX-512 VNNI + VBMI, see the
+// header): one 4-byte lane per channel holds a filter column's three input
+// bytes, vpdpbusd multiplies them by the column's three weights at once.
+
+#define DLG_TARGET_AVX512_VBMI                                                                \
+  __attribute__((target("avx2,fma,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni," \
+                        "avx512vbmi")))
+
+// Lane j: bytes (r0[j], r1[j], r2[j], r0[j]) of one column, 16 channels; the
+// fourth meets a zero weight. int8 inputs are offset by 128 to unsigned
+// (the dot bias takes 128 * the weights' sum back).
+template <bool kSigned>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotColumn(
+    const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, __m512i spread) {
+  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0)));
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1)), 1);
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r2)), 2);
+  v = _mm512_permutexvar_epi8(spread, v);
+  if constexpr (kSigned) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+  return v;
+}
+
+// One output pixel. kCheck: columns outside the image read the zero pixel.
+template <bool kSigned, bool kMag, bool kCheck>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
+    const PairBlock512& b, int32_t ox) {
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  __m512i acc = b.bias;
+#pragma GCC unroll 3
+  for (int fx = 0; fx < 3; ++fx) {
+    const int32_t ix = ix0 + fx;
+    const bool inside = !kCheck || static_cast<uint32_t>(ix) < static_cast<uint32_t>(b.width);
+    const size_t at = static_cast<size_t>(ix) * b.pixel;
+    const __m512i column = DotColumn<kSigned>(inside ? b.rows[0] + at : b.zero,
+                                              inside ? b.rows[1] + at : b.zero,
+                                              inside ? b.rows[2] + at : b.zero, b.spread);
+    acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(b.w + fx * 16));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
+                   _mm256_castsi256_si128(PairBytes512<kSigned, kMag>(b, acc, acc)));
+}
+
+// Output x in [begin, end) (a multiple of kPixels, every column inside the
+// image), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
+// step loads kStride * kPixels new columns and keeps the last 3 - kStride.
+template <bool kSigned, bool kMag, int kStride, int kPixels>
+DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, int32_t end) {
+  static_assert(kPixels % 2 == 0 && (kStride == 1 || kStride == 2), "pixel pairs, stride 1 or 2");
+  constexpr int kColumns = kStride * (kPixels - 1) + 3, kCarry = 3 - kStride;
+  const size_t pixel = b.pixel;
+  const size_t first = static_cast<size_t>(begin * kStride - b.pad_w) * pixel;
+  const uint8_t* r0 = b.rows[0] + first;
+  const uint8_t* r1 = b.rows[1] + first;
+  const uint8_t* r2 = b.rows[2] + first;
+  const __m512i w0 = _mm512_load_si512(b.w), w1 = _mm512_load_si512(b.w + 16),
+                w2 = _mm512_load_si512(b.w + 32);
+  __m512i col[kColumns];
+#pragma GCC unroll 2
+  for (int k = 0; k < kCarry; ++k)
+    col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+  uint8_t* out = b.out + static_cast<size_t>(begin) * pixel;
+  for (int32_t ox = begin; ox + kPixels <= end; ox += kPixels) {
+#pragma GCC unroll 16
+    for (int k = kCarry; k < kColumns; ++k)
+      col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+    __m512i acc[kPixels];
+#pragma GCC unroll 8
+    for (int i = 0; i < kPixels; ++i) {
+      acc[i] = _mm512_dpbusd_epi32(b.bias, col[kStride * i], w0);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 1], w1);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], w2);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kPixels; i += 2)
+      StorePair512(out + i * pixel, pixel, PairBytes512<kSigned, kMag>(b, acc[i], acc[i + 1]));
+#pragma GCC unroll 2
+    for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
+    const size_t step = static_cast<size_t>(kStride * kPixels) * pixel;
+    r0 += step;
+    r1 += step;
+    r2 += step;
+    out += kPixels * pixel;
+  }
+}
+
+template <bool kSigned, bool kMag, int kStride>
+DLG_TARGET_AVX512_VBMI void DotInterior512(const PairBlock512& b, int32_t begin, int32_t end) {
+  const int32_t quads = begin + (end - begin) / 4 * 4;
+  DotPixels512<kSigned, kMag, kStride, 4>(b, begin, quads);
+  int32_t ox = quads;
+  if (end - ox >= 2) {
+    DotPixels512<kSigned, kMag, kStride, 2>(b, ox, ox + 2);
+    ox += 2;
+  }
+  if (ox < end) DotPixel512<kSigned, kMag, false>(b, ox);
+}
+
+// 3x3, multiplier 1, stride 1 or 2, dilation 1 across: blocks of 16
+// channels; a last block of 8 goes through the AVX2 pair code and the rest
+// through ScalarRows.
+template <bool kSigned, bool kMag>
+DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                                          const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const int32_t full = channels / 16 * 16;
+  const size_t row_stride = static_cast<size_t>(g.input_width) * channels;
+  const size_t batch_size = static_cast<size_t>(g.input_height) * row_stride;
+  const RequantChannels& rq = d.requant();
+  PairBlock512 b;
+  b.pixel = channels;
+  b.stride_w = g.stride_width;
+  b.pad_w = g.pad_width;
+  b.dilation_w = 1;
+  b.width = g.input_width;
+  b.offset = _mm512_set1_epi16(static_cast<int16_t>(rq.output_offset));
+  b.act_min = _mm512_set1_epi8(static_cast<char>(rq.clamp_min + rq.output_offset));
+  b.act_max = _mm512_set1_epi8(static_cast<char>(rq.clamp_max + rq.output_offset));
+  b.gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  alignas(64) uint8_t spread[64];
+  for (int j = 0; j < 16; ++j)
+    for (int k = 0; k < 4; ++k) spread[4 * j + k] = static_cast<uint8_t>(16 * (k % 3) + j);
+  b.spread = _mm512_load_si512(spread);
+  const int32_t ib = d.interior_x_begin(), ie = d.interior_x_end();
+  for (int64_t row = begin; row < end && full > 0; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const uint8_t* in_batch = input + batch * batch_size;
+    for (int32_t cb = 0; cb < full; cb += 16) {
+      for (int r = 0; r < 3; ++r) {
+        const int32_t iy = iy0 + r * g.dilation_height;
+        b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
+                        ? in_batch + static_cast<size_t>(iy) * row_stride + cb
+                        : d.pair_zero_row() + cb;
+      }
+      b.zero = d.pair_zero_row() + cb;
+      b.w = d.dot_weights() + static_cast<size_t>(cb) * 3;
+      b.bias = _mm512_load_si512(d.dot_bias() + cb);
+      if constexpr (kMag)
+        b.mq = LoadMagnitudeRequant512(d, cb);
+      else
+        b.rq = LoadPairRequant512(rq, cb);
+      b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
+      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMag, true>(b, ox);
+      if (ib < ie) {
+        if (g.stride_width == 1)
+          DotInterior512<kSigned, kMag, 1>(b, ib, ie);
+        else
+          DotInterior512<kSigned, kMag, 2>(b, ib, ie);
+      }
+      for (int32_t ox = std::max(ib, ie); ox < g.output_width; ++ox)
+        DotPixel512<kSigned, kMag, true>(b, ox);
+    }
+  }
+  if (full < channels) Avx2PairRows<kSigned, kMag, 3, 3>(d, begin, end, input, output, full);
+}
+
+template <bool kSigned>
+void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                       uint8_t* out) {
+  if (d.magnitude_requant())
+    Avx512DotRows<kSigned, true>(d, begin, end, in, out);
+  else
+    Avx512DotRows<kSigned, false>(d, begin, end, in, out);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1446,7 +1614,46 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
       (fh == 3 || fh == 5)) {
     PreparePairs(p);
     PrepareMagnitudeRequant(p);
+    PrepareDots(p);
   }
+}
+
+void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
+#if DELEGATO_X86
+  const int channels = g_.output_depth;
+  if (isa_ != Isa::kAvx512Vnni || g_.filter_height != 3 || g_.filter_width != 3 ||
+      g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
+    return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512vbmi")) return;
+  // Weights (w + w_off) must be signed bytes: always for int8, for uint8
+  // when every weight lies within 128 of the zero point.
+  for (int t = 0; t < 9; ++t)
+    for (int c = 0; c < channels; ++c) {
+      const int32_t w = WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]);
+      if (w < -128 || w > 127) return;
+    }
+  const int full = channels / 16 * 16;
+  dot_weights_.Resize(static_cast<size_t>(full) * 3);
+  dot_bias_.Resize(padded_channels_);
+  int8_t* bytes = reinterpret_cast<int8_t*>(dot_weights_.data());
+  for (int c = 0; c < full; ++c) {
+    const int cb = c / 16 * 16, j = c % 16;
+    uint32_t sum = 0;
+    for (int fy = 0; fy < 3; ++fy)
+      for (int fx = 0; fx < 3; ++fx) {
+        const int32_t w = WeightOf(weights_[static_cast<size_t>(fy * 3 + fx) * padded_channels_ + c]);
+        bytes[static_cast<size_t>(cb) * 12 + fx * 64 + 4 * j + fy] = static_cast<int8_t>(w);
+        sum += static_cast<uint32_t>(w);
+      }
+    // int8 inputs enter as x + 128.
+    dot_bias_[c] = static_cast<int32_t>(static_cast<uint32_t>(bias_interior_[c]) -
+                                        (is_uint8_ ? 0u : 128u * sum));
+  }
+  dot_channels_ = full;
+#else
+  (void)p;
+#endif
 }
 
 void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
@@ -1540,7 +1747,12 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
           Avx2ExpandDispatch<true>(*this, begin, end, in, out);
         return;
       }
-      if (pair_channels_ > 0) {
+      if (dot_channels_ > 0) {
+        if (is_uint8_)
+          Avx512DotDispatch<false>(*this, begin, end, in, out);
+        else
+          Avx512DotDispatch<true>(*this, begin, end, in, out);
+      } else if (pair_channels_ > 0) {
         if (is_uint8_)
           Avx512PairDispatch<false>(*this, begin, end, in, out);
         else

@@ -74,7 +74,8 @@ class QuantDepthwise {
 
   size_t packed_bytes() const {
     return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
-           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes();
+           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes() +
+           dot_weights_.bytes() + dot_bias_.bytes();
   }
 
   // Internals shared with the per-ISA loops.
@@ -121,9 +122,18 @@ class QuantDepthwise {
     return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
   }
 
+  // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
+  // [0, dot_channels()) in blocks of 16, each block three vectors (filter
+  // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0);
+  // per channel, the bias for inputs entering as unsigned bytes.
+  int32_t dot_channels() const { return dot_channels_; }
+  const int32_t* dot_weights() const { return dot_weights_.data(); }
+  const int32_t* dot_bias() const { return dot_bias_.data(); }
+
  private:
   void PreparePairs(const QuantDepthwiseParams& p);
   void PrepareMagnitudeRequant(const QuantDepthwiseParams& p);
+  void PrepareDots(const QuantDepthwiseParams& p);
 
   reference::DepthwiseGeometry g_;
   Isa isa_ = Isa::kScalar;
@@ -141,6 +151,9 @@ class QuantDepthwise {
   AlignedBuffer<uint8_t> pair_zero_row_;
   bool magnitude_requant_ = false;
   AlignedBuffer<uint64_t> magnitude_constants_;
+  int32_t dot_channels_ = 0;
+  AlignedBuffer<int32_t> dot_weights_;
+  AlignedBuffer<int32_t> dot_bias_;
 };
 
 }  // namespace delegato::optimized
