@@ -315,10 +315,11 @@ TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
   }
 }
 
-bool CpuHasVbmi() {
+// The byte dot-product path's extra AVX-512 features.
+bool CpuHasDotPath() {
 #if DELEGATO_X86
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vbmi");
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma");
 #else
   return false;
 #endif
@@ -326,14 +327,15 @@ bool CpuHasVbmi() {
 
 TEST(OptimizedDepthwiseTest, DotProductShapes) {
   // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: AVX-512 with VBMI
-  // runs 16-channel blocks as byte dot products (a filter column per lane),
+  // and IFMA runs 16-channel blocks as byte dot products (a filter column per lane),
   // four, then two, then one interior pixel at a time: every width 1..40
   // (interior runs of every length modulo 4, windows wider than the image),
   // heights from 1, dilated rows, channels around the 16-channel blocks,
   // int8 and uint8 (weights within 128 of their zero point, else the
-  // tap-pair path), both requantizations (huge biases take the general one).
+  // tap-pair path), the three requantizations (52-bit multiply-adds when
+  // every |acc| < 2^20, the 64-bit magnitude one below 2^31, else general).
   std::mt19937 rng(61);
-  int dot_cases = 0, uint8_pair_cases = 0;
+  int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0, general_cases = 0;
   for (int width = 1; width <= 40; ++width) {
     for (int variant = 0; variant < 6; ++variant) {
       FixedShape fixed;
@@ -345,6 +347,17 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
       const int depth = Pick(rng, std::vector<int>{16, 17, 24, 31, 32, 40, 48, 64});
       const bool is_uint8 = variant >= 4;
       RandomDepthwise c = MakeDepthwise(rng, is_uint8, 1, depth, fixed);
+      if (width % 3 != 0) {  // scales below 1 (MakeDepthwise's sometimes exceed it)
+        c.has_bias = true;
+        for (int ch = 0; ch < c.g.output_depth; ++ch) {
+          quant::QuantizeMultiplier(
+              std::pow(10.0, std::uniform_real_distribution<double>(-4.0, -1.0)(rng)),
+              &c.multipliers[ch], &c.shifts[ch]);
+          c.bias[ch] = std::uniform_int_distribution<int32_t>(-5000, 5000)(rng);
+        }
+      }
+      if (width % 3 == 1)  // |acc| up to about 2^21: the 64-bit magnitude requantization
+        for (auto& b : c.bias) b = std::uniform_int_distribution<int32_t>(-1 << 21, 1 << 21)(rng);
       const bool narrow = is_uint8 && variant == 4;
       if (narrow)
         for (auto& v : c.filter)
@@ -352,11 +365,13 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
               c.filter_zp + std::uniform_int_distribution<int>(-128, 127)(rng), 0, 255));
       const std::vector<uint8_t> expected = ReferenceOutput(c);
       for (Isa isa : SupportedIsas()) {
-        if (isa == Isa::kAvx512Vnni && CpuHasVbmi()) {
-          const int dots = optimized::QuantDepthwise(MakeParams(c), isa).dot_channels();
+        if (isa == Isa::kAvx512Vnni && CpuHasDotPath()) {
+          const optimized::QuantDepthwise dw(MakeParams(c), isa);
+          const int dots = dw.dot_channels();
           if (!is_uint8 || narrow) {
             EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
             ++dot_cases;
+            (dw.dot_ifma() ? ifma_cases : dw.magnitude_requant() ? magnitude_cases : general_cases) += 1;
           } else if (dots == 0) {
             ++uint8_pair_cases;
           }
@@ -370,9 +385,12 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
       }
     }
   }
-  if (CpuHasVbmi()) {
+  if (CpuHasDotPath()) {
     EXPECT_GT(dot_cases, 150);
     EXPECT_GT(uint8_pair_cases, 20);
+    EXPECT_GT(ifma_cases, 60);
+    EXPECT_GT(magnitude_cases, 15);
+    EXPECT_GT(general_cases, 10);
   }
 }
 

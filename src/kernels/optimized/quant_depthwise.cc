@@ -795,32 +795,50 @@ struct PairBlock512 {
   MagnitudeRequant512 mq;
 };
 
+// Output zero point plus or minus the packed magnitudes (saturated at 32767)
+// of accumulators a and c, with their signs: int16 saturation keeps values
+// outside the output range outside it, so the clamp gives the reference's
+// bytes.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i SignedWords512(
+    const PairBlock512& b, __m512i magnitude, __m512i a, __m512i c) {
+  const __mmask32 negative = _mm512_movepi16_mask(_mm512_packs_epi32(a, c));
+  return _mm512_mask_subs_epi16(_mm512_adds_epi16(magnitude, b.offset), negative, b.offset,
+                                magnitude);
+}
+
+// Requantized accumulators a and c as int16 with the output zero point
+// added (lanes a 0-3, c 0-3, a 4-7, c 4-7, ...).
+template <bool kSigned, bool kMag>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairWords512(
+    const PairBlock512& b, __m512i a, __m512i c) {
+  if constexpr (kMag) {
+    const __m512i magnitude = _mm512_packs_epi32(Magnitude512(a, b.mq), Magnitude512(c, b.mq));
+    return SignedWords512(b, magnitude, a, c);
+  } else {
+    return _mm512_adds_epi16(_mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)),
+                             b.offset);
+  }
+}
+
+// Bytes of two word vectors (PairWords512), clamped: dwords 4l + k of the
+// result hold channels 4l..4l+3 of accumulator k (a, c of w0, then of w1).
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i ClampedBytes512(
+    const PairBlock512& b, __m512i w0, __m512i w1) {
+  if constexpr (kSigned)
+    return _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(w0, w1), b.act_min), b.act_max);
+  else
+    return _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(w0, w1), b.act_min), b.act_max);
+}
+
 // Output bytes of accumulators a and c: a in the low 16 bytes, c in the next
 // 16 (see PairBytes).
 template <bool kSigned, bool kMag>
 DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m256i PairBytes512(
     const PairBlock512& b, __m512i a, __m512i c) {
-  __m512i words;
-  if constexpr (kMag) {
-    // Magnitudes saturate at 32767 and keep their sign through the pack,
-    // so the output zero point is added to or subtracted from them with
-    // int16 saturation: the same bytes after the clamp.
-    const __m512i magnitude = _mm512_packs_epi32(Magnitude512(a, b.mq), Magnitude512(c, b.mq));
-    const __mmask32 negative = _mm512_movepi16_mask(_mm512_packs_epi32(a, c));
-    words = _mm512_mask_subs_epi16(_mm512_adds_epi16(magnitude, b.offset), negative, b.offset,
-                                   magnitude);
-  } else {
-    words = _mm512_adds_epi16(_mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)),
-                              b.offset);
-  }
-  __m512i bytes;
-  if constexpr (kSigned)
-    bytes = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(words, words), b.act_min),
-                            b.act_max);
-  else
-    bytes = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(words, words), b.act_min),
-                            b.act_max);
-  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(b.gather, bytes));
+  const __m512i words = PairWords512<kSigned, kMag>(b, a, c);
+  return _mm512_castsi512_si256(
+      _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words)));
 }
 
 DLG_TARGET_AVX512 inline void StorePair512(uint8_t* out, size_t pixel, __m256i bytes) {
@@ -1053,13 +1071,13 @@ DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, in
   if (full < channels) Avx2PairRows<kSigned, kMag, FH, FW>(d, begin, end, input, output, full);
 }
 
-// ---- 3x3 filters as byte dot products (AVX-512 VNNI + VBMI, see the
-// header): one 4-byte lane per channel holds a filter column's three input
+// ---- 3x3 filters as byte dot products (AVX-512 VNNI + VBMI, and IFMA for
+// the magnitude requantization when |acc| < 2^20; see the header): one 4-byte lane per channel holds a filter column's three input
 // bytes, vpdpbusd multiplies them by the column's three weights at once.
 
 #define DLG_TARGET_AVX512_VBMI                                                                \
   __attribute__((target("avx2,fma,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni," \
-                        "avx512vbmi")))
+                        "avx512vbmi,avx512ifma")))
 
 // Lane j: bytes (r0[j], r1[j], r2[j], r0[j]) of one column, 16 channels; the
 // fourth meets a zero weight. int8 inputs are offset by 128 to unsigned
@@ -1075,8 +1093,37 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotColumn(
   return v;
 }
 
+// Requantization modes of the dot path: the general one, the magnitude one
+// (as the pair paths), the magnitude one with 52-bit multiply-adds.
+enum DotRequant { kDotGeneral = 0, kDotMagnitude = 1, kDotMagnitudeIfma = 2 };
+
+// As Magnitude512 with |acc| < 2^20: vpmadd52luq takes the even lanes (their
+// high halves zeroed) times M plus the addend in one step; vpmadd52huq the
+// odd lanes, which sit 32 bits up, times M * 2^21, giving 2 |acc| M exactly,
+// plus the doubled addend.
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i MagnitudeIfma512(
+    __m512i acc, const MagnitudeRequant512& q) {
+  const __m512i even = _mm512_srlv_epi64(
+      _mm512_madd52lo_epu64(q.even_round, _mm512_maskz_abs_epi32(0x5555, acc), q.even_multiplier),
+      q.even_shift);
+  const __m512i odd = _mm512_srlv_epi64(
+      _mm512_madd52hi_epu64(q.odd_round, _mm512_maskz_abs_epi32(0xAAAA, acc), q.odd_multiplier),
+      q.odd_shift);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+}
+
+template <bool kSigned, int kMode>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512(
+    const PairBlock512& b, __m512i a, __m512i c) {
+  if constexpr (kMode == kDotMagnitudeIfma)
+    return SignedWords512(
+        b, _mm512_packs_epi32(MagnitudeIfma512(a, b.mq), MagnitudeIfma512(c, b.mq)), a, c);
+  else
+    return PairWords512<kSigned, kMode == kDotMagnitude>(b, a, c);
+}
+
 // One output pixel. kCheck: columns outside the image read the zero pixel.
-template <bool kSigned, bool kMag, bool kCheck>
+template <bool kSigned, int kMode, bool kCheck>
 DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
     const PairBlock512& b, int32_t ox) {
   const int32_t ix0 = ox * b.stride_w - b.pad_w;
@@ -1091,16 +1138,19 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
                                               inside ? b.rows[2] + at : b.zero, b.spread);
     acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(b.w + fx * 16));
   }
+  const __m512i words = DotWords512<kSigned, kMode>(b, acc, acc);
+  const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
-                   _mm256_castsi256_si128(PairBytes512<kSigned, kMag>(b, acc, acc)));
+                   _mm512_castsi512_si128(bytes));
 }
 
 // Output x in [begin, end) (a multiple of kPixels, every column inside the
 // image), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
 // step loads kStride * kPixels new columns and keeps the last 3 - kStride.
-template <bool kSigned, bool kMag, int kStride, int kPixels>
+template <bool kSigned, int kMode, int kStride, int kPixels>
 DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, int32_t end) {
-  static_assert(kPixels % 2 == 0 && (kStride == 1 || kStride == 2), "pixel pairs, stride 1 or 2");
+  static_assert((kPixels == 2 || kPixels == 4) && (kStride == 1 || kStride == 2),
+                "2 or 4 pixels, stride 1 or 2");
   constexpr int kColumns = kStride * (kPixels - 1) + 3, kCarry = 3 - kStride;
   const size_t pixel = b.pixel;
   const size_t first = static_cast<size_t>(begin * kStride - b.pad_w) * pixel;
@@ -1125,9 +1175,18 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
       acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 1], w1);
       acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], w2);
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < kPixels; i += 2)
-      StorePair512(out + i * pixel, pixel, PairBytes512<kSigned, kMag>(b, acc[i], acc[i + 1]));
+    // Four pixels' words clamp, pack and reorder together.
+    const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
+    const __m512i w23 = kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
+    const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
+    if constexpr (kPixels == 4) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 3));
+    }
 #pragma GCC unroll 2
     for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
     const size_t step = static_cast<size_t>(kStride * kPixels) * pixel;
@@ -1138,22 +1197,22 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
   }
 }
 
-template <bool kSigned, bool kMag, int kStride>
+template <bool kSigned, int kMode, int kStride>
 DLG_TARGET_AVX512_VBMI void DotInterior512(const PairBlock512& b, int32_t begin, int32_t end) {
   const int32_t quads = begin + (end - begin) / 4 * 4;
-  DotPixels512<kSigned, kMag, kStride, 4>(b, begin, quads);
+  DotPixels512<kSigned, kMode, kStride, 4>(b, begin, quads);
   int32_t ox = quads;
   if (end - ox >= 2) {
-    DotPixels512<kSigned, kMag, kStride, 2>(b, ox, ox + 2);
+    DotPixels512<kSigned, kMode, kStride, 2>(b, ox, ox + 2);
     ox += 2;
   }
-  if (ox < end) DotPixel512<kSigned, kMag, false>(b, ox);
+  if (ox < end) DotPixel512<kSigned, kMode, false>(b, ox);
 }
 
 // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: blocks of 16
 // channels; a last block of 8 goes through the AVX2 pair code and the rest
 // through ScalarRows.
-template <bool kSigned, bool kMag>
+template <bool kSigned, int kMode>
 DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                           const uint8_t* input, uint8_t* output) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -1192,32 +1251,39 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
       b.zero = d.pair_zero_row() + cb;
       b.w = d.dot_weights() + static_cast<size_t>(cb) * 3;
       b.bias = _mm512_load_si512(d.dot_bias() + cb);
-      if constexpr (kMag)
-        b.mq = LoadMagnitudeRequant512(d, cb);
-      else
+      if constexpr (kMode == kDotGeneral) {
         b.rq = LoadPairRequant512(rq, cb);
+      } else {
+        b.mq = LoadMagnitudeRequant512(d, cb);
+        if constexpr (kMode == kDotMagnitudeIfma)
+          b.mq.odd_multiplier =
+              _mm512_loadu_si512(d.magnitude_constants(QuantDepthwise::kOddMultiplierIfma) + cb / 2);
+      }
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMag, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, true>(b, ox);
       if (ib < ie) {
         if (g.stride_width == 1)
-          DotInterior512<kSigned, kMag, 1>(b, ib, ie);
+          DotInterior512<kSigned, kMode, 1>(b, ib, ie);
         else
-          DotInterior512<kSigned, kMag, 2>(b, ib, ie);
+          DotInterior512<kSigned, kMode, 2>(b, ib, ie);
       }
       for (int32_t ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        DotPixel512<kSigned, kMag, true>(b, ox);
+        DotPixel512<kSigned, kMode, true>(b, ox);
     }
   }
-  if (full < channels) Avx2PairRows<kSigned, kMag, 3, 3>(d, begin, end, input, output, full);
+  if (full < channels)
+    Avx2PairRows<kSigned, kMode != kDotGeneral, 3, 3>(d, begin, end, input, output, full);
 }
 
 template <bool kSigned>
 void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                        uint8_t* out) {
-  if (d.magnitude_requant())
-    Avx512DotRows<kSigned, true>(d, begin, end, in, out);
+  if (d.dot_ifma())
+    Avx512DotRows<kSigned, kDotMagnitudeIfma>(d, begin, end, in, out);
+  else if (d.magnitude_requant())
+    Avx512DotRows<kSigned, kDotMagnitude>(d, begin, end, in, out);
   else
-    Avx512DotRows<kSigned, false>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotGeneral>(d, begin, end, in, out);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1625,7 +1691,7 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
       g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
     return;
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512vbmi")) return;
+  if (!__builtin_cpu_supports("avx512vbmi") || !__builtin_cpu_supports("avx512ifma")) return;
   // Weights (w + w_off) must be signed bytes: always for int8, for uint8
   // when every weight lies within 128 of the zero point.
   for (int t = 0; t < 9; ++t)
@@ -1651,6 +1717,7 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
                                         (is_uint8_ ? 0u : 128u * sum));
   }
   dot_channels_ = full;
+  dot_ifma_ = magnitude_requant_ && magnitude_bound_ < (int64_t{1} << 20);
 #else
   (void)p;
 #endif
@@ -1663,7 +1730,8 @@ void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
   const int64_t deviation = std::max(std::abs(lo - p.input_zero_point),
                                      std::abs(hi - p.input_zero_point));
   const size_t half = padded_channels_ / 2;
-  AlignedBuffer<uint64_t> constants(6 * half);
+  AlignedBuffer<uint64_t> constants(kMagnitudeConstants * half);
+  int64_t largest = 0;
   for (int c = 0; c < channels; ++c) {
     const int32_t m = p.multiplier[c], shift = p.shift[c];
     if (m < 0 || shift > 0 || shift < -31) return;
@@ -1673,6 +1741,7 @@ void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
     const int64_t bias = p.bias != nullptr ? p.bias[c] : 0;
     const int64_t bound = std::abs(bias) + deviation * weight_sum;  // of |acc|
     if (bound >= (int64_t{1} << 31)) return;
+    largest = std::max(largest, bound);
     // No |acc| in [1, bound] has valuation 30 - v2(m) (the tie above).
     if (m != 0 && bound > 0) {
       const int max_valuation = 63 - __builtin_clzll(static_cast<uint64_t>(bound));
@@ -1687,7 +1756,9 @@ void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
     constants[(base + 0) * half + lane] = scale * static_cast<uint64_t>(m);
     constants[(base + 1) * half + lane] = scale * round;
     constants[(base + 2) * half + lane] = c % 2 == 0 ? 31 + e : e;
+    if (c % 2 == 1) constants[kOddMultiplierIfma * half + lane] = static_cast<uint64_t>(m) << 21;
   }
+  magnitude_bound_ = largest;
   magnitude_constants_ = std::move(constants);
   magnitude_requant_ = true;
 }

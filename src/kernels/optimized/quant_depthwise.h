@@ -116,7 +116,17 @@ class QuantDepthwise {
   // channel c: the even channels' multiplier, rounding addend and shift
   // (31 + e), then the odd channels' (doubled multiplier and addend, shift e,
   // which leaves the result in the lane's high 32 bits).
-  enum MagnitudeConstant { kEvenMultiplier, kEvenRound, kEvenShift, kOddMultiplier, kOddRound, kOddShift };
+  // (The dot path's IFMA variant takes the odd multiplier as M * 2^21.)
+  enum MagnitudeConstant {
+    kEvenMultiplier,
+    kEvenRound,
+    kEvenShift,
+    kOddMultiplier,
+    kOddRound,
+    kOddShift,
+    kOddMultiplierIfma,
+    kMagnitudeConstants
+  };
   bool magnitude_requant() const { return magnitude_requant_; }
   const uint64_t* magnitude_constants(MagnitudeConstant k) const {
     return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
@@ -127,6 +137,9 @@ class QuantDepthwise {
   // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0);
   // per channel, the bias for inputs entering as unsigned bytes.
   int32_t dot_channels() const { return dot_channels_; }
+  // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
+  // requantization with every |acc| below 2^20).
+  bool dot_ifma() const { return dot_ifma_; }
   const int32_t* dot_weights() const { return dot_weights_.data(); }
   const int32_t* dot_bias() const { return dot_bias_.data(); }
 
@@ -151,7 +164,9 @@ class QuantDepthwise {
   AlignedBuffer<uint8_t> pair_zero_row_;
   bool magnitude_requant_ = false;
   AlignedBuffer<uint64_t> magnitude_constants_;
+  int64_t magnitude_bound_ = 0;  // largest |acc| bound over the channels
   int32_t dot_channels_ = 0;
+  bool dot_ifma_ = false;
   AlignedBuffer<int32_t> dot_weights_;
   AlignedBuffer<int32_t> dot_bias_;
 };
