@@ -332,10 +332,13 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
   // (interior runs of every length modulo 4, windows wider than the image),
   // heights from 1, dilated rows, channels around the 16-channel blocks,
   // int8 and uint8 (weights within 128 of their zero point, else the
-  // tap-pair path), the three requantizations (52-bit multiply-adds when
-  // every |acc| < 2^20, the 64-bit magnitude one below 2^31, else general).
+  // tap-pair path), the four requantizations (magnitude with 52-bit
+  // multiply-adds when every |acc| < 2^20, else magnitude with 64-bit
+  // products when no tie is possible, else requantize64.h's 64-bit rounding
+  // shift when every channel shifts right, else the general one).
   std::mt19937 rng(61);
-  int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0, general_cases = 0;
+  int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
+      requant64_cases = 0, general_cases = 0;
   for (int width = 1; width <= 40; ++width) {
     for (int variant = 0; variant < 6; ++variant) {
       FixedShape fixed;
@@ -356,8 +359,10 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
           c.bias[ch] = std::uniform_int_distribution<int32_t>(-5000, 5000)(rng);
         }
       }
-      if (width % 3 == 1)  // |acc| up to about 2^21: the 64-bit magnitude requantization
+      if (width % 3 == 1)  // |acc| up to about 2^21: not the 52-bit multiply-adds
         for (auto& b : c.bias) b = std::uniform_int_distribution<int32_t>(-1 << 21, 1 << 21)(rng);
+      if (width % 6 == 4)  // multipliers with 2^14 as a factor: ties possible
+        for (auto& m : c.multipliers) m = std::max(m >> 14, 1 << 16) << 14;
       const bool narrow = is_uint8 && variant == 4;
       if (narrow)
         for (auto& v : c.filter)
@@ -371,7 +376,10 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
           if (!is_uint8 || narrow) {
             EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
             ++dot_cases;
-            (dw.dot_ifma() ? ifma_cases : dw.magnitude_requant() ? magnitude_cases : general_cases) += 1;
+            (dw.dot_ifma()              ? ifma_cases
+             : dw.dot_requant64()       ? requant64_cases
+             : dw.magnitude_requant()   ? magnitude_cases
+                                        : general_cases) += 1;
           } else if (dots == 0) {
             ++uint8_pair_cases;
           }
@@ -389,7 +397,8 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
     EXPECT_GT(dot_cases, 150);
     EXPECT_GT(uint8_pair_cases, 20);
     EXPECT_GT(ifma_cases, 60);
-    EXPECT_GT(magnitude_cases, 15);
+    EXPECT_GT(magnitude_cases, 5);
+    EXPECT_GT(requant64_cases, 15);
     EXPECT_GT(general_cases, 10);
   }
 }

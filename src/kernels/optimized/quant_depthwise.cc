@@ -1,5 +1,7 @@
 #include "kernels/optimized/quant_depthwise.h"
 
+#include "kernels/optimized/requantize64.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -793,6 +795,7 @@ struct PairBlock512 {
   __m512i spread;            // DotColumn's byte order
   PairRequant512 rq;
   MagnitudeRequant512 mq;
+  Requant64Block r64;
 };
 
 // Output zero point plus or minus the packed magnitudes (saturated at 32767)
@@ -1094,8 +1097,9 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotColumn(
 }
 
 // Requantization modes of the dot path: the general one, the magnitude one
-// (as the pair paths), the magnitude one with 52-bit multiply-adds.
-enum DotRequant { kDotGeneral = 0, kDotMagnitude = 1, kDotMagnitudeIfma = 2 };
+// (as the pair paths), the magnitude one with 52-bit multiply-adds, and
+// requantize64.h's single 64-bit rounding shift (zero point included).
+enum DotRequant { kDotGeneral = 0, kDotMagnitude = 1, kDotMagnitudeIfma = 2, kDotRequant64 = 3 };
 
 // As Magnitude512 with |acc| < 2^20: vpmadd52luq takes the even lanes (their
 // high halves zeroed) times M plus the addend in one step; vpmadd52huq the
@@ -1115,11 +1119,16 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i MagnitudeIf
 template <bool kSigned, int kMode>
 DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512(
     const PairBlock512& b, __m512i a, __m512i c) {
-  if constexpr (kMode == kDotMagnitudeIfma)
+  if constexpr (kMode == kDotMagnitudeIfma) {
     return SignedWords512(
         b, _mm512_packs_epi32(MagnitudeIfma512(a, b.mq), MagnitudeIfma512(c, b.mq)), a, c);
-  else
+  } else if constexpr (kMode == kDotRequant64) {
+    const Requant64Bounds unused{};  // read only by the wide variant
+    return _mm512_packs_epi32(Requant64<false>(a, b.r64, unused),
+                              Requant64<false>(c, b.r64, unused));
+  } else {
     return PairWords512<kSigned, kMode == kDotMagnitude>(b, a, c);
+  }
 }
 
 // One output pixel. kCheck: columns outside the image read the zero pixel.
@@ -1253,6 +1262,8 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
       b.bias = _mm512_load_si512(d.dot_bias() + cb);
       if constexpr (kMode == kDotGeneral) {
         b.rq = LoadPairRequant512(rq, cb);
+      } else if constexpr (kMode == kDotRequant64) {
+        b.r64 = LoadRequant64Block(d.requant64(), cb);
       } else {
         b.mq = LoadMagnitudeRequant512(d, cb);
         if constexpr (kMode == kDotMagnitudeIfma)
@@ -1271,8 +1282,12 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
         DotPixel512<kSigned, kMode, true>(b, ox);
     }
   }
-  if (full < channels)
-    Avx2PairRows<kSigned, kMode != kDotGeneral, 3, 3>(d, begin, end, input, output, full);
+  if (full < channels) {
+    if (d.magnitude_requant())
+      Avx2PairRows<kSigned, true, 3, 3>(d, begin, end, input, output, full);
+    else
+      Avx2PairRows<kSigned, false, 3, 3>(d, begin, end, input, output, full);
+  }
 }
 
 template <bool kSigned>
@@ -1280,6 +1295,8 @@ void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, cons
                        uint8_t* out) {
   if (d.dot_ifma())
     Avx512DotRows<kSigned, kDotMagnitudeIfma>(d, begin, end, in, out);
+  else if (d.dot_requant64())
+    Avx512DotRows<kSigned, kDotRequant64>(d, begin, end, in, out);
   else if (d.magnitude_requant())
     Avx512DotRows<kSigned, kDotMagnitude>(d, begin, end, in, out);
   else
@@ -1718,6 +1735,14 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
   }
   dot_channels_ = full;
   dot_ifma_ = magnitude_requant_ && magnitude_bound_ < (int64_t{1} << 20);
+  // Otherwise the single 64-bit rounding shift, exact for any accumulator,
+  // when every channel has a right shift (no 64-bit clamp needed).
+  if (!dot_ifma_ && Requant64Channels::Covers(p.shift, channels)) {
+    requant64_.Init(p.multiplier, p.shift, channels, padded_channels_, p.output_zero_point,
+                    p.act_min, p.act_max, !is_uint8_);
+    dot_requant64_ = !requant64_.wide;
+    if (!dot_requant64_) requant64_ = Requant64Channels();
+  }
 #else
   (void)p;
 #endif

@@ -41,6 +41,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
+#include "kernels/optimized/requantize64.h"
 #include "kernels/reference/depthwise_conv.h"
 
 namespace delegato::optimized {
@@ -75,7 +76,10 @@ class QuantDepthwise {
   size_t packed_bytes() const {
     return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
            pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes() +
-           dot_weights_.bytes() + dot_bias_.bytes();
+           dot_weights_.bytes() + dot_bias_.bytes() + requant64_.add.bytes() +
+           requant64_.shift.bytes() + requant64_.multiplier.bytes() +
+           requant64_.odd_multiplier.bytes() + requant64_.left_shift.bytes() +
+           requant64_.rounds.bytes();
   }
 
   // Internals shared with the per-ISA loops.
@@ -140,6 +144,9 @@ class QuantDepthwise {
   // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
   // requantization with every |acc| below 2^20).
   bool dot_ifma() const { return dot_ifma_; }
+  // Otherwise whether it uses requantize64.h (every channel right-shifted).
+  bool dot_requant64() const { return dot_requant64_; }
+  const Requant64Channels& requant64() const { return requant64_; }
   const int32_t* dot_weights() const { return dot_weights_.data(); }
   const int32_t* dot_bias() const { return dot_bias_.data(); }
 
@@ -167,6 +174,8 @@ class QuantDepthwise {
   int64_t magnitude_bound_ = 0;  // largest |acc| bound over the channels
   int32_t dot_channels_ = 0;
   bool dot_ifma_ = false;
+  bool dot_requant64_ = false;
+  Requant64Channels requant64_;
   AlignedBuffer<int32_t> dot_weights_;
   AlignedBuffer<int32_t> dot_bias_;
 };
