@@ -28,6 +28,44 @@
 // every pixel takes the same path. With stride 1 or 2 and dilation 1, two
 // output pixels share the interleaved columns of their windows.
 //
+// AVX-512 with VBMI and IFMA (Ice Lake and later), 3x3, multiplier 1,
+// stride 1 or 2, dilation 1 across, weights that fit a signed byte (int8
+// always; uint8 when every w - w_zp lies in [-128, 127]): byte dot products
+// instead. A 4-byte lane per channel holds one filter column's three input
+// bytes (three 16-byte loads placed in one vector, reordered by vpermb; int8
+// inputs offset by 128 to unsigned, which the bias takes back as 128 * sum
+// of weights), so vpdpbusd multiplies a whole column by its three weights
+// (the fourth byte meets a zero weight): three per output pixel instead of
+// five tap pairs. Interior pixels go four at a time, sharing the columns of
+// their windows (stride 1: 4 new columns per step, stride 2: 8), and their
+// four results clamp and pack in one pass. Border taps read the zero-point
+// row as above. The last block of 8 channels runs the AVX2 pair code.
+//
+// Requantization. For depthwise layers it costs about as much as the
+// multiply-adds (9 or 25 taps per output), so three cheaper exact forms
+// replace the general one (requantize.h) where they apply:
+// - Magnitude (tap-pair paths and the dot path, when Prepare proves it
+//   exact for every channel): the reference's two roundings
+//   (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT by
+//   e = -shift) compose into one on |acc|:
+//     |result| = (|acc| * M + 2^30 + r * 2^31 - [acc < 0]) >> (31 + e),
+//   r = 2^(e-1) (0 when e = 0), with the sign of acc. The [acc < 0] term
+//   only matters when |acc| * M = 2^30 (mod 2^31), which needs the 2-adic
+//   valuations of |acc| and M to sum to 30; Prepare bounds |acc| by |bias| +
+//   max|x - x_zp| * sum|w| and takes this form only when no accumulator in
+//   that bound can, with no left shift and the bound below 2^31 (no wrap).
+//   Then one 32x32->64 unsigned multiply, an add and a 64-bit shift per lane
+//   replace the signed high multiply and the rounding divide (9 operations
+//   per 16 lanes instead of 14); the sign is applied on the packed 16-bit
+//   values. On the dot path, with every |acc| below 2^20, vpmadd52luq /
+//   vpmadd52huq do the multiply and add in one (7 per 16 lanes).
+// - requantize64.h's single 64-bit rounding shift (dot path, when the
+//   magnitude form's tie test fails, as it does for most per-channel layers
+//   of converter-made models, whose multipliers often have 12-16 trailing
+//   zero bits, and every channel shifts right): about 12 per 16 lanes, exact
+//   for any accumulator.
+// - Otherwise the general requantization.
+//
 // aarch64 (neon, and dotprod, which has no variant of its own): multiplier 1
 // only, blocks of 16 channels (then one of 8, the rest scalar), one tap at a
 // time: the input widened to int16 times the weights' int16 halves (smlal).
