@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -361,8 +362,15 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
       }
       if (width % 3 == 1)  // |acc| up to about 2^21: not the 52-bit multiply-adds
         for (auto& b : c.bias) b = std::uniform_int_distribution<int32_t>(-1 << 21, 1 << 21)(rng);
-      if (width % 6 == 4)  // multipliers with 2^14 as a factor: ties possible
-        for (auto& m : c.multipliers) m = std::max(m >> 14, 1 << 16) << 14;
+      if (width % 6 == 4) {  // 14 trailing zero bits: first-rounding ties in the bound, but
+                             // not both roundings at once (the magnitude form); or a
+                             // channel where both can tie (0.375: 3 * 2^29, shift -1)
+        for (auto& m : c.multipliers) m = m >> 14 << 14;
+        if (variant % 2 == 0) {
+          c.multipliers[0] = 3 << 29;
+          c.shifts[0] = -1;
+        }
+      }
       const bool narrow = is_uint8 && variant == 4;
       if (narrow)
         for (auto& v : c.filter)
@@ -403,6 +411,37 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
   }
 }
 
+TEST(OptimizedDepthwiseTest, MagnitudeExactIsExactlyWhenNoAccumulatorDiffers) {
+  // The magnitude form sign(acc) * ((|acc| * M + 2^30 + r * 2^31) >> (31 + e))
+  // against quant::MultiplyByQuantizedMultiplier for every acc in [-bound,
+  // bound]: MagnitudeExact must say true exactly when none differs.
+  // Multipliers with 0..30 trailing zero bits, right shifts 0..12.
+  std::mt19937 rng(71);
+  int exact = 0, inexact = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int v = std::uniform_int_distribution<int>(0, 30)(rng);
+    const int32_t m = static_cast<int32_t>(
+        ((static_cast<uint32_t>(rng()) | 1u) << v & 0x3FFFFFFFu) | 0x40000000u);
+    const int32_t shift = -std::uniform_int_distribution<int>(0, 12)(rng);
+    const int64_t bound = std::uniform_int_distribution<int64_t>(1, 1 << 13)(rng);
+    const int e = -shift;
+    const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
+    bool differs = false;
+    for (int64_t acc = -bound; acc <= bound && !differs; ++acc) {
+      const uint64_t magnitude =
+          (static_cast<uint64_t>(acc < 0 ? -acc : acc) * static_cast<uint64_t>(m) + round) >>
+          (31 + e);
+      const int64_t ours = acc < 0 ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+      differs = ours != quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m, shift);
+    }
+    const bool claimed = optimized::QuantDepthwise::MagnitudeExact(m, shift, bound);
+    ASSERT_EQ(claimed, !differs) << "multiplier " << m << " shift " << shift << " bound " << bound;
+    (claimed ? exact : inexact) += 1;
+  }
+  EXPECT_GT(exact, 500);
+  EXPECT_GT(inexact, 300);
+}
+
 TEST(OptimizedDepthwiseTest, MagnitudeRequantization) {
   // The tap-pair paths' magnitude requantization (one rounding on |acc|,
   // see quant_depthwise.h) against the reference's two, bit for bit:
@@ -410,7 +449,8 @@ TEST(OptimizedDepthwiseTest, MagnitudeRequantization) {
   // of the second rounding are frequent), images large enough for many
   // accumulator values per channel; and the layers Prepare must keep on the
   // general requantization: a power-of-two scale (multiplier 2^30, whose
-  // first rounding can tie), a scale above 1 (left shift), a bias near 2^31.
+  // first and second roundings can tie together), a scale above 1 (left
+  // shift), a bias that puts the |acc| bound past 2^31.
   std::mt19937 rng(53);
   int magnitude = 0, general = 0;
   for (int trial = 0; trial < 120; ++trial) {
@@ -433,7 +473,7 @@ TEST(OptimizedDepthwiseTest, MagnitudeRequantization) {
       quant::QuantizeMultiplier(real, &m, &s);
       c.multipliers[ch] = m;
       c.shifts[ch] = s;
-      c.bias[ch] = kind == 7 && ch == 0 ? (1 << 30) + (1 << 29)
+      c.bias[ch] = kind == 7 && ch == 0 ? std::numeric_limits<int32_t>::max() - 1000
                                         : std::uniform_int_distribution<int32_t>(-3000, 3000)(rng);
     }
     c.has_bias = true;

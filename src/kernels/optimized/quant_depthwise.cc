@@ -1748,6 +1748,29 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
 #endif
 }
 
+bool QuantDepthwise::MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
+  if (multiplier < 0 || shift > 0 || shift < -31 || bound < 0 || bound >= (int64_t{1} << 31))
+    return false;
+  if (multiplier == 0 || bound == 0) return true;
+  // A negative acc ties in the first rounding when |acc| * M = 2^30 (mod
+  // 2^31): |acc| = 2^z * q, q odd, z = 30 - v2(M). With e = 0 that tie is the
+  // result; with e >= 1 the dropped -1 changes it only when the second
+  // rounding ties too: (|acc| * M + 2^30) / 2^31 = (q * m + 1) / 2 (m = M's
+  // odd part) must be 2^(e-1) modulo 2^e, i.e. q * m = 2^e - 1 modulo
+  // 2^(e+1). The smallest such q is q0 = (2^e - 1) / m modulo 2^(e+1).
+  const int v = __builtin_ctz(static_cast<uint32_t>(multiplier));
+  const int z = 30 - v;  // v <= 30 as 0 < M < 2^31
+  if ((int64_t{1} << z) > bound) return true;  // no |acc| <= bound has valuation z
+  const int e = -shift;
+  if (e == 0) return false;
+  const uint64_t odd = static_cast<uint64_t>(multiplier) >> v;
+  uint64_t inverse = odd;  // Newton's iteration doubles the correct low bits: 3, 6, ..., 96
+  for (int i = 0; i < 5; ++i) inverse *= 2 - odd * inverse;
+  const uint64_t modulus_mask = (uint64_t{1} << (e + 1)) - 1;
+  const uint64_t q0 = (((uint64_t{1} << e) - 1) * inverse) & modulus_mask;
+  return static_cast<int64_t>(q0 << z) > bound;  // q0 < 2^32, z <= 30
+}
+
 void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
   const int channels = g_.output_depth, taps = g_.filter_height * g_.filter_width;
   // Largest |x - x_zp| of an input value.
@@ -1767,12 +1790,7 @@ void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
     const int64_t bound = std::abs(bias) + deviation * weight_sum;  // of |acc|
     if (bound >= (int64_t{1} << 31)) return;
     largest = std::max(largest, bound);
-    // No |acc| in [1, bound] has valuation 30 - v2(m) (the tie above).
-    if (m != 0 && bound > 0) {
-      const int max_valuation = 63 - __builtin_clzll(static_cast<uint64_t>(bound));
-      const int m_valuation = __builtin_ctz(static_cast<uint32_t>(m));
-      if (m_valuation <= 30 && 30 - m_valuation <= max_valuation) return;
-    }
+    if (!MagnitudeExact(m, shift, bound)) return;
     const int e = -shift;
     const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
     const size_t lane = static_cast<size_t>(c / 2);

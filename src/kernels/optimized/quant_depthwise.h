@@ -50,10 +50,12 @@
 //   e = -shift) compose into one on |acc|:
 //     |result| = (|acc| * M + 2^30 + r * 2^31 - [acc < 0]) >> (31 + e),
 //   r = 2^(e-1) (0 when e = 0), with the sign of acc. The [acc < 0] term
-//   only matters when |acc| * M = 2^30 (mod 2^31), which needs the 2-adic
-//   valuations of |acc| and M to sum to 30; Prepare bounds |acc| by |bias| +
-//   max|x - x_zp| * sum|w| and takes this form only when no accumulator in
-//   that bound can, with no left shift and the bound below 2^31 (no wrap).
+//   only matters when |acc| * M = 2^30 (mod 2^31) (the 2-adic valuations of
+//   |acc| and M sum to 30) and, for e >= 1, the second rounding ties too,
+//   which holds for one residue class of |acc| / 2^(30 - v2(M)) modulo
+//   2^(e+1) (MagnitudeExact); Prepare bounds |acc| by |bias| + max|x - x_zp|
+//   * sum|w| and takes this form only when no accumulator in that bound can
+//   hit it, with no left shift and the bound below 2^31 (no wrap).
 //   Then one 32x32->64 unsigned multiply, an add and a 64-bit shift per lane
 //   replace the signed high multiply and the rounding divide (9 operations
 //   per 16 lanes instead of 14); the sign is applied on the packed 16-bit
@@ -170,6 +172,10 @@ class QuantDepthwise {
     kMagnitudeConstants
   };
   bool magnitude_requant() const { return magnitude_requant_; }
+  // Whether the magnitude form equals the reference for every |acc| <= bound
+  // with this multiplier and shift (exactly: false only when some acc in the
+  // bound differs).
+  static bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound);
   const uint64_t* magnitude_constants(MagnitudeConstant k) const {
     return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
   }
