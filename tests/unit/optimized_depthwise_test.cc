@@ -333,10 +333,10 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
   // (interior runs of every length modulo 4, windows wider than the image),
   // heights from 1, dilated rows, channels around the 16-channel blocks,
   // int8 and uint8 (weights within 128 of their zero point, else the
-  // tap-pair path), the four requantizations (magnitude with 52-bit
-  // multiply-adds when every |acc| < 2^20, else magnitude with 64-bit
-  // products when no tie is possible, else requantize64.h's 64-bit rounding
-  // shift when every channel shifts right, else the general one).
+  // tap-pair path), the four requantizations (the magnitude form, with
+  // 52-bit multiply-adds when every |acc| < 2^20, else with 64-bit products;
+  // without it requantize64.h's 64-bit rounding shift when every channel
+  // shifts right, else the general one).
   std::mt19937 rng(61);
   int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
       requant64_cases = 0, general_cases = 0;
@@ -385,8 +385,8 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
             EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
             ++dot_cases;
             (dw.dot_ifma()              ? ifma_cases
-             : dw.dot_requant64()       ? requant64_cases
              : dw.magnitude_requant()   ? magnitude_cases
+             : dw.dot_requant64()       ? requant64_cases
                                         : general_cases) += 1;
           } else if (dots == 0) {
             ++uint8_pair_cases;

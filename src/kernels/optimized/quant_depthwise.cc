@@ -1295,10 +1295,10 @@ void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, cons
                        uint8_t* out) {
   if (d.dot_ifma())
     Avx512DotRows<kSigned, kDotMagnitudeIfma>(d, begin, end, in, out);
-  else if (d.dot_requant64())
-    Avx512DotRows<kSigned, kDotRequant64>(d, begin, end, in, out);
   else if (d.magnitude_requant())
     Avx512DotRows<kSigned, kDotMagnitude>(d, begin, end, in, out);
+  else if (d.dot_requant64())
+    Avx512DotRows<kSigned, kDotRequant64>(d, begin, end, in, out);
   else
     Avx512DotRows<kSigned, kDotGeneral>(d, begin, end, in, out);
 }
@@ -1735,9 +1735,9 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
   }
   dot_channels_ = full;
   dot_ifma_ = magnitude_requant_ && magnitude_bound_ < (int64_t{1} << 20);
-  // Otherwise the single 64-bit rounding shift, exact for any accumulator,
-  // when every channel has a right shift (no 64-bit clamp needed).
-  if (!dot_ifma_ && Requant64Channels::Covers(p.shift, channels)) {
+  // Without the magnitude form, the single 64-bit rounding shift (exact for
+  // any accumulator) when every channel has a right shift (no 64-bit clamp).
+  if (!magnitude_requant_ && Requant64Channels::Covers(p.shift, channels)) {
     requant64_.Init(p.multiplier, p.shift, channels, padded_channels_, p.output_zero_point,
                     p.act_min, p.act_max, !is_uint8_);
     dot_requant64_ = !requant64_.wide;

@@ -62,10 +62,8 @@
 //   values. On the dot path, with every |acc| below 2^20, vpmadd52luq /
 //   vpmadd52huq do the multiply and add in one (7 per 16 lanes).
 // - requantize64.h's single 64-bit rounding shift (dot path, when the
-//   magnitude form's tie test fails, as it does for most per-channel layers
-//   of converter-made models, whose multipliers often have 12-16 trailing
-//   zero bits, and every channel shifts right): about 12 per 16 lanes, exact
-//   for any accumulator.
+//   magnitude form is ruled out and every channel shifts right): about 12
+//   per 16 lanes, exact for any accumulator.
 // - Otherwise the general requantization.
 //
 // aarch64 (neon, and dotprod, which has no variant of its own): multiplier 1
@@ -188,7 +186,8 @@ class QuantDepthwise {
   // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
   // requantization with every |acc| below 2^20).
   bool dot_ifma() const { return dot_ifma_; }
-  // Otherwise whether it uses requantize64.h (every channel right-shifted).
+  // Without the magnitude form, whether it uses requantize64.h (every channel
+  // right-shifted).
   bool dot_requant64() const { return dot_requant64_; }
   const Requant64Channels& requant64() const { return requant64_; }
   const int32_t* dot_weights() const { return dot_weights_.data(); }
