@@ -406,7 +406,7 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
     EXPECT_GT(uint8_pair_cases, 20);
     EXPECT_GT(ifma_cases, 60);
     EXPECT_GT(magnitude_cases, 5);
-    EXPECT_GT(requant64_cases, 15);
+    EXPECT_GT(requant64_cases, 8);
     EXPECT_GT(general_cases, 10);
   }
 }
