@@ -183,7 +183,10 @@ void BM_Conv(benchmark::State& state, Layer l) {
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
-void BM_Depthwise(benchmark::State& state, Layer l) {
+// tied_multipliers: multipliers with 14 trailing zero bits, as many channels
+// of converter-made per-channel models have (the depthwise magnitude
+// requantization cannot rule out ties there; requantize64.h's form runs).
+void BM_Depthwise(benchmark::State& state, Layer l, bool tied_multipliers) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
   ref::DepthwiseGeometry g;
@@ -206,6 +209,8 @@ void BM_Depthwise(benchmark::State& state, Layer l) {
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * taps * l.cout, 2);
   std::vector<int32_t> bias(l.cout, 100), mult, shift;
   Multipliers(l.cout, taps, &mult, &shift);
+  if (tied_multipliers)
+    for (int32_t& m : mult) m = m >> 14 << 14;
   std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
   const int64_t macs = g.output_rows() * g.output_width * int64_t{taps} * l.cout;
   if (isa == kReference) {
@@ -1042,7 +1047,10 @@ int RegisterAll() {
   for (const Layer& l : kConvLayers)
     benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l)->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
-    benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l)
+    benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l, false)
+        ->Apply(IsaArgs);
+  for (const Layer& l : {kDepthwiseLayers[0], kDepthwiseLayers[1], kDepthwiseLayers[2]})
+    benchmark::RegisterBenchmark(Name(l, "depthwise_int8_tied").c_str(), BM_Depthwise, l, true)
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
       ->Apply(IsaArgs);

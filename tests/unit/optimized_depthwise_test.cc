@@ -7,9 +7,11 @@
 // runs, rows split arbitrarily, depth multipliers 1 and above (2..8 over
 // input depths 1..5 in particular). Then through the interpreter (optimized vs
 // reference kernel sets, 1 and 2 threads, each ISA forced for multipliers > 1).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -311,6 +313,190 @@ TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
         }
       }
     }
+  }
+}
+
+// The byte dot-product path's extra AVX-512 features.
+bool CpuHasDotPath() {
+#if DELEGATO_X86
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma");
+#else
+  return false;
+#endif
+}
+
+TEST(OptimizedDepthwiseTest, DotProductShapes) {
+  // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: AVX-512 with VBMI
+  // and IFMA runs 16-channel blocks as byte dot products (a filter column per lane),
+  // four, then two, then one interior pixel at a time: every width 1..40
+  // (interior runs of every length modulo 4, windows wider than the image),
+  // heights from 1, dilated rows, channels around the 16-channel blocks,
+  // int8 and uint8 (weights within 128 of their zero point, else the
+  // tap-pair path), the four requantizations (the magnitude form, with
+  // 52-bit multiply-adds when every |acc| < 2^20, else with 64-bit products;
+  // without it requantize64.h's 64-bit rounding shift when every channel
+  // shifts right, else the general one).
+  std::mt19937 rng(61);
+  int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
+      requant64_cases = 0, general_cases = 0;
+  for (int width = 1; width <= 40; ++width) {
+    for (int variant = 0; variant < 6; ++variant) {
+      FixedShape fixed;
+      fixed.filter = 3;
+      fixed.width = width;
+      fixed.stride_w = 1 + variant % 2;
+      fixed.dilation_w = 1;
+      fixed.height = std::uniform_int_distribution<int>(1, 9)(rng);
+      const int depth = Pick(rng, std::vector<int>{16, 17, 24, 31, 32, 40, 48, 64});
+      const bool is_uint8 = variant >= 4;
+      RandomDepthwise c = MakeDepthwise(rng, is_uint8, 1, depth, fixed);
+      if (width % 3 != 0) {  // scales below 1 (MakeDepthwise's sometimes exceed it)
+        c.has_bias = true;
+        for (int ch = 0; ch < c.g.output_depth; ++ch) {
+          quant::QuantizeMultiplier(
+              std::pow(10.0, std::uniform_real_distribution<double>(-4.0, -1.0)(rng)),
+              &c.multipliers[ch], &c.shifts[ch]);
+          c.bias[ch] = std::uniform_int_distribution<int32_t>(-5000, 5000)(rng);
+        }
+      }
+      if (width % 3 == 1)  // |acc| up to about 2^21: not the 52-bit multiply-adds
+        for (auto& b : c.bias) b = std::uniform_int_distribution<int32_t>(-1 << 21, 1 << 21)(rng);
+      if (width % 6 == 4) {  // 14 trailing zero bits: first-rounding ties in the bound, but
+                             // not both roundings at once (the magnitude form); or a
+                             // channel where both can tie (0.375: 3 * 2^29, shift -1)
+        for (auto& m : c.multipliers) m = m >> 14 << 14;
+        if (variant % 2 == 0) {
+          c.multipliers[0] = 3 << 29;
+          c.shifts[0] = -1;
+        }
+      }
+      const bool narrow = is_uint8 && variant == 4;
+      if (narrow)
+        for (auto& v : c.filter)
+          v = static_cast<uint8_t>(std::clamp<int>(
+              c.filter_zp + std::uniform_int_distribution<int>(-128, 127)(rng), 0, 255));
+      const std::vector<uint8_t> expected = ReferenceOutput(c);
+      for (Isa isa : SupportedIsas()) {
+        if (isa == Isa::kAvx512Vnni && CpuHasDotPath()) {
+          const optimized::QuantDepthwise dw(MakeParams(c), isa);
+          const int dots = dw.dot_channels();
+          if (!is_uint8 || narrow) {
+            EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
+            ++dot_cases;
+            (dw.dot_ifma()              ? ifma_cases
+             : dw.magnitude_requant()   ? magnitude_cases
+             : dw.dot_requant64()       ? requant64_cases
+                                        : general_cases) += 1;
+          } else if (dots == 0) {
+            ++uint8_pair_cases;
+          }
+        }
+        for (int splits : {1, 3}) {
+          ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                     std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                         ": " + c.Describe());
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  if (CpuHasDotPath()) {
+    EXPECT_GT(dot_cases, 150);
+    EXPECT_GT(uint8_pair_cases, 20);
+    EXPECT_GT(ifma_cases, 60);
+    EXPECT_GT(magnitude_cases, 5);
+    EXPECT_GT(requant64_cases, 8);
+    EXPECT_GT(general_cases, 10);
+  }
+}
+
+TEST(OptimizedDepthwiseTest, MagnitudeExactIsExactlyWhenNoAccumulatorDiffers) {
+  // The magnitude form sign(acc) * ((|acc| * M + 2^30 + r * 2^31) >> (31 + e))
+  // against quant::MultiplyByQuantizedMultiplier for every acc in [-bound,
+  // bound]: MagnitudeExact must say true exactly when none differs.
+  // Multipliers with 0..30 trailing zero bits, right shifts 0..12.
+  std::mt19937 rng(71);
+  int exact = 0, inexact = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int v = std::uniform_int_distribution<int>(0, 30)(rng);
+    const int32_t m = static_cast<int32_t>(
+        ((static_cast<uint32_t>(rng()) | 1u) << v & 0x3FFFFFFFu) | 0x40000000u);
+    const int32_t shift = -std::uniform_int_distribution<int>(0, 12)(rng);
+    const int64_t bound = std::uniform_int_distribution<int64_t>(1, 1 << 13)(rng);
+    const int e = -shift;
+    const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
+    bool differs = false;
+    for (int64_t acc = -bound; acc <= bound && !differs; ++acc) {
+      const uint64_t magnitude =
+          (static_cast<uint64_t>(acc < 0 ? -acc : acc) * static_cast<uint64_t>(m) + round) >>
+          (31 + e);
+      const int64_t ours = acc < 0 ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+      differs = ours != quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m, shift);
+    }
+    const bool claimed = optimized::QuantDepthwise::MagnitudeExact(m, shift, bound);
+    ASSERT_EQ(claimed, !differs) << "multiplier " << m << " shift " << shift << " bound " << bound;
+    (claimed ? exact : inexact) += 1;
+  }
+  EXPECT_GT(exact, 500);
+  EXPECT_GT(inexact, 300);
+}
+
+TEST(OptimizedDepthwiseTest, MagnitudeRequantization) {
+  // The tap-pair paths' magnitude requantization (one rounding on |acc|,
+  // see quant_depthwise.h) against the reference's two, bit for bit:
+  // multipliers from 1/4096 to just below 1 (right shifts 0..12, where ties
+  // of the second rounding are frequent), images large enough for many
+  // accumulator values per channel; and the layers Prepare must keep on the
+  // general requantization: a power-of-two scale (multiplier 2^30, whose
+  // first and second roundings can tie together), a scale above 1 (left
+  // shift), a bias that puts the |acc| bound past 2^31.
+  std::mt19937 rng(53);
+  int magnitude = 0, general = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    FixedShape fixed;
+    fixed.filter = trial % 5 == 4 ? 5 : 3;
+    fixed.stride_w = 1 + trial % 2;
+    fixed.dilation_w = 1;
+    fixed.height = std::uniform_int_distribution<int>(6, 16)(rng);
+    fixed.width = std::uniform_int_distribution<int>(6, 24)(rng);
+    const int depth = Pick(rng, std::vector<int>{8, 16, 24, 32, 48});
+    RandomDepthwise c = MakeDepthwise(rng, trial % 3 == 0, 1, depth, fixed);
+    const int kind = trial % 8;
+    for (int ch = 0; ch < c.g.output_depth; ++ch) {
+      const double real = kind == 5   ? 0.25                                   // 2^30, shift -1
+                          : kind == 6 ? 1.5 + 0.01 * ch                        // left shift
+                                      : std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                                                   -std::uniform_int_distribution<int>(0, 12)(rng));
+      int32_t m;
+      int s;
+      quant::QuantizeMultiplier(real, &m, &s);
+      c.multipliers[ch] = m;
+      c.shifts[ch] = s;
+      c.bias[ch] = kind == 7 && ch == 0 ? std::numeric_limits<int32_t>::max() - 1000
+                                        : std::uniform_int_distribution<int32_t>(-3000, 3000)(rng);
+    }
+    c.has_bias = true;
+    c.act_min = c.is_uint8 ? 0 : -128;
+    c.act_max = c.is_uint8 ? 255 : 127;
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas()) {
+      if (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) {
+        const bool used = optimized::QuantDepthwise(MakeParams(c), isa).magnitude_requant();
+        EXPECT_EQ(used, kind < 5) << optimized::IsaName(isa) << " " << c.Describe();
+        (used ? magnitude : general) += 1;
+      }
+      for (int splits : {1, 2}) {
+        ExpectSame(expected, OptimizedOutput(c, isa, splits),
+                   std::string(optimized::IsaName(isa)) + " splits " + std::to_string(splits) +
+                       " kind " + std::to_string(kind) + ": " + c.Describe());
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  if (optimized::IsaSupported(Isa::kAvx2)) {
+    EXPECT_GT(magnitude, 70);
+    EXPECT_GT(general, 40);
   }
 }
 

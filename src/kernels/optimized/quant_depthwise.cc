@@ -1,5 +1,7 @@
 #include "kernels/optimized/quant_depthwise.h"
 
+#include "kernels/optimized/requantize64.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -374,6 +376,36 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i PairScale(__m256i 
   return _mm256_sign_epi32(magnitude, high);
 }
 
+// Magnitude requantization (see the header) of 8 lanes: the even and odd
+// channels' constants in 64-bit lanes.
+struct MagnitudeRequant256 {
+  __m256i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
+};
+
+DLG_TARGET_AVX2 inline MagnitudeRequant256 LoadMagnitudeRequant256(const QuantDepthwise& d,
+                                                                   int c) {
+  __m256i v[6];
+  for (int k = 0; k < 6; ++k)
+    v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2));
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+// |requantized acc| per lane: the even lanes' quotient lands in the low 32
+// bits of their 64-bit product, the odd lanes' (doubled, shifted 31 less) in
+// the high 32 bits.
+DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i Magnitude256(
+    __m256i acc, const MagnitudeRequant256& q) {
+  const __m256i x = _mm256_abs_epi32(acc);
+  const __m256i even = _mm256_srlv_epi64(
+      _mm256_add_epi64(_mm256_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
+  const __m256i odd = _mm256_srlv_epi64(
+      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), q.odd_multiplier),
+                       q.odd_round),
+      q.odd_shift);
+  return _mm256_blend_epi32(even, odd, 0xAA);
+}
+
 // Everything one 8-channel block of one output row needs.
 struct PairBlock {
   const uint8_t* rows[5];  // input row of each filter row at the block's first
@@ -388,18 +420,25 @@ struct PairBlock {
   __m256i act_min, act_max;  // bytes
   __m256i gather;            // dwords 0, 4, 1, 5: each pixel's bytes together
   PairRequant rq;
+  MagnitudeRequant256 mq;
 };
 
 // Output bytes of accumulators a and c: a 0-7 in the low 8 bytes, c 0-7 in
 // the next 8. The output zero point is added with int16 saturation, which
 // keeps every value outside the output range outside it, so clamping the
 // packed bytes gives the reference's clamp.
-template <bool kSigned>
+template <bool kSigned, bool kMag>
 DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m128i PairBytes(const PairBlock& b,
                                                                         __m256i a, __m256i c) {
   // a 0-3, c 0-3 | a 4-7, c 4-7
-  const __m256i words = _mm256_adds_epi16(
-      _mm256_packs_epi32(PairScale(a, b.rq), PairScale(c, b.rq)), b.offset);
+  __m256i words;
+  if constexpr (kMag)
+    words = _mm256_adds_epi16(_mm256_packs_epi32(_mm256_sign_epi32(Magnitude256(a, b.mq), a),
+                                                 _mm256_sign_epi32(Magnitude256(c, b.mq), c)),
+                              b.offset);
+  else
+    words = _mm256_adds_epi16(_mm256_packs_epi32(PairScale(a, b.rq), PairScale(c, b.rq)),
+                              b.offset);
   __m256i bytes;
   if constexpr (kSigned)
     bytes = _mm256_min_epi8(_mm256_max_epi8(_mm256_packs_epi16(words, words), b.act_min),
@@ -411,7 +450,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m128i PairBytes(const Pa
 }
 
 // One output pixel. kCheck: columns outside the image read the zero pixel.
-template <bool kSigned, int FH, int FW, bool kCheck>
+template <bool kSigned, bool kMag, int FH, int FW, bool kCheck>
 DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairBlock& b,
                                                                      int32_t ox) {
   constexpr int kRowPairs = FH / 2;
@@ -443,7 +482,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairB
     }
   }
   _mm_storel_epi64(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
-                   PairBytes<kSigned>(b, acc, acc));
+                   PairBytes<kSigned, kMag>(b, acc, acc));
 }
 
 // Output x in [begin, end) (an even count, every column inside the image),
@@ -451,7 +490,7 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) void PairPixel(const PairB
 // c .. c + FW, built once and slid by two columns per step. The odd last row
 // pairs columns (c, c + 1), (c + 2, c + 3), ...: x takes them with weights
 // (w0, w1), (w2, w3), ..., x + 1 with (0, w0), (w1, w2), ...
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -498,7 +537,7 @@ DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end)
         c = PairMadd(c, q[k], wc + k * 8);
       }
     }
-    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    const __m128i bytes = PairBytes<kSigned, kMag>(b, a, c);
     uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
     _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
@@ -518,7 +557,7 @@ DLG_TARGET_AVX2 void PairPixels2(const PairBlock& b, int32_t begin, int32_t end)
 // odd last row pairs (c, c + 1), (c + 2, c + 3), ... up to c + FW, weights
 // (w0, w1), (w2, w3), ..., (w[FW-1], 0) for x and, one pair on, for x + 1,
 // whose last tap c + FW + 1 is lone.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -561,7 +600,7 @@ DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32
         c = PairMadd(c, q, wa + k * 8);
       }
     }
-    const __m128i bytes = PairBytes<kSigned>(b, a, c);
+    const __m128i bytes = PairBytes<kSigned, kMag>(b, a, c);
     uint8_t* out = b.out + static_cast<size_t>(ox) * pixel;
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
     _mm_storeh_pi(reinterpret_cast<__m64*>(out + pixel), _mm_castsi128_ps(bytes));
@@ -576,7 +615,7 @@ DLG_TARGET_AVX2 void PairPixels2Stride2(const PairBlock& b, int32_t begin, int32
 
 // Blocks of 8 channels from c_begin up to d.pair_channels(); the rest go
 // through ScalarRows.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                   const uint8_t* input, uint8_t* output, int32_t c_begin = 0) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -612,36 +651,47 @@ DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_
       b.zero = d.pair_zero_row() + cb;
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = Load256(d.bias_interior() + cb);
-      b.rq = LoadPairRequant(rq, cb);
+      if constexpr (kMag)
+        b.mq = LoadMagnitudeRequant256(d, cb);
+      else
+        b.rq = LoadPairRequant(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) PairPixel<kSigned, FH, FW, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel<kSigned, kMag, FH, FW, true>(b, ox);
       int32_t ox = ib;
       if (shared != 0 && ib < ie) {
         ox = ib + (ie - ib) / 2 * 2;
         if (shared == 1)
-          PairPixels2<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2<kSigned, kMag, FH, FW>(b, ib, ox);
         else
-          PairPixels2Stride2<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2Stride2<kSigned, kMag, FH, FW>(b, ib, ox);
       }
-      for (; ox < ie; ++ox) PairPixel<kSigned, FH, FW, false>(b, ox);
+      for (; ox < ie; ++ox) PairPixel<kSigned, kMag, FH, FW, false>(b, ox);
       for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        PairPixel<kSigned, FH, FW, true>(b, ox);
+        PairPixel<kSigned, kMag, FH, FW, true>(b, ox);
     }
   }
   if (d.pair_channels() < channels)
     ScalarRows(d, begin, end, input, output, d.pair_channels(), channels);
 }
 
+template <bool kSigned, bool kMag>
+void Avx2PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                      uint8_t* out) {
+  if (d.geometry().filter_height == 3)
+    Avx2PairRows<kSigned, kMag, 3, 3>(d, begin, end, in, out);
+  else
+    Avx2PairRows<kSigned, kMag, 5, 5>(d, begin, end, in, out);
+}
+
 template <bool kSigned>
 void Avx2Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                   uint8_t* out) {
-  const reference::DepthwiseGeometry& g = d.geometry();
-  if (d.pair_channels() > 0 && g.filter_height == 3)
-    Avx2PairRows<kSigned, 3, 3>(d, begin, end, in, out);
-  else if (d.pair_channels() > 0 && g.filter_height == 5)
-    Avx2PairRows<kSigned, 5, 5>(d, begin, end, in, out);
-  else
+  if (d.pair_channels() == 0)
     Avx2Rows<kSigned>(d, begin, end, in, out);
+  else if (d.magnitude_requant())
+    Avx2PairDispatch<kSigned, true>(d, begin, end, in, out);
+  else
+    Avx2PairDispatch<kSigned, false>(d, begin, end, in, out);
 }
 
 // ---- Tap pairs with 16 channels per 512-bit vector (AVX-512 VNNI): the
@@ -702,6 +752,33 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairScale512(
   return _mm512_mask_sub_epi32(magnitude, _mm512_cmplt_epi32_mask(high, zero), zero, magnitude);
 }
 
+// As MagnitudeRequant256, 16 lanes.
+struct MagnitudeRequant512 {
+  __m512i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
+};
+
+DLG_TARGET_AVX512 inline MagnitudeRequant512 LoadMagnitudeRequant512(const QuantDepthwise& d,
+                                                                     int c) {
+  __m512i v[6];
+  for (int k = 0; k < 6; ++k)
+    v[k] = _mm512_loadu_si512(
+        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2);
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+// As Magnitude256.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i Magnitude512(
+    __m512i acc, const MagnitudeRequant512& q) {
+  const __m512i x = _mm512_abs_epi32(acc);
+  const __m512i even = _mm512_srlv_epi64(
+      _mm512_add_epi64(_mm512_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
+  const __m512i odd = _mm512_srlv_epi64(
+      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), q.odd_multiplier),
+                       q.odd_round),
+      q.odd_shift);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+}
+
 // As PairBlock, 16 channels.
 struct PairBlock512 {
   const uint8_t* rows[5];
@@ -715,24 +792,56 @@ struct PairBlock512 {
   __m512i act_min, act_max;  // bytes
   __m512i gather;            // dwords 0, 4, 8, 12, 1, 5, 9, 13: each pixel's bytes together
   __m512i interleave;        // Pair16's word order
+  __m512i spread;            // DotColumn's byte order
   PairRequant512 rq;
+  MagnitudeRequant512 mq;
+  Requant64Block r64;
 };
+
+// Output zero point plus or minus the packed magnitudes (saturated at 32767)
+// of accumulators a and c, with their signs: int16 saturation keeps values
+// outside the output range outside it, so the clamp gives the reference's
+// bytes.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i SignedWords512(
+    const PairBlock512& b, __m512i magnitude, __m512i a, __m512i c) {
+  const __mmask32 negative = _mm512_movepi16_mask(_mm512_packs_epi32(a, c));
+  return _mm512_mask_subs_epi16(_mm512_adds_epi16(magnitude, b.offset), negative, b.offset,
+                                magnitude);
+}
+
+// Requantized accumulators a and c as int16 with the output zero point
+// added (lanes a 0-3, c 0-3, a 4-7, c 4-7, ...).
+template <bool kSigned, bool kMag>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairWords512(
+    const PairBlock512& b, __m512i a, __m512i c) {
+  if constexpr (kMag) {
+    const __m512i magnitude = _mm512_packs_epi32(Magnitude512(a, b.mq), Magnitude512(c, b.mq));
+    return SignedWords512(b, magnitude, a, c);
+  } else {
+    return _mm512_adds_epi16(_mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)),
+                             b.offset);
+  }
+}
+
+// Bytes of two word vectors (PairWords512), clamped: dwords 4l + k of the
+// result hold channels 4l..4l+3 of accumulator k (a, c of w0, then of w1).
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i ClampedBytes512(
+    const PairBlock512& b, __m512i w0, __m512i w1) {
+  if constexpr (kSigned)
+    return _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(w0, w1), b.act_min), b.act_max);
+  else
+    return _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(w0, w1), b.act_min), b.act_max);
+}
 
 // Output bytes of accumulators a and c: a in the low 16 bytes, c in the next
 // 16 (see PairBytes).
-template <bool kSigned>
+template <bool kSigned, bool kMag>
 DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m256i PairBytes512(
     const PairBlock512& b, __m512i a, __m512i c) {
-  const __m512i words = _mm512_adds_epi16(
-      _mm512_packs_epi32(PairScale512(a, b.rq), PairScale512(c, b.rq)), b.offset);
-  __m512i bytes;
-  if constexpr (kSigned)
-    bytes = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(words, words), b.act_min),
-                            b.act_max);
-  else
-    bytes = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(words, words), b.act_min),
-                            b.act_max);
-  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(b.gather, bytes));
+  const __m512i words = PairWords512<kSigned, kMag>(b, a, c);
+  return _mm512_castsi512_si256(
+      _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words)));
 }
 
 DLG_TARGET_AVX512 inline void StorePair512(uint8_t* out, size_t pixel, __m256i bytes) {
@@ -741,7 +850,7 @@ DLG_TARGET_AVX512 inline void StorePair512(uint8_t* out, size_t pixel, __m256i b
 }
 
 // As PairPixel.
-template <bool kSigned, int FH, int FW, bool kCheck>
+template <bool kSigned, bool kMag, int FH, int FW, bool kCheck>
 DLG_TARGET_AVX512 inline __attribute__((always_inline)) void PairPixel512(const PairBlock512& b,
                                                                           int32_t ox) {
   constexpr int kRowPairs = FH / 2;
@@ -774,11 +883,11 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) void PairPixel512(const 
     }
   }
   _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
-                   _mm256_castsi256_si128(PairBytes512<kSigned>(b, acc, acc)));
+                   _mm256_castsi256_si128(PairBytes512<kSigned, kMag>(b, acc, acc)));
 }
 
 // As PairPixels2.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -828,7 +937,8 @@ DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int
         c = PairMadd16(c, q[k], wc + k * 16);
       }
     }
-    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel,
+                 PairBytes512<kSigned, kMag>(b, a, c));
 #pragma GCC unroll 5
     for (int j = 0; j < FW - 1; ++j)
 #pragma GCC unroll 5
@@ -841,7 +951,7 @@ DLG_TARGET_AVX512 void PairPixels2_512(const PairBlock512& b, int32_t begin, int
 }
 
 // As PairPixels2Stride2.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert(FW % 2 == 1 && FW >= 3, "odd filter widths");
   constexpr int kRowPairs = FH / 2, kLastPairs = FW / 2 + 1, kP = kRowPairs > 0 ? kRowPairs : 1;
@@ -886,7 +996,8 @@ DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t beg
         c = PairMadd16(c, q, wa + k * 16);
       }
     }
-    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel, PairBytes512<kSigned>(b, a, c));
+    StorePair512(b.out + static_cast<size_t>(ox) * pixel, pixel,
+                 PairBytes512<kSigned, kMag>(b, a, c));
 #pragma GCC unroll 5
     for (int j = 0; j < FW - 2; ++j)
 #pragma GCC unroll 5
@@ -898,7 +1009,7 @@ DLG_TARGET_AVX512 void PairPixels2Stride2_512(const PairBlock512& b, int32_t beg
 
 // Blocks of 16 channels; a last block of 8 goes through the AVX2 pair code
 // and the rest through ScalarRows.
-template <bool kSigned, int FH, int FW>
+template <bool kSigned, bool kMag, int FH, int FW>
 DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                       const uint8_t* input, uint8_t* output) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -941,23 +1052,255 @@ DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, in
       b.zero = d.pair_zero_row() + cb;
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = _mm512_loadu_si512(d.bias_interior() + cb);
-      b.rq = LoadPairRequant512(rq, cb);
+      if constexpr (kMag)
+        b.mq = LoadMagnitudeRequant512(d, cb);
+      else
+        b.rq = LoadPairRequant512(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) PairPixel512<kSigned, FH, FW, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) PairPixel512<kSigned, kMag, FH, FW, true>(b, ox);
       int32_t ox = ib;
       if (shared != 0 && ib < ie) {
         ox = ib + (ie - ib) / 2 * 2;
         if (shared == 1)
-          PairPixels2_512<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2_512<kSigned, kMag, FH, FW>(b, ib, ox);
         else
-          PairPixels2Stride2_512<kSigned, FH, FW>(b, ib, ox);
+          PairPixels2Stride2_512<kSigned, kMag, FH, FW>(b, ib, ox);
       }
-      for (; ox < ie; ++ox) PairPixel512<kSigned, FH, FW, false>(b, ox);
+      for (; ox < ie; ++ox) PairPixel512<kSigned, kMag, FH, FW, false>(b, ox);
       for (ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        PairPixel512<kSigned, FH, FW, true>(b, ox);
+        PairPixel512<kSigned, kMag, FH, FW, true>(b, ox);
     }
   }
-  if (full < channels) Avx2PairRows<kSigned, FH, FW>(d, begin, end, input, output, full);
+  if (full < channels) Avx2PairRows<kSigned, kMag, FH, FW>(d, begin, end, input, output, full);
+}
+
+// ---- 3x3 filters as byte dot products (AVX-512 VNNI + VBMI, and IFMA for
+// the magnitude requantization when |acc| < 2^20; see the header): one 4-byte lane per channel holds a filter column's three input
+// bytes, vpdpbusd multiplies them by the column's three weights at once.
+
+#define DLG_TARGET_AVX512_VBMI                                                                \
+  __attribute__((target("avx2,fma,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni," \
+                        "avx512vbmi,avx512ifma")))
+
+// Lane j: bytes (r0[j], r1[j], r2[j], r0[j]) of one column, 16 channels; the
+// fourth meets a zero weight. int8 inputs are offset by 128 to unsigned
+// (the dot bias takes 128 * the weights' sum back).
+template <bool kSigned>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotColumn(
+    const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, __m512i spread) {
+  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0)));
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1)), 1);
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r2)), 2);
+  v = _mm512_permutexvar_epi8(spread, v);
+  if constexpr (kSigned) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+  return v;
+}
+
+// Requantization modes of the dot path: the general one, the magnitude one
+// (as the pair paths), the magnitude one with 52-bit multiply-adds, and
+// requantize64.h's single 64-bit rounding shift (zero point included).
+enum DotRequant { kDotGeneral = 0, kDotMagnitude = 1, kDotMagnitudeIfma = 2, kDotRequant64 = 3 };
+
+// As Magnitude512 with |acc| < 2^20: vpmadd52luq takes the even lanes (their
+// high halves zeroed) times M plus the addend in one step; vpmadd52huq the
+// odd lanes, which sit 32 bits up, times M * 2^21, giving 2 |acc| M exactly,
+// plus the doubled addend.
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i MagnitudeIfma512(
+    __m512i acc, const MagnitudeRequant512& q) {
+  const __m512i even = _mm512_srlv_epi64(
+      _mm512_madd52lo_epu64(q.even_round, _mm512_maskz_abs_epi32(0x5555, acc), q.even_multiplier),
+      q.even_shift);
+  const __m512i odd = _mm512_srlv_epi64(
+      _mm512_madd52hi_epu64(q.odd_round, _mm512_maskz_abs_epi32(0xAAAA, acc), q.odd_multiplier),
+      q.odd_shift);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+}
+
+template <bool kSigned, int kMode>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512(
+    const PairBlock512& b, __m512i a, __m512i c) {
+  if constexpr (kMode == kDotMagnitudeIfma) {
+    return SignedWords512(
+        b, _mm512_packs_epi32(MagnitudeIfma512(a, b.mq), MagnitudeIfma512(c, b.mq)), a, c);
+  } else if constexpr (kMode == kDotRequant64) {
+    const Requant64Bounds unused{};  // read only by the wide variant
+    return _mm512_packs_epi32(Requant64<false>(a, b.r64, unused),
+                              Requant64<false>(c, b.r64, unused));
+  } else {
+    return PairWords512<kSigned, kMode == kDotMagnitude>(b, a, c);
+  }
+}
+
+// One output pixel. kCheck: columns outside the image read the zero pixel.
+template <bool kSigned, int kMode, bool kCheck>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
+    const PairBlock512& b, int32_t ox) {
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  __m512i acc = b.bias;
+#pragma GCC unroll 3
+  for (int fx = 0; fx < 3; ++fx) {
+    const int32_t ix = ix0 + fx;
+    const bool inside = !kCheck || static_cast<uint32_t>(ix) < static_cast<uint32_t>(b.width);
+    const size_t at = static_cast<size_t>(ix) * b.pixel;
+    const __m512i column = DotColumn<kSigned>(inside ? b.rows[0] + at : b.zero,
+                                              inside ? b.rows[1] + at : b.zero,
+                                              inside ? b.rows[2] + at : b.zero, b.spread);
+    acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(b.w + fx * 16));
+  }
+  const __m512i words = DotWords512<kSigned, kMode>(b, acc, acc);
+  const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
+                   _mm512_castsi512_si128(bytes));
+}
+
+// Output x in [begin, end) (a multiple of kPixels, every column inside the
+// image), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
+// step loads kStride * kPixels new columns and keeps the last 3 - kStride.
+template <bool kSigned, int kMode, int kStride, int kPixels>
+DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, int32_t end) {
+  static_assert((kPixels == 2 || kPixels == 4) && (kStride == 1 || kStride == 2),
+                "2 or 4 pixels, stride 1 or 2");
+  constexpr int kColumns = kStride * (kPixels - 1) + 3, kCarry = 3 - kStride;
+  const size_t pixel = b.pixel;
+  const size_t first = static_cast<size_t>(begin * kStride - b.pad_w) * pixel;
+  const uint8_t* r0 = b.rows[0] + first;
+  const uint8_t* r1 = b.rows[1] + first;
+  const uint8_t* r2 = b.rows[2] + first;
+  const __m512i w0 = _mm512_load_si512(b.w), w1 = _mm512_load_si512(b.w + 16),
+                w2 = _mm512_load_si512(b.w + 32);
+  __m512i col[kColumns];
+#pragma GCC unroll 2
+  for (int k = 0; k < kCarry; ++k)
+    col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+  uint8_t* out = b.out + static_cast<size_t>(begin) * pixel;
+  for (int32_t ox = begin; ox + kPixels <= end; ox += kPixels) {
+#pragma GCC unroll 16
+    for (int k = kCarry; k < kColumns; ++k)
+      col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+    __m512i acc[kPixels];
+#pragma GCC unroll 8
+    for (int i = 0; i < kPixels; ++i) {
+      acc[i] = _mm512_dpbusd_epi32(b.bias, col[kStride * i], w0);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 1], w1);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], w2);
+    }
+    // Four pixels' words clamp, pack and reorder together.
+    const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
+    const __m512i w23 = kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
+    const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
+    if constexpr (kPixels == 4) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 3));
+    }
+#pragma GCC unroll 2
+    for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
+    const size_t step = static_cast<size_t>(kStride * kPixels) * pixel;
+    r0 += step;
+    r1 += step;
+    r2 += step;
+    out += kPixels * pixel;
+  }
+}
+
+template <bool kSigned, int kMode, int kStride>
+DLG_TARGET_AVX512_VBMI void DotInterior512(const PairBlock512& b, int32_t begin, int32_t end) {
+  const int32_t quads = begin + (end - begin) / 4 * 4;
+  DotPixels512<kSigned, kMode, kStride, 4>(b, begin, quads);
+  int32_t ox = quads;
+  if (end - ox >= 2) {
+    DotPixels512<kSigned, kMode, kStride, 2>(b, ox, ox + 2);
+    ox += 2;
+  }
+  if (ox < end) DotPixel512<kSigned, kMode, false>(b, ox);
+}
+
+// 3x3, multiplier 1, stride 1 or 2, dilation 1 across: blocks of 16
+// channels; a last block of 8 goes through the AVX2 pair code and the rest
+// through ScalarRows.
+template <bool kSigned, int kMode>
+DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin, int64_t end,
+                                          const uint8_t* input, uint8_t* output) {
+  const reference::DepthwiseGeometry g = d.geometry();
+  const int32_t channels = g.output_depth;
+  const int32_t full = channels / 16 * 16;
+  const size_t row_stride = static_cast<size_t>(g.input_width) * channels;
+  const size_t batch_size = static_cast<size_t>(g.input_height) * row_stride;
+  const RequantChannels& rq = d.requant();
+  PairBlock512 b;
+  b.pixel = channels;
+  b.stride_w = g.stride_width;
+  b.pad_w = g.pad_width;
+  b.dilation_w = 1;
+  b.width = g.input_width;
+  b.offset = _mm512_set1_epi16(static_cast<int16_t>(rq.output_offset));
+  b.act_min = _mm512_set1_epi8(static_cast<char>(rq.clamp_min + rq.output_offset));
+  b.act_max = _mm512_set1_epi8(static_cast<char>(rq.clamp_max + rq.output_offset));
+  b.gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  alignas(64) uint8_t spread[64];
+  for (int j = 0; j < 16; ++j)
+    for (int k = 0; k < 4; ++k) spread[4 * j + k] = static_cast<uint8_t>(16 * (k % 3) + j);
+  b.spread = _mm512_load_si512(spread);
+  const int32_t ib = d.interior_x_begin(), ie = d.interior_x_end();
+  for (int64_t row = begin; row < end && full > 0; ++row) {
+    const int32_t batch = static_cast<int32_t>(row / g.output_height);
+    const int32_t oy = static_cast<int32_t>(row % g.output_height);
+    const int32_t iy0 = oy * g.stride_height - g.pad_height;
+    const uint8_t* in_batch = input + batch * batch_size;
+    for (int32_t cb = 0; cb < full; cb += 16) {
+      for (int r = 0; r < 3; ++r) {
+        const int32_t iy = iy0 + r * g.dilation_height;
+        b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
+                        ? in_batch + static_cast<size_t>(iy) * row_stride + cb
+                        : d.pair_zero_row() + cb;
+      }
+      b.zero = d.pair_zero_row() + cb;
+      b.w = d.dot_weights() + static_cast<size_t>(cb) * 3;
+      b.bias = _mm512_load_si512(d.dot_bias() + cb);
+      if constexpr (kMode == kDotGeneral) {
+        b.rq = LoadPairRequant512(rq, cb);
+      } else if constexpr (kMode == kDotRequant64) {
+        b.r64 = LoadRequant64Block(d.requant64(), cb);
+      } else {
+        b.mq = LoadMagnitudeRequant512(d, cb);
+        if constexpr (kMode == kDotMagnitudeIfma)
+          b.mq.odd_multiplier =
+              _mm512_loadu_si512(d.magnitude_constants(QuantDepthwise::kOddMultiplierIfma) + cb / 2);
+      }
+      b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
+      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, true>(b, ox);
+      if (ib < ie) {
+        if (g.stride_width == 1)
+          DotInterior512<kSigned, kMode, 1>(b, ib, ie);
+        else
+          DotInterior512<kSigned, kMode, 2>(b, ib, ie);
+      }
+      for (int32_t ox = std::max(ib, ie); ox < g.output_width; ++ox)
+        DotPixel512<kSigned, kMode, true>(b, ox);
+    }
+  }
+  if (full < channels) {
+    if (d.magnitude_requant())
+      Avx2PairRows<kSigned, true, 3, 3>(d, begin, end, input, output, full);
+    else
+      Avx2PairRows<kSigned, false, 3, 3>(d, begin, end, input, output, full);
+  }
+}
+
+template <bool kSigned>
+void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                       uint8_t* out) {
+  if (d.dot_ifma())
+    Avx512DotRows<kSigned, kDotMagnitudeIfma>(d, begin, end, in, out);
+  else if (d.magnitude_requant())
+    Avx512DotRows<kSigned, kDotMagnitude>(d, begin, end, in, out);
+  else if (d.dot_requant64())
+    Avx512DotRows<kSigned, kDotRequant64>(d, begin, end, in, out);
+  else
+    Avx512DotRows<kSigned, kDotGeneral>(d, begin, end, in, out);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1173,13 +1516,22 @@ void Avx512Dispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const u
     Avx512Rows<kSigned, 0, 0, kExpand>(d, begin, end, in, out);
 }
 
+template <bool kSigned, bool kMag>
+void Avx512PairFilter(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                      uint8_t* out) {
+  if (d.geometry().filter_height == 3)
+    Avx512PairRows<kSigned, kMag, 3, 3>(d, begin, end, in, out);
+  else
+    Avx512PairRows<kSigned, kMag, 5, 5>(d, begin, end, in, out);
+}
+
 template <bool kSigned>
 void Avx512PairDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                         uint8_t* out) {
-  if (d.geometry().filter_height == 3)
-    Avx512PairRows<kSigned, 3, 3>(d, begin, end, in, out);
+  if (d.magnitude_requant())
+    Avx512PairFilter<kSigned, true>(d, begin, end, in, out);
   else
-    Avx512PairRows<kSigned, 5, 5>(d, begin, end, in, out);
+    Avx512PairFilter<kSigned, false>(d, begin, end, in, out);
 }
 
 #endif  // DELEGATO_X86
@@ -1342,8 +1694,116 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
               g_.input_height, &y_taps_[oy].lo, &y_taps_[oy].hi);
   const int fh = g_.filter_height, fw = g_.filter_width;
   if ((isa_ == Isa::kAvx2 || isa_ == Isa::kAvx512Vnni) && g_.depth_multiplier == 1 && channels >= 8 && fh == fw &&
-      (fh == 3 || fh == 5))
+      (fh == 3 || fh == 5)) {
     PreparePairs(p);
+    PrepareMagnitudeRequant(p);
+    PrepareDots(p);
+  }
+}
+
+void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
+#if DELEGATO_X86
+  const int channels = g_.output_depth;
+  if (isa_ != Isa::kAvx512Vnni || g_.filter_height != 3 || g_.filter_width != 3 ||
+      g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
+    return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512vbmi") || !__builtin_cpu_supports("avx512ifma")) return;
+  // Weights (w + w_off) must be signed bytes: always for int8, for uint8
+  // when every weight lies within 128 of the zero point.
+  for (int t = 0; t < 9; ++t)
+    for (int c = 0; c < channels; ++c) {
+      const int32_t w = WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]);
+      if (w < -128 || w > 127) return;
+    }
+  const int full = channels / 16 * 16;
+  dot_weights_.Resize(static_cast<size_t>(full) * 3);
+  dot_bias_.Resize(padded_channels_);
+  int8_t* bytes = reinterpret_cast<int8_t*>(dot_weights_.data());
+  for (int c = 0; c < full; ++c) {
+    const int cb = c / 16 * 16, j = c % 16;
+    uint32_t sum = 0;
+    for (int fy = 0; fy < 3; ++fy)
+      for (int fx = 0; fx < 3; ++fx) {
+        const int32_t w = WeightOf(weights_[static_cast<size_t>(fy * 3 + fx) * padded_channels_ + c]);
+        bytes[static_cast<size_t>(cb) * 12 + fx * 64 + 4 * j + fy] = static_cast<int8_t>(w);
+        sum += static_cast<uint32_t>(w);
+      }
+    // int8 inputs enter as x + 128.
+    dot_bias_[c] = static_cast<int32_t>(static_cast<uint32_t>(bias_interior_[c]) -
+                                        (is_uint8_ ? 0u : 128u * sum));
+  }
+  dot_channels_ = full;
+  dot_ifma_ = magnitude_requant_ && magnitude_bound_ < (int64_t{1} << 20);
+  // Without the magnitude form, the single 64-bit rounding shift (exact for
+  // any accumulator) when every channel has a right shift (no 64-bit clamp).
+  if (!magnitude_requant_ && Requant64Channels::Covers(p.shift, channels)) {
+    requant64_.Init(p.multiplier, p.shift, channels, padded_channels_, p.output_zero_point,
+                    p.act_min, p.act_max, !is_uint8_);
+    dot_requant64_ = !requant64_.wide;
+    if (!dot_requant64_) requant64_ = Requant64Channels();
+  }
+#else
+  (void)p;
+#endif
+}
+
+bool QuantDepthwise::MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
+  if (multiplier < 0 || shift > 0 || shift < -31 || bound < 0 || bound >= (int64_t{1} << 31))
+    return false;
+  if (multiplier == 0 || bound == 0) return true;
+  // A negative acc ties in the first rounding when |acc| * M = 2^30 (mod
+  // 2^31): |acc| = 2^z * q, q odd, z = 30 - v2(M). With e = 0 that tie is the
+  // result; with e >= 1 the dropped -1 changes it only when the second
+  // rounding ties too: (|acc| * M + 2^30) / 2^31 = (q * m + 1) / 2 (m = M's
+  // odd part) must be 2^(e-1) modulo 2^e, i.e. q * m = 2^e - 1 modulo
+  // 2^(e+1). The smallest such q is q0 = (2^e - 1) / m modulo 2^(e+1).
+  const int v = __builtin_ctz(static_cast<uint32_t>(multiplier));
+  const int z = 30 - v;  // v <= 30 as 0 < M < 2^31
+  if ((int64_t{1} << z) > bound) return true;  // no |acc| <= bound has valuation z
+  const int e = -shift;
+  if (e == 0) return false;
+  const uint64_t odd = static_cast<uint64_t>(multiplier) >> v;
+  uint64_t inverse = odd;  // Newton's iteration doubles the correct low bits: 3, 6, ..., 96
+  for (int i = 0; i < 5; ++i) inverse *= 2 - odd * inverse;
+  const uint64_t modulus_mask = (uint64_t{1} << (e + 1)) - 1;
+  const uint64_t q0 = (((uint64_t{1} << e) - 1) * inverse) & modulus_mask;
+  return static_cast<int64_t>(q0 << z) > bound;  // q0 < 2^32, z <= 30
+}
+
+void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
+  const int channels = g_.output_depth, taps = g_.filter_height * g_.filter_width;
+  // Largest |x - x_zp| of an input value.
+  const int32_t lo = is_uint8_ ? 0 : -128, hi = is_uint8_ ? 255 : 127;
+  const int64_t deviation = std::max(std::abs(lo - p.input_zero_point),
+                                     std::abs(hi - p.input_zero_point));
+  const size_t half = padded_channels_ / 2;
+  AlignedBuffer<uint64_t> constants(kMagnitudeConstants * half);
+  int64_t largest = 0;
+  for (int c = 0; c < channels; ++c) {
+    const int32_t m = p.multiplier[c], shift = p.shift[c];
+    if (m < 0 || shift > 0 || shift < -31) return;
+    int64_t weight_sum = 0;
+    for (int t = 0; t < taps; ++t)
+      weight_sum += std::abs(WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]));
+    const int64_t bias = p.bias != nullptr ? p.bias[c] : 0;
+    const int64_t bound = std::abs(bias) + deviation * weight_sum;  // of |acc|
+    if (bound >= (int64_t{1} << 31)) return;
+    largest = std::max(largest, bound);
+    if (!MagnitudeExact(m, shift, bound)) return;
+    const int e = -shift;
+    const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
+    const size_t lane = static_cast<size_t>(c / 2);
+    const int base = c % 2 == 0 ? kEvenMultiplier : kOddMultiplier;
+    const uint64_t scale = c % 2 == 0 ? 1 : 2;
+    constants[(base + 0) * half + lane] = scale * static_cast<uint64_t>(m);
+    constants[(base + 1) * half + lane] = scale * round;
+    constants[(base + 2) * half + lane] = c % 2 == 0 ? 31 + e : e;
+    if (c % 2 == 1) constants[kOddMultiplierIfma * half + lane] = static_cast<uint64_t>(m) << 21;
+  }
+  magnitude_bound_ = largest;
+  magnitude_constants_ = std::move(constants);
+  magnitude_requant_ = true;
 }
 
 void QuantDepthwise::PreparePairs(const QuantDepthwiseParams& p) {
@@ -1401,7 +1861,12 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
           Avx2ExpandDispatch<true>(*this, begin, end, in, out);
         return;
       }
-      if (pair_channels_ > 0) {
+      if (dot_channels_ > 0) {
+        if (is_uint8_)
+          Avx512DotDispatch<false>(*this, begin, end, in, out);
+        else
+          Avx512DotDispatch<true>(*this, begin, end, in, out);
+      } else if (pair_channels_ > 0) {
         if (is_uint8_)
           Avx512PairDispatch<false>(*this, begin, end, in, out);
         else

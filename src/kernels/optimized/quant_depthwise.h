@@ -28,6 +28,44 @@
 // every pixel takes the same path. With stride 1 or 2 and dilation 1, two
 // output pixels share the interleaved columns of their windows.
 //
+// AVX-512 with VBMI and IFMA (Ice Lake and later), 3x3, multiplier 1,
+// stride 1 or 2, dilation 1 across, weights that fit a signed byte (int8
+// always; uint8 when every w - w_zp lies in [-128, 127]): byte dot products
+// instead. A 4-byte lane per channel holds one filter column's three input
+// bytes (three 16-byte loads placed in one vector, reordered by vpermb; int8
+// inputs offset by 128 to unsigned, which the bias takes back as 128 * sum
+// of weights), so vpdpbusd multiplies a whole column by its three weights
+// (the fourth byte meets a zero weight): three per output pixel instead of
+// five tap pairs. Interior pixels go four at a time, sharing the columns of
+// their windows (stride 1: 4 new columns per step, stride 2: 8), and their
+// four results clamp and pack in one pass. Border taps read the zero-point
+// row as above. The last block of 8 channels runs the AVX2 pair code.
+//
+// Requantization. For depthwise layers it costs about as much as the
+// multiply-adds (9 or 25 taps per output), so three cheaper exact forms
+// replace the general one (requantize.h) where they apply:
+// - Magnitude (tap-pair paths and the dot path, when Prepare proves it
+//   exact for every channel): the reference's two roundings
+//   (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT by
+//   e = -shift) compose into one on |acc|:
+//     |result| = (|acc| * M + 2^30 + r * 2^31 - [acc < 0]) >> (31 + e),
+//   r = 2^(e-1) (0 when e = 0), with the sign of acc. The [acc < 0] term
+//   only matters when |acc| * M = 2^30 (mod 2^31) (the 2-adic valuations of
+//   |acc| and M sum to 30) and, for e >= 1, the second rounding ties too,
+//   which holds for one residue class of |acc| / 2^(30 - v2(M)) modulo
+//   2^(e+1) (MagnitudeExact); Prepare bounds |acc| by |bias| + max|x - x_zp|
+//   * sum|w| and takes this form only when no accumulator in that bound can
+//   hit it, with no left shift and the bound below 2^31 (no wrap).
+//   Then one 32x32->64 unsigned multiply, an add and a 64-bit shift per lane
+//   replace the signed high multiply and the rounding divide (9 operations
+//   per 16 lanes instead of 14); the sign is applied on the packed 16-bit
+//   values. On the dot path, with every |acc| below 2^20, vpmadd52luq /
+//   vpmadd52huq do the multiply and add in one (7 per 16 lanes).
+// - requantize64.h's single 64-bit rounding shift (dot path, when the
+//   magnitude form is ruled out and every channel shifts right): about 12
+//   per 16 lanes, exact for any accumulator.
+// - Otherwise the general requantization.
+//
 // aarch64 (neon, and dotprod, which has no variant of its own): multiplier 1
 // only, blocks of 16 channels (then one of 8, the rest scalar), one tap at a
 // time: the input widened to int16 times the weights' int16 halves (smlal).
@@ -41,6 +79,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
+#include "kernels/optimized/requantize64.h"
 #include "kernels/reference/depthwise_conv.h"
 
 namespace delegato::optimized {
@@ -74,7 +113,11 @@ class QuantDepthwise {
 
   size_t packed_bytes() const {
     return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
-           pair_weights_.bytes() + pair_zero_row_.bytes();
+           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes() +
+           dot_weights_.bytes() + dot_bias_.bytes() + requant64_.add.bytes() +
+           requant64_.shift.bytes() + requant64_.multiplier.bytes() +
+           requant64_.odd_multiplier.bytes() + requant64_.left_shift.bytes() +
+           requant64_.rounds.bytes();
   }
 
   // Internals shared with the per-ISA loops.
@@ -109,8 +152,51 @@ class QuantDepthwise {
     return filter_height / 2 * filter_width + (filter_height % 2) * 2 * (filter_width / 2 + 1);
   }
 
+  // Magnitude requantization (see above): whether the tap-pair paths use it,
+  // and its per-channel constants as 64-bit lanes, one array per kind, lane i
+  // of array k at magnitude_constants(k)[c / 2 + i] for a block starting at
+  // channel c: the even channels' multiplier, rounding addend and shift
+  // (31 + e), then the odd channels' (doubled multiplier and addend, shift e,
+  // which leaves the result in the lane's high 32 bits).
+  // (The dot path's IFMA variant takes the odd multiplier as M * 2^21.)
+  enum MagnitudeConstant {
+    kEvenMultiplier,
+    kEvenRound,
+    kEvenShift,
+    kOddMultiplier,
+    kOddRound,
+    kOddShift,
+    kOddMultiplierIfma,
+    kMagnitudeConstants
+  };
+  bool magnitude_requant() const { return magnitude_requant_; }
+  // Whether the magnitude form equals the reference for every |acc| <= bound
+  // with this multiplier and shift (exactly: false only when some acc in the
+  // bound differs).
+  static bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound);
+  const uint64_t* magnitude_constants(MagnitudeConstant k) const {
+    return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
+  }
+
+  // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
+  // [0, dot_channels()) in blocks of 16, each block three vectors (filter
+  // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0);
+  // per channel, the bias for inputs entering as unsigned bytes.
+  int32_t dot_channels() const { return dot_channels_; }
+  // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
+  // requantization with every |acc| below 2^20).
+  bool dot_ifma() const { return dot_ifma_; }
+  // Without the magnitude form, whether it uses requantize64.h (every channel
+  // right-shifted).
+  bool dot_requant64() const { return dot_requant64_; }
+  const Requant64Channels& requant64() const { return requant64_; }
+  const int32_t* dot_weights() const { return dot_weights_.data(); }
+  const int32_t* dot_bias() const { return dot_bias_.data(); }
+
  private:
   void PreparePairs(const QuantDepthwiseParams& p);
+  void PrepareMagnitudeRequant(const QuantDepthwiseParams& p);
+  void PrepareDots(const QuantDepthwiseParams& p);
 
   reference::DepthwiseGeometry g_;
   Isa isa_ = Isa::kScalar;
@@ -126,6 +212,15 @@ class QuantDepthwise {
   int32_t pair_channels_ = 0;
   AlignedBuffer<int32_t> pair_weights_;
   AlignedBuffer<uint8_t> pair_zero_row_;
+  bool magnitude_requant_ = false;
+  AlignedBuffer<uint64_t> magnitude_constants_;
+  int64_t magnitude_bound_ = 0;  // largest |acc| bound over the channels
+  int32_t dot_channels_ = 0;
+  bool dot_ifma_ = false;
+  bool dot_requant64_ = false;
+  Requant64Channels requant64_;
+  AlignedBuffer<int32_t> dot_weights_;
+  AlignedBuffer<int32_t> dot_bias_;
 };
 
 }  // namespace delegato::optimized
