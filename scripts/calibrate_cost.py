@@ -227,6 +227,42 @@ def ethos_u_section(config, summary, fit, fit_note):
         "path": f"{arch}: accelerator_configs[...].shram_banks (Ethos_U55_256 / Ethos_U65_256)",
         "says": "the U85 is not in these tables: 0 keeps it on the whole-operation model" if u85 else
                 "48 banks of 1 KiB of SHRAM hold the IFM and accumulator blocks"})
+    if u85:
+        # The U85's memory channels (regor's EthosU85Performance::ChannelBW): a channel moves at most
+        # burst x min(read buffers / burst words, outstanding transactions x ports x 0.8) / latency x 0.8
+        # bytes per cycle, and never more than the port's bandwidth.
+        core = "ethos-u-vela regor core (published source), ethosu/regor/architecture/ethosu85/"
+        ini_src = f"vela.ini [System_Config.{summary['system_config']}]"
+        def channel(area, way, buffers, bandwidth):
+            burst = float(system.get(f"{area}_burst_length"))
+            latency = float(system.get(f"{area}_{way}_latency"))
+            outstanding = float(system.get(f"{area}_max_{way}s")) * float(system.get(f"{area}_ports_used", 1)) * 0.8
+            util = min(buffers / max(burst // 16, 1), outstanding) if buffers else outstanding
+            return min(bandwidth, burst * util / latency * 0.8), burst, latency, util
+        for key, area, way, buffers, bw in (("weight_dma_bytes_per_cycle", ports["off_chip"], "read", 104, off_chip),
+                                            ("sram_channel_bytes_per_cycle", ports["sram"], "read", 128, sram),
+                                            ("off_chip_read_channel_bytes_per_cycle", ports["off_chip"], "read", 128, off_chip),
+                                            ("off_chip_write_channel_bytes_per_cycle", ports["off_chip"], "write", 0, off_chip)):
+            v, burst, latency, util = channel(area, way, buffers, bw)
+            section[key] = n(v, {"path": core + "ethos_u85_performance.cpp: ChannelBW; ethos_u85.cpp: s_EthosU85Configs "
+                                 "channelRBs (Ethos_U85_256: 104 read buffers for the Mem2Mem channel, 128 for the weight and IFM "
+                                 "channels); " + ini_src,
+                                 "says": f"{area} {way}s: {burst:g}-byte bursts x {util:g} transactions in flight / "
+                                         f"{latency:g} cycles x 0.8 = {v:.4g} bytes per cycle"})
+    else:
+        section["weight_dma_bytes_per_cycle"] = n(0, {
+            "path": "ethos-u-vela regor core (published source), ethosu/regor/architecture/ethosu55/"
+                    "ethos_u55_performance.cpp: MemToMemCycles",
+            "says": "0: the U65's weight DMA moves at the DRAM's bandwidth (off_chip_bytes_per_cycle) in the block model"})
+        for key in ("sram_channel_bytes_per_cycle", "off_chip_read_channel_bytes_per_cycle",
+                    "off_chip_write_channel_bytes_per_cycle"):
+            section[key] = n(0, {"path": "ethos-u-vela regor core (published source), ethosu/regor/architecture/"
+                                         "ethosu55/ethos_u55_performance.cpp: MeasureAccessCycles",
+                                 "says": "the U55/U65 bound a memory's cycles by its bandwidth alone (0: no channel limit)"})
+    section["chains_elementwise_after_convolution"] = n(1 if u85 else 0, {
+        "observed": f"vela --accelerator-config={config} --verbose-performance, per-layer CSV of the shared and zoo models",
+        "says": ("every ADD that follows a Conv2D (94 of them) takes 0 cycles: the convolution's output unit applies it")
+                if u85 else "each ADD / SUB / MUL is a pass of its own"})
     section["output_cycles_mul_32bit"] = n(0.5, tab(out, "index 2 (MUL with a 32-bit OFM): 0.5"))
     section["output_cycles_32bit_binary"] = n(1.125, tab(out, "index 1 (binary elementwise on 32-bit IFMs): 1.125"))
     if u85:

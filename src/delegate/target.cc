@@ -706,7 +706,8 @@ class Parser {
                                  name == "feature_maps_off_chip" || name.rfind("activation_cycles", 0) == 0 ||
                                  name.find("_latency_cycles") != std::string::npos ||
                                  name == "arg_max_cycles_per_element" || name == "fuses_channel_scale_shift" ||
-                                 name == "shram_banks";
+                                 name == "shram_banks" || name == "weight_dma_bytes_per_cycle" || name == "chains_elementwise_after_convolution" ||
+                                 name.find("_channel_bytes_per_cycle") != std::string::npos;  // 0: no channel limit
         CostTable one = Table(json::object({{name, number}}), ep, EthosUCostNames(), "Ethos-U cost key", !may_be_zero);
         cost.ethos_u.push_back(std::move(one.front()));
       }
@@ -1414,7 +1415,8 @@ const std::vector<std::string>& EthosUCostNames() {
       "off_chip_bytes_per_cycle", "feature_maps_off_chip", "sram_cache_bytes", "sram_read_latency_cycles",
       "sram_write_latency_cycles", "off_chip_read_latency_cycles", "off_chip_write_latency_cycles", "arg_max_cycles_per_element", "fuses_channel_scale_shift",
       "sram_burst_bytes", "off_chip_burst_bytes", "shram_banks", "output_cycles_mul_32bit", "output_cycles_32bit_binary",
-      "op_overhead_cycles",
+      "weight_dma_bytes_per_cycle", "chains_elementwise_after_convolution", "sram_channel_bytes_per_cycle", "off_chip_read_channel_bytes_per_cycle",
+      "off_chip_write_channel_bytes_per_cycle", "op_overhead_cycles",
       "mac_cycle_scale", "elementwise_cycle_scale"};
   return names;
 }

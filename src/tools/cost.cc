@@ -212,6 +212,27 @@ int ChannelScaleShiftAdd(const ModelDef& model, int mul) {
   return consumer;
 }
 
+// A binary elementwise node chained onto the CONV_2D just before it: one of
+// its inputs is that convolution's output, read by nothing else. Returns the
+// convolution's index, else -1.
+int ChainedConvolution(const ModelDef& model, int node) {
+  const SubgraphDef& graph = model.subgraphs[0];
+  if (node <= 0 || node >= static_cast<int>(graph.operators.size())) return -1;
+  auto op_kind = [&](int i) { return model.operator_codes[graph.operators[i].opcode_index].builtin; };
+  const BuiltinOp kind = op_kind(node);
+  if (kind != BuiltinOp::kAdd && kind != BuiltinOp::kSub && kind != BuiltinOp::kMul) return -1;
+  const OperatorDef& conv = graph.operators[node - 1];
+  if (op_kind(node - 1) != BuiltinOp::kConv2d || conv.outputs.empty() || conv.outputs[0] < 0) return -1;
+  const int32_t out = conv.outputs[0];
+  const OperatorDef& op = graph.operators[node];
+  if (op.inputs.size() != 2 || std::count(op.inputs.begin(), op.inputs.end(), out) != 1) return -1;
+  for (int i = 0; i < static_cast<int>(graph.operators.size()); ++i)
+    if (i != node && std::count(graph.operators[i].inputs.begin(), graph.operators[i].inputs.end(), out) > 0) return -1;
+  for (int32_t t : graph.outputs)
+    if (t == out) return -1;
+  return node - 1;
+}
+
 }  // namespace
 
 namespace {
@@ -570,6 +591,8 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // Memory traffic: non-constant tensors on the feature-map port(s), constant
   // ones (encoded weights, biases) streamed from the off-chip port.
   double fm_sram = 0, fm_off_chip = 0, weights = 0;
+  // The writes among them: a memory's read and write channels are limited separately.
+  double sram_writes = 0, off_chip_writes = 0;
   const std::vector<bool> graph_edges = arena_tensors ? std::vector<bool>{} : NpuEdgeTensors(model, {});
   const std::vector<bool>& edges = arena_tensors ? *arena_tensors : graph_edges;
   auto is_edge = [&](int32_t t) { return t >= 0 && t < static_cast<int32_t>(edges.size()) && edges[t]; };
@@ -584,8 +607,10 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     if (block_model && is_edge(static_cast<int32_t>(&t - graph.tensors.data()))) return true;
     return Elements(t) * ElementBytes(t.type) > npu.sram_cache_bytes;
   };
-  auto add_feature_map = [&](const TensorDef& t) {
-    (off_chip(t) ? fm_off_chip : fm_sram) += Elements(t) * ElementBytes(t.type);
+  auto add_feature_map = [&](const TensorDef& t, bool write) {
+    const double bytes = Elements(t) * ElementBytes(t.type);
+    (off_chip(t) ? fm_off_chip : fm_sram) += bytes;
+    if (write) (off_chip(t) ? off_chip_writes : sram_writes) += bytes;
   };
   // Each operation waits once for its IFM's memory to answer a read and its
   // OFM's to accept a write: 64 cycles in SRAM, 750 in the U65/U85's DRAM
@@ -597,10 +622,10 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   for (int32_t t : op.inputs) {
     if (t < 0) continue;
     if (IsConstant(model, graph.tensors[t])) weights += Elements(graph.tensors[t]) * ElementBytes(graph.tensors[t].type);
-    else add_feature_map(graph.tensors[t]);
+    else add_feature_map(graph.tensors[t], false);
   }
   for (int32_t t : op.outputs)
-    if (t >= 0) add_feature_map(graph.tensors[t]);
+    if (t >= 0) add_feature_map(graph.tensors[t], true);
 
   const double ublocks_xy = out[0] * CeilDiv(out[1], npu.ublock_h) * CeilDiv(out[2], npu.ublock_w);
   const double ublocks_z = CeilDiv(out[3], npu.ublock_d);
@@ -644,7 +669,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   auto use_block = [&](const BlockQuery& q, double repeat = 1) {
     const BlockCost b = BlockModelCycles(q, npu.shram_banks);
     if (!block_traffic) {
-      fm_sram = fm_off_chip = 0;
+      fm_sram = fm_off_chip = sram_writes = off_chip_writes = 0;
       block_traffic = true;
       if (q.op == BlockOp::kConvolution || q.op == BlockOp::kDepthwise || q.op == BlockOp::kVectorProduct) {
         fm_sram += weights * b.weight_refetch;
@@ -660,6 +685,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     auto port = [&](const FeatureMapMemory& m) -> double& { return m.off_chip ? fm_off_chip : fm_sram; };
     port(q.ifm_memory) += b.ifm_bytes * repeat;
     port(q.ofm_memory) += b.ofm_bytes * repeat;
+    (q.ofm_memory.off_chip ? off_chip_writes : sram_writes) += b.ofm_bytes * repeat;
     if (q.has_ifm2) port(q.ifm2_memory) += b.ifm2_bytes * repeat;
     c.latency = 0;
     return b.cycles * repeat;
@@ -968,7 +994,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         c.npu = steps * step;
         c.operations = steps * 15;
         c.unit = EthosUCycles::Unit::kOther;
-        fm_sram = fm_off_chip = weights = 0;
+        fm_sram = fm_off_chip = weights = sram_writes = off_chip_writes = 0;
       }
       break;
     }
@@ -993,6 +1019,25 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       c.npu = output_unit(npu.output_cycles);
       c.unit = EthosUCycles::Unit::kElementwise;
       break;
+  }
+  // The U85 buffers each layer's encoded weights in SRAM by DMA, and an
+  // unrolled LSTM waits for every fully connected layer's DMA of every step:
+  // the DRAM's read latency plus its first 16 output channels' weights and
+  // scales on the Mem2Mem channel (Vela's EthosU85Performance::MemToMemCycles,
+  // NetworkPerformance's initial weight transfer; 16 is the U85's accumulator
+  // depth granule). The short passes between the layers hide none of it
+  // (Vela's per-layer CSV of keras_lstm_mnist_ptq on ethos-u85-256: 1238 NPU
+  // cycles for a 400-MAC recurrent layer). The other layers' waits are not
+  // priced this way: the whole-operation model's fitted per-operation cost
+  // stands in for them (pricing them so moved the fit to 136 cycles per
+  // operation and left memory copies 3 times too cheap).
+  if (!block_model && npu.weight_dma_bytes_per_cycle > 0 && kind == BuiltinOp::kUnidirectionalSequenceLstm) {
+    const double steps = in[2] > 1 ? in[2] : in[1], units = out[3];
+    const double slice = std::min(units, 16.0);
+    for (double depth : {in[3], units})
+      c.weight_dma += steps * 4 *
+                      (npu.off_chip_read_latency +
+                       (RoundUp(depth * slice, 16) + RoundUp(10 * slice, 16)) / npu.weight_dma_bytes_per_cycle);
   }
   if (block_model) {
     switch (kind) {
@@ -1129,6 +1174,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // normalisation's ADD takes 0 cycles, its MUL reads 12-264 bytes of DRAM,
   // the constants once): the MUL's pass does both, the ADD is free.
   bool fused_scale_shift = false;
+  // The U85 chains an ADD, SUB or MUL onto the convolution that produces one
+  // of its inputs (Vela's per-layer CSV on ethos-u85-256: all 94 ADDs that
+  // follow a Conv2D in the shared and zoo models take 0 cycles): the
+  // convolution's output unit applies it on the way out and reads the other
+  // operand; the elementwise pass disappears.
+  if (npu.chains_elementwise_after_convolution) {
+    if (ChainedConvolution(model, node) >= 0) return EthosUCycles{0, 0, 0, 0};
+    if (ChainedConvolution(model, node + 1) == node) {
+      for (int32_t t : graph.operators[node + 1].inputs)
+        if (t >= 0 && t != op.outputs[0] && !IsConstant(model, graph.tensors[t])) add_feature_map(graph.tensors[t], false);
+    }
+  }
   if (npu.fuses_channel_scale_shift && kind == BuiltinOp::kAdd) {
     for (int i = 0; i < static_cast<int>(graph.operators.size()); ++i)
       if (ChannelScaleShiftAdd(model, i) == node) return EthosUCycles{0, 0, 0, 0};
@@ -1154,6 +1211,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   }
   c.sram = fm_sram / npu.sram_bytes_per_cycle;
   c.off_chip = (fm_off_chip + weights) / npu.off_chip_bytes_per_cycle;
+  // A memory's cycles are also bounded by each of its channels (Vela's
+  // EthosU85Performance::MeasureAccessCycles: the largest of the total over
+  // the port's bandwidth and each channel's bytes over its ChannelBW, which
+  // the outstanding transactions and the latency limit: DRAM reads at 500
+  // cycles of latency move 3.3 bytes per cycle, not the port's 12).
+  if (npu.sram_channel_bytes_per_cycle > 0)
+    c.sram = std::max({c.sram, (fm_sram - sram_writes) / npu.sram_channel_bytes_per_cycle,
+                       sram_writes / npu.sram_channel_bytes_per_cycle});
+  if (npu.off_chip_read_channel_bytes_per_cycle > 0 && npu.off_chip_write_channel_bytes_per_cycle > 0)
+    c.off_chip = std::max({c.off_chip, (fm_off_chip - off_chip_writes) / npu.off_chip_read_channel_bytes_per_cycle,
+                           weights / npu.off_chip_read_channel_bytes_per_cycle,
+                           off_chip_writes / npu.off_chip_write_channel_bytes_per_cycle});
   return c;
 }
 
@@ -1231,6 +1300,11 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     ethos_u.off_chip_burst_bytes = get_optional("off_chip_burst_bytes");
     ethos_u.output_cycles_mul_32bit = get_optional("output_cycles_mul_32bit");
     ethos_u.output_cycles_32bit_binary = get_optional("output_cycles_32bit_binary");
+    ethos_u.weight_dma_bytes_per_cycle = get_optional("weight_dma_bytes_per_cycle");
+    ethos_u.chains_elementwise_after_convolution = get_optional("chains_elementwise_after_convolution") != 0;
+    ethos_u.sram_channel_bytes_per_cycle = get_optional("sram_channel_bytes_per_cycle");
+    ethos_u.off_chip_read_channel_bytes_per_cycle = get_optional("off_chip_read_channel_bytes_per_cycle");
+    ethos_u.off_chip_write_channel_bytes_per_cycle = get_optional("off_chip_write_channel_bytes_per_cycle");
     ethos_u.op_overhead_cycles = get("op_overhead_cycles");
     ethos_u.mac_cycle_scale = get("mac_cycle_scale");
     ethos_u.elementwise_cycle_scale = get("elementwise_cycle_scale");

@@ -61,6 +61,17 @@ struct EthosUConstants {
   double sram_burst_bytes = 0, off_chip_burst_bytes = 0;  // vela.ini <area>_burst_length
   double output_cycles_mul_32bit = 0;   // output unit, MUL with a 32-bit OFM (a matrix product's first half)
   double output_cycles_32bit_binary = 0;  // output unit, binary elementwise on 32-bit IFMs (softmax internals)
+  // The U85's weight DMA into SRAM (its Mem2Mem channel, bytes per cycle): a
+  // convolution-like node waits for the off-chip read latency plus its
+  // weights' bytes at this rate, less what the previous node hides. 0: not
+  // modelled this way (the U65's block model has its own wait).
+  double weight_dma_bytes_per_cycle = 0;
+  // The U85 applies an ADD / SUB / MUL that directly follows a CONV_2D (and
+  // alone reads its output) in the convolution's output unit.
+  bool chains_elementwise_after_convolution = false;
+  // Per-channel limits of each memory (U85: Vela's ChannelBW; 0 = the port's bandwidth only).
+  double sram_channel_bytes_per_cycle = 0;
+  double off_chip_read_channel_bytes_per_cycle = 0, off_chip_write_channel_bytes_per_cycle = 0;
   double op_overhead_cycles = 0;        // per NPU operation Vela emits, besides the memory latencies
   // Calibrated corrections of the MAC array's cycles (CONV_2D, FULLY_CONNECTED)
   // and of the output unit's on elementwise and copy operations.

@@ -334,6 +334,75 @@ TEST(CostModel, EthosUFusedChannelScaleShift) {
   EXPECT_DOUBLE_EQ(add.total(k), 0);
 }
 
+// input x [1,8,8,4] -> CONV_2D 1x1 (4->4) -> y; ADD (y + x) -> output, on
+// an NPU that chains an elementwise op onto the convolution before it (U85):
+//   CONV_2D: MAC array 64 cycles (as in EthosUBlockArithmetic); SRAM: x in,
+//     y out and now x again for the chained ADD, 3 x 256 B / 8 = 96 -> 96 +
+//     10 overhead = 106 cycles.
+//   ADD: applied by the convolution's output unit, 0 cycles.
+// Without chaining: the CONV_2D 74, the ADD 256 x 0.75 x 2 (elementwise
+// scale) = 384.
+TEST(CostModel, EthosUChainedElementwiseAfterConvolution) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const int y = b.Conv(in), out = b.Tensor({1, 8, 8, 4});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kAdd);
+  b.graph.operators.back().inputs = {y, in};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).total(k), 74);
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 1, k).total(k), 384);
+  k.chains_elementwise_after_convolution = true;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).total(k), 106);
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 1, k).total(k), 0);
+  // ADD (y + y) reads the convolution's output twice: not chained.
+  Builder twice;
+  const int x = twice.Tensor({1, 8, 8, 4});
+  const ModelDef same = twice.Finish(x, twice.Add(twice.Conv(x)));
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(same, 1, k).total(k), 384);
+}
+
+// input [1,8,8,4] -> ADD (x + x) -> output, every feature map off chip, the
+// port at 1 B/cycle, its read channel at 0.5 and its write channel at 2 (U85:
+// Vela's ChannelBW): reads 2 x 256 B, the write 256 B.
+//   Port alone: 768 B / 1 = 768 cycles.
+//   With the channels: max(768, 512 / 0.5 = 1024, 256 / 2 = 128) = 1024.
+TEST(CostModel, EthosUMemoryChannelLimits) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4});
+  const ModelDef model = b.Finish(in, b.Add(in));
+  EthosUConstants k = TinyEthosU();
+  k.feature_maps_off_chip = true;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).off_chip, 768);
+  k.off_chip_read_channel_bytes_per_cycle = 0.5, k.off_chip_write_channel_bytes_per_cycle = 2;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).off_chip, 1024);
+}
+
+// An int8 LSTM, input [1,2,4] (2 steps of 4 features) -> output [1,2,8] (8
+// units), on an NPU whose weight DMA moves 2 B/cycle after 500 cycles of
+// DRAM latency (U85): per step, 4 gates x (input layer + recurrent layer),
+// each waiting for its first 16 output channels' (here all 8) weights and
+// 10-byte scales:
+//   input layer:     500 + (4 x 8 = 32 B + 80 B) / 2 = 556
+//   recurrent layer: 500 + (8 x 8 = 64 B + 80 B) / 2 = 572
+//   2 steps x 4 gates x (556 + 572) = 9024 cycles of weight_dma.
+TEST(CostModel, EthosULstmWaitsForEachLayersWeights) {
+  Builder b;
+  const int in = b.Tensor({1, 2, 4}), out = b.Tensor({1, 2, 8});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kUnidirectionalSequenceLstm);
+  b.graph.operators.back().inputs = {in, b.Tensor({8, 4}, true), b.Tensor({8, 8}, true)};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  k.off_chip_read_latency = 500;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).weight_dma, 0);
+  k.weight_dma_bytes_per_cycle = 2;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).weight_dma, 9024);
+}
+
 // The same tiny chain through a target's "cost.ethos_u" section: each node's
 // time is its cycles over the clock (74 and 384 cycles at 500 MHz).
 TEST(CostModel, EthosUTargetSection) {
@@ -349,6 +418,8 @@ TEST(CostModel, EthosUTargetSection) {
       {"sram_write_latency_cycles", 0}, {"off_chip_read_latency_cycles", 0}, {"off_chip_write_latency_cycles", 0},
       {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
       {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 0}, {"output_cycles_mul_32bit", 0.5}, {"output_cycles_32bit_binary", 1.125},
+      {"weight_dma_bytes_per_cycle", 0}, {"chains_elementwise_after_convolution", 0}, {"sram_channel_bytes_per_cycle", 0},
+      {"off_chip_read_channel_bytes_per_cycle", 0}, {"off_chip_write_channel_bytes_per_cycle", 0},
       {"op_overhead_cycles", 10}, {"mac_cycle_scale", 1},
       {"elementwise_cycle_scale", 2}};
   std::string section;
@@ -374,7 +445,9 @@ std::string BlockModelSection(bool arena_off_chip) {
       {"sram_read_latency_cycles", 32}, {"sram_write_latency_cycles", 32}, {"off_chip_read_latency_cycles", 500},
       {"off_chip_write_latency_cycles", 250}, {"arg_max_cycles_per_element", 0}, {"fuses_channel_scale_shift", 0},
       {"sram_burst_bytes", 32}, {"off_chip_burst_bytes", 128}, {"shram_banks", 48}, {"output_cycles_mul_32bit", 0.5},
-      {"output_cycles_32bit_binary", 1.125},
+      {"output_cycles_32bit_binary", 1.125}, {"weight_dma_bytes_per_cycle", 0},
+      {"chains_elementwise_after_convolution", 0}, {"sram_channel_bytes_per_cycle", 0},
+      {"off_chip_read_channel_bytes_per_cycle", 0}, {"off_chip_write_channel_bytes_per_cycle", 0},
       {"op_overhead_cycles", 0}, {"mac_cycle_scale", 1}, {"elementwise_cycle_scale", 1}};
   std::string section;
   for (const auto& [key, value] : values)
