@@ -575,6 +575,15 @@ std::vector<bool> NpuEdgeTensors(const ModelDef& model, const std::vector<bool>&
   return edge;
 }
 
+namespace {
+// A node Vela removes or folds into another: no operation, no cycles.
+EthosUCycles NoEthosUCycles() {
+  EthosUCycles none;
+  none.operations = 0;
+  return none;
+}
+}  // namespace
+
 EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConstants& npu,
                               const std::vector<bool>* arena_tensors) {
   const SubgraphDef& graph = model.subgraphs[0];
@@ -678,8 +687,39 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         // DRAM's read latency plus their bytes (network_performance.cpp's
         // MemToMemCycles; the per-layer CSV of keras_lstm_mnist_ptq on
         // ethos-u65-256 shows the weights read from SRAM, filled from DRAM).
-        if (npu.feature_maps_off_chip)
+        if (npu.feature_maps_off_chip) {
           c.weight_dma = npu.off_chip_read_latency + weights * b.first_weight_share / npu.off_chip_bytes_per_cycle;
+          // Weights read once may stay in DRAM instead (decided per plan,
+          // EthosUBuffersWeights): price that choice too, the scales then
+          // read at the DRAM's latency (EthosU55Performance's bias cycles
+          // use the weights' staging memory, else their own).
+          // Vela's scheduler prices the pass with its feature maps where
+          // the arena is, in DRAM, before any is moved into the SRAM cache
+          // (its schedule of hello_world_int8 on ethos-u65-256 estimates the
+          // middle FULLY_CONNECTED at 1166 cycles, the per-layer CSV at 223).
+          BlockQuery in_arena = q;
+          for (FeatureMapMemory* m : {&in_arena.ifm_memory, &in_arena.ifm2_memory, &in_arena.ofm_memory}) {
+            m->read_latency = npu.off_chip_read_latency, m->write_latency = npu.off_chip_write_latency;
+            m->bytes_per_cycle = npu.off_chip_bytes_per_cycle, m->burst_bytes = npu.off_chip_burst_bytes;
+            m->off_chip = true;
+          }
+          c.schedule_npu = BlockModelCycles(in_arena, npu.shram_banks).cycles * repeat;
+          if (b.weight_refetch == 1 && weights > 0 && repeat == 1) {
+            EthosUWeightChoice& w = c.weight_choice;
+            BlockQuery direct = q;
+            direct.bias_read_latency = in_arena.bias_read_latency = npu.off_chip_read_latency;
+            w.open = true;
+            w.npu_direct = BlockModelCycles(direct, npu.shram_banks).cycles;
+            w.schedule_buffered = c.schedule_npu;
+            w.schedule_direct = BlockModelCycles(in_arena, npu.shram_banks).cycles;
+            w.read_direct = npu.off_chip_read_latency + weights / npu.off_chip_bytes_per_cycle;
+            w.read_buffered = npu.sram_read_latency + weights / npu.sram_bytes_per_cycle;
+            w.transfer = std::max(w.read_direct, npu.sram_write_latency + weights / npu.sram_bytes_per_cycle);
+            const double ifm_bytes = BlockModelCycles(in_arena, npu.shram_banks).ifm_bytes;
+            w.ifm_read = npu.off_chip_read_latency + ifm_bytes / npu.off_chip_bytes_per_cycle;
+            w.depth_slices = std::floor(1 / b.first_weight_share);
+          }
+        }
       }
     }
     auto port = [&](const FeatureMapMemory& m) -> double& { return m.off_chip ? fm_off_chip : fm_sram; };
@@ -888,7 +928,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
     case BuiltinOp::kPadv2:
       // Memory-only reshapes are removed; a PAD becomes the next
       // convolution's padding. Neither is an NPU operation.
-      return EthosUCycles{0, 0, 0, 0};
+      return NoEthosUCycles();
     case BuiltinOp::kAdd:
     case BuiltinOp::kSub:
       c.npu = output_unit(npu.output_cycles_add_sub);
@@ -1180,7 +1220,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   // convolution's output unit applies it on the way out and reads the other
   // operand; the elementwise pass disappears.
   if (npu.chains_elementwise_after_convolution) {
-    if (ChainedConvolution(model, node) >= 0) return EthosUCycles{0, 0, 0, 0};
+    if (ChainedConvolution(model, node) >= 0) return NoEthosUCycles();
     if (ChainedConvolution(model, node + 1) == node) {
       for (int32_t t : graph.operators[node + 1].inputs)
         if (t >= 0 && t != op.outputs[0] && !IsConstant(model, graph.tensors[t])) add_feature_map(graph.tensors[t], false);
@@ -1188,7 +1228,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   }
   if (npu.fuses_channel_scale_shift && kind == BuiltinOp::kAdd) {
     for (int i = 0; i < static_cast<int>(graph.operators.size()); ++i)
-      if (ChannelScaleShiftAdd(model, i) == node) return EthosUCycles{0, 0, 0, 0};
+      if (ChannelScaleShiftAdd(model, i) == node) return NoEthosUCycles();
   }
   if (npu.fuses_channel_scale_shift && ChannelScaleShiftAdd(model, node) >= 0) {
     fused_scale_shift = true;
@@ -1211,6 +1251,11 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
   }
   c.sram = fm_sram / npu.sram_bytes_per_cycle;
   c.off_chip = (fm_off_chip + weights) / npu.off_chip_bytes_per_cycle;
+  if (c.weight_choice.open) {
+    // Left in DRAM, the weights cross the off-chip port once either way; only their SRAM reads go.
+    c.weight_choice.sram_direct = std::max(0.0, fm_sram - weights) / npu.sram_bytes_per_cycle;
+    c.weight_choice.off_chip_direct = c.off_chip;
+  }
   // A memory's cycles are also bounded by each of its channels (Vela's
   // EthosU85Performance::MeasureAccessCycles: the largest of the total over
   // the port's bandwidth and each channel's bytes over its ChannelBW, which
@@ -1224,6 +1269,26 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
                            weights / npu.off_chip_read_channel_bytes_per_cycle,
                            off_chip_writes / npu.off_chip_write_channel_bytes_per_cycle});
   return c;
+}
+
+// Vela's choice for weights read once (Scheduler::ProposeSlicedWeightBuffering
+// in its C++ core): buffering is tried only when the buffered read plus the
+// DMA's part the previous operation cannot hide beats reading them from DRAM,
+// or when the OFM is deeper than two blocks; it is then kept only if the
+// operation's estimate, the largest of its NPU cycles, weight reads and IFM
+// reads, gets no worse, and the DMA plus the buffered read does not outlast
+// the unbuffered estimate. (Op-dominated passes forgive a visible DMA under
+// the 1000-cycle STARTUP_DELAY_CYCLES.)
+bool EthosUBuffersWeights(const EthosUWeightChoice& w, double slack) {
+  if (!w.open) return true;
+  const double visible = std::max(0.0, w.transfer - slack);
+  if (!(w.read_buffered + visible < w.read_direct || w.depth_slices > 2)) return false;
+  const double original = std::max({w.schedule_direct, w.read_direct, w.ifm_read});
+  double updated = std::max({w.schedule_buffered + visible, w.read_buffered, w.ifm_read});
+  constexpr double kStartupDelayCycles = 1000;
+  if (w.schedule_direct > w.read_direct && visible < kStartupDelayCycles) updated -= visible;
+  if (original < updated) return false;
+  return w.transfer + w.read_buffered <= original;
 }
 
 CostTables BuildCostTables(const ModelDef& model, const Target& target, const Target* cpu_target,
@@ -1316,8 +1381,22 @@ CostTables BuildCostTables(const ModelDef& model, const Target& target, const Ta
     if (!acc.ethos_u.empty()) {
       t.ethos_u.push_back(EthosUNodeCycles(model, i, ethos_u, &arena));
       // A weight DMA runs while the previous operation computes (Vela's
-      // slack buffering): only what outlasts it is waited for.
-      if (i > 0) t.ethos_u[i].weight_dma = std::max(0.0, t.ethos_u[i].weight_dma - t.ethos_u[i - 1].npu);
+      // slack buffering): only what outlasts it is waited for. Weights read
+      // once may instead be left in DRAM, when buffering would not pay.
+      // The slack is the previous operation's cycles as Vela's scheduler
+      // estimates them (Scheduler::ProposeOperatorBuffering's
+      // slackBufferingCycles, used again by NetworkPerformance).
+      EthosUCycles& c = t.ethos_u[i];
+      const EthosUCycles* prev = i > 0 ? &t.ethos_u[i - 1] : nullptr;
+      const double slack = prev ? (prev->schedule_npu > 0 ? prev->schedule_npu : prev->npu) : 0;
+      if (c.weight_choice.open && !EthosUBuffersWeights(c.weight_choice, slack)) {
+        c.npu = c.weight_choice.npu_direct;
+        c.schedule_npu = c.weight_choice.schedule_direct;
+        c.sram = c.weight_choice.sram_direct;
+        c.off_chip = c.weight_choice.off_chip_direct;
+        c.weight_dma = 0;
+      }
+      c.weight_dma = std::max(0.0, c.weight_dma - slack);
       t.accelerator_us[i] = t.ethos_u.back().total(ethos_u) / ethos_u.clock_hz * 1e6;
       t.accelerator_placeholders[i] = ethos_u_used;
     } else if (const CostNumber* peak = Lookup(acc.ops_per_second, w.dtype)) {

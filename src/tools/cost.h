@@ -78,6 +78,29 @@ struct EthosUConstants {
   double mac_cycle_scale = 1, elementwise_cycle_scale = 1;
 };
 
+// A pass that reads its weights once (a single OFM block position) from
+// off-chip memory while the feature maps' arena is there too (U65): Vela
+// either buffers the weights in SRAM by DMA or leaves them in DRAM
+// (Scheduler::ProposeSlicedWeightBuffering). The node's own figures are the
+// buffered ones; these are the other choice and the numbers it is made on.
+struct EthosUWeightChoice {
+  bool open = false;          // false: the weights are buffered (more than one OFM block position, or no DRAM)
+  double transfer = 0;        // DMA of all the weights into SRAM (MemToMemCycles)
+  double read_buffered = 0;   // reading them from SRAM: its latency plus bytes (MinReadCycles)
+  double read_direct = 0;     // reading them from DRAM
+  double ifm_read = 0;        // reading the IFM from its memory
+  double depth_slices = 1;    // OFM depth over the block's depth (whole slices)
+  // The NPU cycles as Vela's scheduler estimates them (feature maps in the
+  // DRAM arena), buffered and left in DRAM (scales read at the DRAM's latency).
+  double schedule_buffered = 0, schedule_direct = 0;
+  // Left in DRAM: the NPU cycles and each port's, at the feature maps' own places.
+  double npu_direct = 0, sram_direct = 0, off_chip_direct = 0;
+};
+
+// Whether Vela buffers such weights, with `slack` cycles of the previous
+// operation (its scheduler's estimate; 0 for the first) to hide the DMA under.
+bool EthosUBuffersWeights(const EthosUWeightChoice& w, double slack);
+
 // One node's cycles: the MAC array / output unit, and each memory port.
 // Vela's per-layer `Op Cycles` is the largest of these.
 struct EthosUCycles {
@@ -91,6 +114,11 @@ struct EthosUCycles {
   // Waiting for the weights' DMA into SRAM (U65), beyond what the previous
   // operation hides.
   double weight_dma = 0;
+  // The NPU cycles Vela's scheduler estimates with the feature maps in the
+  // DRAM arena (U65 convolution-like passes; else 0): the slack under which
+  // the next operation's weight DMA runs.
+  double schedule_npu = 0;
+  EthosUWeightChoice weight_choice;
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
