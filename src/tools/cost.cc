@@ -284,6 +284,8 @@ struct BlockConfig {
 constexpr double kShramBankBytes = 1024, kShramReservedOutputBanks = 2, kShramReservedEndBanks = 2;
 constexpr double kUBlockH = 2, kUBlockW = 2, kUBlockD = 8, kIfmUBlockD = 8;
 constexpr Hwc kOfmBlockMax = {32, 64, 128};
+// The U85's IFM block depth for part-kernel-first convolutions (ArchEthosU85::FindBlockConfig).
+constexpr double kU85PartKernelIfmBlockDepth = 16;
 
 // Part-kernel-first when it uses the MAC array better than depth-first
 // (Vela's ChooseKernelMethod): always for 8 or fewer input channels.
@@ -783,6 +785,22 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         q.has_bias = true;
         weights = encoded_weights(out[3]);
         c.npu = use_block(q);
+      } else if (npu.off_chip_read_channel_bytes_per_cycle > 0 && is_edge(op.inputs[0]) &&
+                 PartKernelFirst(Hwc{in[1], in[2], ic}, 8 * ElementBytes(ifm.type), filter(1) * filter(2))) {
+        // U85: an IFM at the NPU's edge (the graph's input, an RGB image)
+        // stays in the DRAM arena in NHWC. Part-kernel-first convolutions
+        // read it in IFM blocks 16 channels deep (ArchEthosU85::FindBlockConfig),
+        // so each burst carries one block row of a pixel's few channels
+        // rather than the 128 bytes of a whole burst
+        // (EthosU85Performance's EstimateMemoryTransfer: an NHWC read whose
+        // pixel is not the block's depth is a burst of the block depth).
+        FeatureMapMemory arena;
+        arena.burst_bytes = npu.off_chip_burst_bytes;
+        arena.brick_format = false;
+        const double bits = 8 * ElementBytes(ifm.type);
+        const double bytes = Elements(ifm) * ElementBytes(ifm.type);
+        (off_chip(ifm) ? fm_off_chip : fm_sram) -= bytes;
+        fm_off_chip += TransferBytes(true, arena, bits, Hwc{1, 1, kU85PartKernelIfmBlockDepth}, hwc(in), bytes);
       }
       break;
     }

@@ -403,6 +403,64 @@ TEST(CostModel, EthosULstmWaitsForEachLayersWeights) {
   EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).weight_dma, 9024);
 }
 
+// Vela's choice for weights read once on the U65 (feature maps in DRAM), on
+// numbers like hello_world_int8's middle FULLY_CONNECTED: 480 bytes of
+// encoded weights and scales, DRAM 500 cycles of latency at 12 B/cycle, SRAM
+// 32 at 16:
+//   transfer = read_direct = 500 + 480 / 12 = 540; read_buffered = 32 + 480 / 16 = 62;
+//   the scheduler's NPU cycles: 600 buffered, 1100 left in DRAM; IFM read 502.
+// - first operation (slack 0): 62 + 540 = 602 is not under 540, one depth
+//   slice: buffering is not tried.
+// - after a 1200-cycle operation: 62 + 0 < 540, tried; max(1100, 540, 502) =
+//   1100 against max(600, 62, 502) = 600, and 540 + 62 = 602 <= 1100: buffered.
+// - the same, left in DRAM in 580 cycles: 580 < 600, worse: not buffered.
+// - buffered in 100, direct in 590: 502 <= 590, but 602 > 590: not buffered.
+// - first operation, 3 depth slices: tried; 600 + 540 = 1140, less the
+//   visible 540 (op-dominated, under 1000 cycles) = 600 <= 1100: buffered.
+TEST(CostModel, EthosUWeightBufferingChoice) {
+  EthosUWeightChoice w;
+  EXPECT_TRUE(EthosUBuffersWeights(w, 0));  // not open: always buffered
+  w.open = true;
+  w.transfer = w.read_direct = 540, w.read_buffered = 62, w.ifm_read = 502;
+  w.schedule_buffered = 600, w.schedule_direct = 1100;
+  EXPECT_FALSE(EthosUBuffersWeights(w, 0));
+  EXPECT_TRUE(EthosUBuffersWeights(w, 1200));
+  w.schedule_direct = 580;
+  EXPECT_FALSE(EthosUBuffersWeights(w, 1200));
+  w.schedule_buffered = 100, w.schedule_direct = 590;
+  EXPECT_FALSE(EthosUBuffersWeights(w, 1200));
+  w.schedule_buffered = 600, w.schedule_direct = 1100, w.depth_slices = 3;
+  EXPECT_TRUE(EthosUBuffersWeights(w, 0));
+}
+
+// input [1,8,8,3] (the graph's input) -> CONV_2D 1x1 (3->8) -> output on a
+// U85-like NPU: DRAM bursts of 128 bytes, its read channel at 0.5 B/cycle.
+// The 3-channel input stays in DRAM in NHWC and is read in IFM blocks 16
+// channels deep: each 16-byte burst carries one pixel's 3 bytes, so its 192
+// bytes cost 192 x 128 / 16 = 1536 bytes of bursts, 1536 / 0.5 = 3072 cycles
+// on the read channel. Without the U85's channels (no read channel) the input
+// is an SRAM feature map: (192 + 512) / 8 = 88 SRAM cycles, the 24 weight
+// bytes 24 off-chip cycles.
+TEST(CostModel, EthosUThreeChannelInputReadInShortBursts) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 3}), out = b.Tensor({1, 8, 8, 8});
+  OperatorDef op;
+  op.opcode_index = b.Code(BuiltinOp::kConv2d);
+  op.inputs = {in, b.Tensor({8, 1, 1, 3}, true), -1};
+  op.outputs = {out};
+  b.graph.operators.push_back(op);
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  k.off_chip_burst_bytes = 128;
+  const EthosUCycles plain = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(plain.sram, 88);
+  EXPECT_DOUBLE_EQ(plain.off_chip, 24);
+  k.off_chip_read_channel_bytes_per_cycle = 0.5, k.off_chip_write_channel_bytes_per_cycle = 2;
+  const EthosUCycles u85 = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(u85.sram, 64);
+  EXPECT_DOUBLE_EQ(u85.off_chip, 3072);
+}
+
 // The same tiny chain through a target's "cost.ethos_u" section: each node's
 // time is its cycles over the clock (74 and 384 cycles at 500 MHz).
 TEST(CostModel, EthosUTargetSection) {
@@ -492,6 +550,36 @@ TEST(CostModel, EthosUEdgeTensorsStayInTheArena) {
   ASSERT_EQ(t.ethos_u.size(), 1u);
   EXPECT_DOUBLE_EQ(t.ethos_u[0].off_chip, 12288);
   EXPECT_DOUBLE_EQ(t.ethos_u[0].sram, 0);
+}
+
+// input [1,16] -> FULLY_CONNECTED (16->16) -> FULLY_CONNECTED (16->16) ->
+// output on the block model with the arena in DRAM (U65): the first layer
+// has nothing before it to hide a DMA under and reads its weights straight
+// from DRAM (no DMA wait, its NPU cycles those of the direct choice); the
+// second, after the first's scheduled cycles, buffers them.
+TEST(CostModel, EthosUFirstLayerReadsWeightsFromDram) {
+  Builder b;
+  const int in = b.Tensor({1, 16});
+  int x = in;
+  for (int layer = 0; layer < 2; ++layer) {
+    const int y = b.Tensor({1, 16});
+    OperatorDef op;
+    op.opcode_index = b.Code(BuiltinOp::kFullyConnected);
+    op.inputs = {x, b.Tensor({16, 16}, true), -1};
+    op.outputs = {y};
+    b.graph.operators.push_back(op);
+    x = y;
+  }
+  const ModelDef model = b.Finish(in, x);
+  const CostTables t = BuildCostTables(model, TargetFrom(BlockModelSection(true)), nullptr);
+  ASSERT_EQ(t.ethos_u.size(), 2u);
+  const EthosUWeightChoice& first = t.ethos_u[0].weight_choice;
+  ASSERT_TRUE(first.open);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].npu, first.npu_direct);
+  EXPECT_DOUBLE_EQ(t.ethos_u[0].weight_dma, 0);
+  ASSERT_TRUE(t.ethos_u[1].weight_choice.open);
+  EXPECT_TRUE(EthosUBuffersWeights(t.ethos_u[1].weight_choice, t.ethos_u[0].schedule_npu));
+  EXPECT_LT(t.ethos_u[1].npu, t.ethos_u[1].weight_choice.npu_direct);  // its scales from SRAM
 }
 
 // input -> CONV_2D 1x1 (4->4, all 16 weights 1) -> output: the constants as
