@@ -286,6 +286,8 @@ constexpr double kUBlockH = 2, kUBlockW = 2, kUBlockD = 8, kIfmUBlockD = 8;
 constexpr Hwc kOfmBlockMax = {32, 64, 128};
 // The U85's IFM block depth for part-kernel-first convolutions (ArchEthosU85::FindBlockConfig).
 constexpr double kU85PartKernelIfmBlockDepth = 16;
+// The NPU's own feature maps are stored in bricks of 16 channels (NHCWB16).
+constexpr double kBrickDepth = 16;
 
 // Part-kernel-first when it uses the MAC array better than depth-first
 // (Vela's ChooseKernelMethod): always for 8 or fewer input channels.
@@ -804,6 +806,47 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       }
       break;
     }
+    case BuiltinOp::kTransposeConv: {
+      c.npu = output_unit(npu.output_cycles);
+      c.unit = EthosUCycles::Unit::kElementwise;
+      if (block_model || op.inputs.size() < 3 || op.inputs[2] < 0) break;
+      // U85: Vela lowers a transposed convolution into one convolution per
+      // output phase (stride_h x stride_w of them), each over the whole IFM
+      // with the kernel taps of its phase and a strided share of the OFM
+      // (Vela's per-layer CSV of encoder_decoder_int8 on ethos-u85-256: a
+      // stride-2 3x3 TransposeConv2D is 4 Conv2D layers of 131072, 61440,
+      // 61440 and 28800 MACs: 4, 2, 2 and 1 taps over 16 channels).
+      // Each phase is priced as a CONV_2D (the cheaper traversal), and each
+      // is an operation of its own.
+      const auto* tconv = std::get_if<TransposeConvParams>(&op.params);
+      const double sh = tconv ? std::max(1, tconv->stride_h) : 1, sw = tconv ? std::max(1, tconv->stride_w) : 1;
+      const TensorDef& input = graph.tensors[op.inputs[2]];
+      const bool wide_input = ElementBytes(input.type) >= 2;
+      const double ic = Shape4(input)[3];
+      const double kh = filter(1), kw = filter(2);
+      // (Input 0 is the output shape: the IFM's width and memory are input 2's.)
+      const double accumulate = wide_input ? npu.output_cycles_mul : npu.output_cycles;
+      c.latency = (off_chip(input) ? npu.off_chip_read_latency : npu.sram_read_latency) +
+                  (off_chip(ofm) ? npu.off_chip_write_latency : npu.sram_write_latency);
+      c.npu = 0;
+      c.operations = 0;
+      for (double py = 0; py < std::min(sh, kh); ++py) {
+        for (double px = 0; px < std::min(sw, kw); ++px) {
+          const double taps_h = CeilDiv(kh - py, sh), taps_w = CeilDiv(kw - px, sw);
+          const double phase_ublocks = out[0] * CeilDiv(CeilDiv(out[1], sh), npu.ublock_h) *
+                                       CeilDiv(CeilDiv(out[2], sw), npu.ublock_w);
+          const double depth_first = sub_kernels(taps_h, taps_w, [&](double k) { return k; }) *
+                                     CeilDiv(ic, npu.ifm_block_depth) * (wide_input ? 2 : 1);
+          const double part_kernel =
+              sub_kernels(taps_h, taps_w, [&](double k) { return CeilDiv(k, wide_input ? 2 : 4); }) * CeilDiv(ic, 8);
+          c.npu += std::max(ublocks_z * std::max(weight_load, 4 * phase_ublocks) * std::min(depth_first, part_kernel),
+                            out_elements / (sh * sw) * std::max(accumulate, activation_cycles));
+          c.operations += 1;
+        }
+      }
+      c.unit = EthosUCycles::Unit::kMacArray;
+      break;
+    }
     case BuiltinOp::kDepthwiseConv2d: {
       const double steps = sub_kernels(filter(1), filter(2), [&](double k) { return CeilDiv(k, 4); });
       c.npu = std::max(ublocks_z * std::max(weight_load, 4 * ublocks_xy * (wide ? 2 : 1)) * steps,
@@ -893,6 +936,18 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
       // 32x32x8 resize: 4 passes of 3201 cycles on ethos-u55-256).
       c.npu = 6 * output_unit(npu.output_cycles) * (wide ? 2 : 1);
       c.operations = 4;
+      if (!block_model) {
+        // The U85 resizes natively: one operation that Vela 5.2 prices like
+        // an elementwise one, the output unit's rate over the OFM with its
+        // depth rounded up to the 16-channel brick and no MAC cycles (its
+        // debug database, --enable-debug-db, for encoder_decoder_int8 on
+        // ethos-u85-256: ao_cycles 4096 for a 32x32x8 OFM, 32x32x16 x 0.25;
+        // the per-layer CSVs of MoveNet, traffic_model and DeepLab agree).
+        // Like the other elementwise passes it shows no fixed cost per
+        // operation, and Vela's own rate needs no calibrated scale.
+        c.npu = out[0] * out[1] * out[2] * RoundUp(out[3], kBrickDepth) * npu.output_cycles * (wide ? 2 : 1);
+        c.operations = 0;
+      }
       break;
     }
     case BuiltinOp::kMean:

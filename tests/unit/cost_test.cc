@@ -380,6 +380,69 @@ TEST(CostModel, EthosUMemoryChannelLimits) {
   EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).off_chip, 1024);
 }
 
+// input x [1,8,8,4] -> RESIZE_BILINEAR to [1,16,16,4] -> output, on the
+// whole-operation model (U85), which resizes natively: one operation priced
+// like an elementwise one (Vela 5.2's debug database), the output unit over
+// the OFM with its depth rounded up to the 16-channel brick:
+//   16 x 16 x 16 x 0.25 = 1024 cycles (SRAM (256 + 1024 B) / 8 = 160), no
+//   fixed per-operation cost, no calibrated scale (elementwise scale 2 unused).
+//   int16 feature maps: twice, 2048.
+TEST(CostModel, EthosUNativeResize) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 4}), out = b.Tensor({1, 16, 16, 4});
+  const int size = b.Tensor({2}, true);
+  b.graph.tensors[size].type = DataType::kInt32;
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kResizeBilinear);
+  b.graph.operators.back().inputs = {in, size};
+  b.graph.operators.back().outputs = {out};
+  ModelDef model = b.Finish(in, out);
+  const EthosUConstants k = TinyEthosU();
+  const EthosUCycles resize = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(resize.npu, 1024);
+  EXPECT_DOUBLE_EQ(resize.sram, 160);
+  EXPECT_DOUBLE_EQ(resize.operations, 0);
+  EXPECT_DOUBLE_EQ(resize.total(k), 1024);
+  for (int t : {in, out}) model.subgraphs[0].tensors[t].type = DataType::kInt16;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).total(k), 2048);
+}
+
+// x [1,8,8,16] -> TRANSPOSE_CONV 3x3 stride 2 (16 -> 4 channels) ->
+// [1,16,16,4], on the whole-operation model (U85): Vela's one convolution per
+// output phase, each over the whole IFM with its phase's taps (2x2, 2x1, 1x2,
+// 1x1) and an 8x8 quarter of the OFM (4 x 4 micro-blocks of 2x2, 1 of 8
+// channels: max(weight load 32, 4 x 16) = 64 cycles per kernel step):
+//   depth-first steps 4, 2, 2, 1 (taps x one 32-deep IFM block);
+//   part-kernel-first 2, 2, 2, 2 (taps / 4 rounded up x 16 / 8 channels);
+//   the cheaper: 2, 2, 2, 1 -> 128 + 128 + 128 + 64 = 448 MAC cycles (each
+//   above its output unit, 256 x 0.25 = 64); SRAM (1024 + 1024 B) / 8 = 256;
+//   off chip (576 B of weights + 16 B of output shape) / 8 = 74;
+//   4 operations x 10 overhead -> 448 + 40 = 488.
+TEST(CostModel, EthosUTransposeConvPerOutputPhase) {
+  Builder b;
+  const int in = b.Tensor({1, 8, 8, 16}), out = b.Tensor({1, 16, 16, 4});
+  const int shape = b.Tensor({4}, true);
+  b.graph.tensors[shape].type = DataType::kInt32;
+  const int weights = b.Tensor({4, 3, 3, 16}, true);
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kTransposeConv);
+  b.graph.operators.back().inputs = {shape, weights, in};
+  b.graph.operators.back().outputs = {out};
+  TransposeConvParams params;
+  params.stride_h = params.stride_w = 2;
+  b.graph.operators.back().params = params;
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  k.off_chip_bytes_per_cycle = 8;
+  const EthosUCycles tconv = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(tconv.npu, 448);
+  EXPECT_DOUBLE_EQ(tconv.sram, 256);
+  EXPECT_DOUBLE_EQ(tconv.off_chip, 74);
+  EXPECT_DOUBLE_EQ(tconv.operations, 4);
+  EXPECT_EQ(tconv.unit, EthosUCycles::Unit::kMacArray);
+  EXPECT_DOUBLE_EQ(tconv.total(k), 488);
+}
+
 // An int8 LSTM, input [1,2,4] (2 steps of 4 features) -> output [1,2,8] (8
 // units), on an NPU whose weight DMA moves 2 B/cycle after 500 cycles of
 // DRAM latency (U85): per step, 4 gates x (input layer + recurrent layer),
