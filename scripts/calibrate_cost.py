@@ -299,13 +299,17 @@ def ethos_u_section(config, summary, fit, fit_note):
 def model_cycles(d, fit):
     """The model's NPU cycles under the fitted numbers `fit` (delegato's formula, EthosUCycles::total)."""
     total = 0.0
+
+    def overhead(e):  # the fixed cost per operation, at most the node's own weight DMA where given
+        cap = e.get("overhead_cap_cycles", 0)
+        return min(fit["op_overhead_cycles"], cap) if cap > 0 else fit["op_overhead_cycles"]
     for node in d["plan"]["nodes"]:
         if node["placement"] != "delegate":
             continue
         e = node["cost"]["ethos_u"]
         scale = {"mac_array": fit["mac_cycle_scale"], "elementwise": fit["elementwise_cycle_scale"]}.get(e["unit"], 1.0)
         total += max(e["npu_cycles"] * scale + e.get("weight_dma_cycles", 0), e["sram_cycles"], e["off_chip_cycles"]) + \
-            e["operations"] * (fit["op_overhead_cycles"] + e["latency_cycles"])
+            e["operations"] * (overhead(e) + e["latency_cycles"])
     return total
 
 

@@ -1152,6 +1152,15 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
                       (npu.off_chip_read_latency +
                        (RoundUp(depth * slice, 16) + RoundUp(10 * slice, 16)) / npu.weight_dma_bytes_per_cycle);
   }
+  // On the U85 the fitted per-operation cost stands for the waits of Vela's
+  // weight DMA (the LSTM's rule above); a layer waits at most for all of its
+  // weights: the DRAM's read latency plus their bytes on the Mem2Mem channel
+  // (MemToMemCycles). Vela's debug database of hello_world_int8 on
+  // ethos-u85-256 shows such waits (weight_transfer_cycles 704 and 602 for
+  // 544 and 272 bytes), below the fitted cost for tiny layers.
+  if (!block_model && npu.weight_dma_bytes_per_cycle > 0 && weights > 0 && c.unit == EthosUCycles::Unit::kMacArray &&
+      kind != BuiltinOp::kUnidirectionalSequenceLstm)
+    c.overhead_cap = npu.off_chip_read_latency + weights / npu.weight_dma_bytes_per_cycle;
   if (block_model) {
     switch (kind) {
       case BuiltinOp::kAdd:

@@ -118,13 +118,17 @@ struct EthosUCycles {
   // DRAM arena (U65 convolution-like passes; else 0): the slack under which
   // the next operation's weight DMA runs.
   double schedule_npu = 0;
+  // The fixed per-operation cost is at most this (U85: the node's own weight
+  // DMA, which that cost stands for); 0: no bound.
+  double overhead_cap = 0;
   EthosUWeightChoice weight_choice;
   Unit unit = Unit::kOther;
   double total(const EthosUConstants& k) const {
     const double scale = unit == Unit::kMacArray      ? k.mac_cycle_scale
                          : unit == Unit::kElementwise ? k.elementwise_cycle_scale
                                                       : 1.0;
-    return std::max({npu * scale + weight_dma, sram, off_chip}) + operations * (k.op_overhead_cycles + latency);
+    const double overhead = overhead_cap > 0 ? std::min(k.op_overhead_cycles, overhead_cap) : k.op_overhead_cycles;
+    return std::max({npu * scale + weight_dma, sram, off_chip}) + operations * (overhead + latency);
   }
 };
 

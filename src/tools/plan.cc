@@ -247,7 +247,7 @@ nlohmann::json PlanJson(const ModelDef& model, const std::string& model_label, c
         const EthosUCycles& c = p.costs.ethos_u[i];
         nodes.back()["cost"]["ethos_u"] = {{"npu_cycles", c.npu}, {"sram_cycles", c.sram},
                                            {"off_chip_cycles", c.off_chip}, {"operations", c.operations},
-                                           {"latency_cycles", c.latency}, {"weight_dma_cycles", c.weight_dma},
+                                           {"latency_cycles", c.latency}, {"weight_dma_cycles", c.weight_dma}, {"overhead_cap_cycles", c.overhead_cap},
                                            {"unit", c.unit == EthosUCycles::Unit::kMacArray      ? "mac_array"
                                                     : c.unit == EthosUCycles::Unit::kElementwise ? "elementwise"
                                                                                                  : "other"}};

@@ -443,6 +443,33 @@ TEST(CostModel, EthosUTransposeConvPerOutputPhase) {
   EXPECT_DOUBLE_EQ(tconv.total(k), 488);
 }
 
+// input [1,4] -> FULLY_CONNECTED (32 B of weights, 4 -> 8) -> [1,8] on the
+// whole-operation model with a fixed cost of 100 cycles per operation:
+//   MAC array max(weight load 32, 4) x one IFM block = 32; flash 32 B / 1 = 32;
+//   without a weight DMA rate: 32 + 100 = 132.
+//   With the U85's weight DMA (10 cycles of DRAM latency, 2 B/cycle), the
+//   fixed cost is at most the layer's own DMA, 10 + 32 / 2 = 26: 32 + 26 = 58.
+TEST(CostModel, EthosUFixedCostAtMostTheWeightDma) {
+  Builder b;
+  const int in = b.Tensor({1, 4}), out = b.Tensor({1, 8});
+  b.graph.operators.push_back({});
+  b.graph.operators.back().opcode_index = b.Code(BuiltinOp::kFullyConnected);
+  b.graph.operators.back().inputs = {in, b.Tensor({8, 4}, true), -1};
+  b.graph.operators.back().outputs = {out};
+  const ModelDef model = b.Finish(in, out);
+  EthosUConstants k = TinyEthosU();
+  k.op_overhead_cycles = 100;
+  k.off_chip_read_latency = 10;
+  EXPECT_DOUBLE_EQ(EthosUNodeCycles(model, 0, k).total(k), 132);
+  k.weight_dma_bytes_per_cycle = 2;
+  const EthosUCycles fc = EthosUNodeCycles(model, 0, k);
+  EXPECT_DOUBLE_EQ(fc.overhead_cap, 26);
+  EXPECT_DOUBLE_EQ(fc.total(k), 58);
+  // A larger fixed cost than the DMA is not raised: 20 stays 20.
+  k.op_overhead_cycles = 20;
+  EXPECT_DOUBLE_EQ(fc.total(k), 52);
+}
+
 // An int8 LSTM, input [1,2,4] (2 steps of 4 features) -> output [1,2,8] (8
 // units), on an NPU whose weight DMA moves 2 B/cycle after 500 cycles of
 // DRAM latency (U85): per step, 4 gates x (input layer + recurrent layer),
