@@ -281,7 +281,9 @@ def ethos_u_section(config, summary, fit, fit_note):
         "says": ("each MUL by a per-channel constant followed by an ADD of one: the ADD 0 cycles, the MUL's constants "
                  "read once (12-264 bytes of DRAM)") if u85 else
                 ("the MUL and the ADD are separate passes, each re-reading its per-channel constant per position")})
-    for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost besides the memory latencies"),
+    for key, says in (("op_overhead_cycles", "one NPU operation's fixed cost besides the memory latencies" +
+                       ("; at most a convolution-like node's own weight DMA (DRAM read latency plus its weights at "
+                        "weight_dma_bytes_per_cycle, MemToMemCycles)" if u85 else "")),
                       ("mac_cycle_scale", "the MAC array's cycles on CONV_2D / FULLY_CONNECTED over the block model's"),
                       ("elementwise_cycle_scale", "the output unit's cycles on elementwise and copy operations over "
                                                   "Vela's per-element table")):
