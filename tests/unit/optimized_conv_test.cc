@@ -450,6 +450,29 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+  // Accumulators on the ties themselves (|acc| = 2^e - 1 modulo 2^(e+1) with
+  // M = 2^30, where the magnitude form would round a negative acc away from
+  // zero): x = x_zp, so each channel's accumulator is its bias.
+  for (int trial = 0; trial < 40; ++trial) {
+    RandomConv c = MakeModeConv(rng, trial % 2 == 0, ModeCase::kShift64);
+    c.g.input_height = c.g.input_width = c.g.output_height = c.g.output_width = 2;
+    c.g.filter_height = c.g.filter_width = 1;
+    c.g.stride_height = c.g.stride_width = 1;
+    c.g.pad_height = c.g.pad_width = 0;
+    c.input.assign(static_cast<size_t>(4) * c.g.input_depth, static_cast<uint8_t>(c.input_zp));
+    c.filter.resize(static_cast<size_t>(c.g.output_depth) * c.g.input_depth);
+    for (int ch = 0; ch < c.g.output_depth; ++ch) {
+      const int e = -c.shifts[ch];
+      const int64_t j = std::uniform_int_distribution<int>(0, 50)(rng);
+      const int64_t tie = (int64_t{1} << e) - 1 + j * (int64_t{2} << e);
+      c.bias[ch] = static_cast<int32_t>(ch % 2 == 0 ? -tie : tie);
+    }
+    const std::string what = "tie trial " + std::to_string(trial) + ": " + c.Describe();
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas())
+      ExpectSame(expected, OptimizedOutput(c, isa, 1), std::string(optimized::IsaName(isa)) + " " + what);
+    if (::testing::Test::HasFailure()) return;
+  }
   if (vnni) {
     EXPECT_GT(seen[static_cast<int>(Mode::kGeneral)], 0);
     EXPECT_GT(seen[static_cast<int>(Mode::kShift64)], 0);
