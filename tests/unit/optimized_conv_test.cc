@@ -378,7 +378,7 @@ RandomConv MakeModeConv(std::mt19937& rng, bool is_uint8, ModeCase mode) {
       bias = large ? std::uniform_int_distribution<int32_t>(1 << 21, 1 << 29)(rng)
                    : std::uniform_int_distribution<int32_t>(0, 20000)(rng);
       if (rng() % 2) bias = -bias;
-      const double range = large ? std::abs(double{bias}) : 128.0 * k * 64.0;
+      const double range = large ? std::abs(static_cast<double>(bias)) : 128.0 * k * 64.0;
       quant::QuantizeMultiplier(std::pow(10.0, spread(rng)) * 100.0 / range, &multiplier, &shift);
       // An odd multiplier can only tie at |acc| >= 2^30, so the form is exact;
       // kTies keeps the converter's trailing zero bits instead, which some
@@ -477,7 +477,9 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
     EXPECT_GT(seen[static_cast<int>(Mode::kGeneral)], 0);
     EXPECT_GT(seen[static_cast<int>(Mode::kShift64)], 0);
     EXPECT_GT(seen[static_cast<int>(Mode::kMagnitude)], 0);
-    if (ifma) EXPECT_GT(seen[static_cast<int>(Mode::kMagnitudeIfma)], 0);
+    if (ifma) {
+      EXPECT_GT(seen[static_cast<int>(Mode::kMagnitudeIfma)], 0);
+    }
   }
 }
 

@@ -112,7 +112,9 @@ class QuantConv {
   void RunTask(int task, const void* input, void* output, uint8_t* scratch) const;
 
   // Packed weight bytes (for memory reports).
-  size_t packed_bytes() const { return weights8_.bytes() + weights16_.bytes(); }
+  size_t packed_bytes() const {
+    return weights8_.bytes() + weights16_.bytes() + weight_abs_sum_.bytes() + magnitude_.bytes();
+  }
 
  private:
   struct Slab {
