@@ -616,15 +616,20 @@ TEST(OptimizedConvTest, InterpreterOptimizedEqualsReference) {
     const bool per_channel = !c.is_uint8 && trial % 4 == 1;
     for (int bias_i = 0; bias_i < static_cast<int>(c.bias.size()); ++bias_i)
       c.bias[bias_i] = c.bias[bias_i] % 5000;
-    for (int threads : {1, 2}) {
-      if (c.is_uint8) {
-        EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
-                  RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
-            << c.Describe() << " threads " << threads;
-      } else {
-        EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
-                  RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
-            << c.Describe() << " threads " << threads;
+    // Every ISA this CPU runs, selected as the interpreter selects it (on
+    // vnni these layers' multipliers mostly take the magnitude form).
+    for (Isa isa : SupportedIsas()) {
+      const optimized::ScopedIsaOverride override_isa(isa);
+      for (int threads : {1, 2}) {
+        if (c.is_uint8) {
+          EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << optimized::IsaName(isa) << " " << c.Describe() << " threads " << threads;
+        } else {
+          EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << optimized::IsaName(isa) << " " << c.Describe() << " threads " << threads;
+        }
       }
     }
   }
