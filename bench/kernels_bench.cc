@@ -125,7 +125,27 @@ bool SkipUnsupported(benchmark::State& state, int isa) {
   return false;
 }
 
-void BM_Conv(benchmark::State& state, Layer l) {
+// Per-channel multipliers as a converter computes them from float32 scales
+// (input scale * weight scale[c] / output scale): none an exact power of two.
+// Multipliers() gives every fifth channel of the K = 16 and K = 32 layers a
+// power of two, whose rounding ties the magnitude requantization cannot rule
+// out (its slabs fall back to requantize64.h).
+void Float32ScaleMultipliers(int channels, int k, std::vector<int32_t>* m,
+                             std::vector<int32_t>* s) {
+  const float input_scale = 0.0235294f, output_scale = 0.0156863f;
+  for (int c = 0; c < channels; ++c) {
+    const float weight_scale = 0.9f / (k * 40.0f) * output_scale / input_scale *
+                               (1.0f + 0.37f * static_cast<float>((c * 7) % 11));
+    int32_t mult;
+    int shift;
+    delegato::quant::QuantizeMultiplier(
+        double{input_scale} * double{weight_scale} / double{output_scale}, &mult, &shift);
+    m->push_back(mult);
+    s->push_back(shift);
+  }
+}
+
+void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
   ref::ConvGeometry g;
@@ -146,7 +166,10 @@ void BM_Conv(benchmark::State& state, Layer l) {
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * k * l.cout, 2);
   std::vector<int32_t> bias(l.cout, 100), mult, shift;
-  Multipliers(l.cout, k, &mult, &shift);
+  if (float32_scales)
+    Float32ScaleMultipliers(l.cout, k, &mult, &shift);
+  else
+    Multipliers(l.cout, k, &mult, &shift);
   std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
   const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
 
@@ -1045,7 +1068,10 @@ void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
 
 int RegisterAll() {
   for (const Layer& l : kConvLayers)
-    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l)->Apply(IsaArgs);
+    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, false)->Apply(IsaArgs);
+  for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]})
+    benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l, true)
+        ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l, false)
         ->Apply(IsaArgs);

@@ -318,6 +318,171 @@ TEST(OptimizedConvTest, Shift64RequantizationMatchesReference) {
   }
 }
 
+// Per-slab requantization modes on vnni (QuantConv::SlabRequant): a layer
+// built so that Prepare must pick `mode` for every channel, or (kMixed) one
+// whose 16-channel groups alternate between the magnitude form and forms it
+// rules out.
+enum class ModeCase { kMagnitudeSmall, kMagnitudeLarge, kShift64, kGeneral, kTies, kMixed };
+
+RandomConv MakeModeConv(std::mt19937& rng, bool is_uint8, ModeCase mode) {
+  RandomConv c;
+  c.is_uint8 = is_uint8;
+  reference::ConvGeometry& g = c.g;
+  g.batches = 1;
+  const bool pointwise = mode == ModeCase::kMagnitudeSmall || rng() % 2 == 0;
+  g.input_depth = g.filter_depth = Pick(rng, std::vector<int>{1, 3, 8, 16, 17, 24});
+  g.output_depth = Pick(rng, std::vector<int>{8, 16, 17, 24, 33, 48, 64, 80, 144, 193});
+  g.filter_height = g.filter_width = pointwise ? 1 : 3;
+  g.stride_height = g.stride_width = pointwise ? 1 : 1 + static_cast<int>(rng() % 2);
+  g.dilation_height = g.dilation_width = 1;
+  g.input_height = std::uniform_int_distribution<int>(1, 13)(rng);
+  g.input_width = std::uniform_int_distribution<int>(1, 13)(rng);
+  const reference::Window2D w = reference::ComputeWindow2D(
+      Padding::kSame, g.stride_height, g.stride_width, 1, 1, g.input_height, g.input_width,
+      g.filter_height, g.filter_width);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  c.input_zp = PickZeroPoint(rng, is_uint8);
+  c.filter_zp = is_uint8 ? PickZeroPoint(rng, true) : 0;
+  c.output_zp = PickZeroPoint(rng, is_uint8);
+  c.act_min = is_uint8 ? 0 : -128;
+  c.act_max = is_uint8 ? 255 : 127;
+  if (rng() % 3 == 0) {
+    c.act_min = std::max(c.act_min, c.output_zp);  // RELU6-like
+    c.act_max = std::min(c.act_max, c.act_min + 40);
+  }
+  const int k = g.filter_height * g.filter_width * g.input_depth;
+  c.input.resize(static_cast<size_t>(g.input_height) * g.input_width * g.input_depth);
+  for (auto& v : c.input) v = static_cast<uint8_t>(rng());
+  c.filter.resize(static_cast<size_t>(g.output_depth) * k);
+  for (auto& v : c.filter) v = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<double> spread(-1.0, 1.0);
+  for (int ch = 0; ch < g.output_depth; ++ch) {
+    ModeCase m = mode;
+    if (mode == ModeCase::kMixed)
+      m = std::vector<ModeCase>{ModeCase::kMagnitudeSmall, ModeCase::kShift64,
+                                ModeCase::kMagnitudeLarge, ModeCase::kGeneral}[(ch / 16) % 4];
+    int32_t multiplier = 0, bias = 0;
+    int shift = 0;
+    if (m == ModeCase::kShift64 || m == ModeCase::kGeneral) {
+      // M = 2^30 (valuation 30) ties both roundings at |acc| = 2^e - 1,
+      // inside the bound: the magnitude form is ruled out.
+      multiplier = 1 << 30;
+      shift = m == ModeCase::kShift64 ? -std::uniform_int_distribution<int>(1, 22)(rng)
+                                      : -std::uniform_int_distribution<int>(23, 30)(rng);
+      bias = std::uniform_int_distribution<int32_t>(-(1 << 30), 1 << 30)(rng);
+    } else {
+      const bool large = m == ModeCase::kMagnitudeLarge;
+      bias = large ? std::uniform_int_distribution<int32_t>(1 << 21, 1 << 29)(rng)
+                   : std::uniform_int_distribution<int32_t>(0, 20000)(rng);
+      if (rng() % 2) bias = -bias;
+      const double range = large ? std::abs(static_cast<double>(bias)) : 128.0 * k * 64.0;
+      quant::QuantizeMultiplier(std::pow(10.0, spread(rng)) * 100.0 / range, &multiplier, &shift);
+      // An odd multiplier can only tie at |acc| >= 2^30, so the form is exact;
+      // kTies keeps the converter's trailing zero bits instead, which some
+      // bounds reach.
+      if (m == ModeCase::kTies)
+        multiplier &= ~((1 << std::uniform_int_distribution<int>(8, 22)(rng)) - 1);
+      else
+        multiplier |= 1;
+      if (shift > 0) shift = 0;
+    }
+    c.multipliers.push_back(multiplier);
+    c.shifts.push_back(shift);
+    c.bias.push_back(bias);
+  }
+  return c;
+}
+
+TEST(OptimizedConvTest, RequantizationModesMatchReference) {
+  // Each requantization mode forced by the layer's parameters (magnitude with
+  // IFMA when the CPU has it and every |acc| bound is below 2^20, magnitude
+  // without, requantize64's shift, the general form, and mixed slabs), checked
+  // to have run on vnni, and every ISA against the reference, 1 and 2 tasks.
+  using Mode = optimized::QuantConv::SlabRequant;
+  __builtin_cpu_init();
+  const bool ifma = __builtin_cpu_supports("avx512ifma");
+  const bool vnni = optimized::IsaSupported(Isa::kAvx512Vnni);
+  std::mt19937 rng(17);
+  int seen[5] = {};
+  for (ModeCase mode : {ModeCase::kMagnitudeSmall, ModeCase::kMagnitudeLarge, ModeCase::kShift64,
+                        ModeCase::kGeneral, ModeCase::kTies, ModeCase::kMixed}) {
+    for (int trial = 0; trial < 40; ++trial) {
+      const RandomConv c = MakeModeConv(rng, trial % 3 == 0, mode);
+      const std::string what = "mode " + std::to_string(static_cast<int>(mode)) + " trial " +
+                                std::to_string(trial) + ": " + c.Describe();
+      if (vnni) {
+        optimized::QuantConvParams p;
+        p.geometry = c.g;
+        p.is_uint8 = c.is_uint8;
+        p.input_zero_point = c.input_zp;
+        p.filter_zero_point = c.filter_zp;
+        p.multiplier = c.multipliers.data();
+        p.shift = c.shifts.data();
+        p.filter = c.filter.data();
+        p.bias = c.bias.data();
+        const optimized::QuantConv conv(p, Isa::kAvx512Vnni, 1);
+        std::vector<Mode> modes;
+        for (int s = 0; s < conv.num_slabs(); ++s) {
+          modes.push_back(conv.slab_requant(s));
+          ++seen[static_cast<int>(modes.back())];
+        }
+        for (Mode got : modes) {
+          switch (mode) {
+            case ModeCase::kMagnitudeSmall:  // IFMA only when every bound is below 2^20
+              EXPECT_TRUE(got == Mode::kMagnitude || (ifma && got == Mode::kMagnitudeIfma)) << what;
+              break;
+            case ModeCase::kMagnitudeLarge: EXPECT_EQ(got, Mode::kMagnitude) << what; break;
+            case ModeCase::kShift64: EXPECT_EQ(got, Mode::kShift64) << what; break;
+            case ModeCase::kGeneral: EXPECT_EQ(got, Mode::kGeneral) << what; break;
+            default: break;
+          }
+        }
+      }
+      const std::vector<uint8_t> expected = ReferenceOutput(c);
+      for (Isa isa : SupportedIsas())
+        for (int tasks : {1, 2})
+          ExpectSame(expected, OptimizedOutput(c, isa, tasks),
+                     std::string(optimized::IsaName(isa)) + " tasks " + std::to_string(tasks) +
+                         " " + what);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  // Accumulators on the ties themselves (|acc| = 2^e - 1 modulo 2^(e+1) with
+  // M = 2^30, where the magnitude form would round a negative acc away from
+  // zero): x = x_zp, so each channel's accumulator is its bias.
+  for (int trial = 0; trial < 40; ++trial) {
+    RandomConv c = MakeModeConv(rng, trial % 2 == 0, ModeCase::kShift64);
+    c.g.input_height = c.g.input_width = c.g.output_height = c.g.output_width = 2;
+    c.g.filter_height = c.g.filter_width = 1;
+    c.g.stride_height = c.g.stride_width = 1;
+    c.g.pad_height = c.g.pad_width = 0;
+    c.input.assign(static_cast<size_t>(4) * c.g.input_depth, static_cast<uint8_t>(c.input_zp));
+    c.filter.resize(static_cast<size_t>(c.g.output_depth) * c.g.input_depth);
+    for (int ch = 0; ch < c.g.output_depth; ++ch) {
+      const int e = -c.shifts[ch];
+      const int64_t j = std::uniform_int_distribution<int>(0, 50)(rng);
+      const int64_t tie = (int64_t{1} << e) - 1 + j * (int64_t{2} << e);
+      c.bias[ch] = static_cast<int32_t>(ch % 2 == 0 ? -tie : tie);
+    }
+    const std::string what = "tie trial " + std::to_string(trial) + ": " + c.Describe();
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    for (Isa isa : SupportedIsas())
+      ExpectSame(expected, OptimizedOutput(c, isa, 1), std::string(optimized::IsaName(isa)) + " " + what);
+    if (::testing::Test::HasFailure()) return;
+  }
+  if (vnni) {
+    EXPECT_GT(seen[static_cast<int>(Mode::kGeneral)], 0);
+    EXPECT_GT(seen[static_cast<int>(Mode::kShift64)], 0);
+    EXPECT_GT(seen[static_cast<int>(Mode::kMagnitude)], 0);
+    if (ifma) {
+      EXPECT_GT(seen[static_cast<int>(Mode::kMagnitudeIfma)], 0);
+    }
+  }
+}
+
 TEST(OptimizedConvTest, FirstLayerShapes) {
   // Few input channels with 3x3 stride-2 windows over wide rows (the
   // first-layer im2col), SAME and VALID, odd sizes, K just around 4-tap groups.
@@ -451,15 +616,20 @@ TEST(OptimizedConvTest, InterpreterOptimizedEqualsReference) {
     const bool per_channel = !c.is_uint8 && trial % 4 == 1;
     for (int bias_i = 0; bias_i < static_cast<int>(c.bias.size()); ++bias_i)
       c.bias[bias_i] = c.bias[bias_i] % 5000;
-    for (int threads : {1, 2}) {
-      if (c.is_uint8) {
-        EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
-                  RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
-            << c.Describe() << " threads " << threads;
-      } else {
-        EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
-                  RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
-            << c.Describe() << " threads " << threads;
+    // Every ISA this CPU runs, selected as the interpreter selects it (on
+    // vnni these layers' multipliers mostly take the magnitude form).
+    for (Isa isa : SupportedIsas()) {
+      const optimized::ScopedIsaOverride override_isa(isa);
+      for (int threads : {1, 2}) {
+        if (c.is_uint8) {
+          EXPECT_EQ(RunModel<uint8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<uint8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << optimized::IsaName(isa) << " " << c.Describe() << " threads " << threads;
+        } else {
+          EXPECT_EQ(RunModel<int8_t>(c, per_channel, KernelSet::kReference, threads),
+                    RunModel<int8_t>(c, per_channel, KernelSet::kOptimized, threads))
+              << optimized::IsaName(isa) << " " << c.Describe() << " threads " << threads;
+        }
       }
     }
   }

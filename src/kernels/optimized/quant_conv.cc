@@ -64,6 +64,95 @@ DLG_TARGET_AVX512 inline __m512i RescaleDouble16(__m512i acc, const double* scal
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
+// MR panel rows from a times one slab of NB 16-channel blocks of weights:
+// the accumulators start at the column bias (one add fewer per output
+// vector) and stay in registers.
+template <int MR, int NB>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) void VnniAccumulate(
+    const uint8_t* a, size_t stride, int k4, const int8_t* w, const __m512i (&bias)[NB],
+    __m512i (&acc)[MR][NB]) {
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) acc[r][j] = bias[j];
+  for (int t = 0; t < k4; ++t, w += NB * 64, a += 4) {
+    __m512i wv[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, a + r * stride, 4);
+      const __m512i av = _mm512_set1_epi32(quad);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, wv[j]);
+    }
+  }
+}
+
+// The magnitude requantization's output stage (requantize_magnitude.h):
+// the output zero point and the activation bounds in registers.
+struct MagnitudeOutput {
+  __m512i offset16;  // output zero point, int16 lanes
+  __m512i min8, max8;
+  __m512i transpose;  // MagnitudeQuadBytes' dword order
+};
+
+DLG_TARGET_AVX512 inline MagnitudeOutput LoadMagnitudeOutput(int32_t zero_point, int32_t act_min,
+                                                             int32_t act_max) {
+  return MagnitudeOutput{
+      _mm512_set1_epi16(static_cast<int16_t>(zero_point)),
+      _mm512_set1_epi8(static_cast<char>(act_min)), _mm512_set1_epi8(static_cast<char>(act_max)),
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)};
+}
+
+// Output zero point plus or minus the packed magnitudes m of accumulators
+// a and c (int16 lanes a 0-3, c 0-3, a 4-7, c 4-7, ...), with their signs:
+// int16 saturation keeps values outside the output range outside it.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i SignedMagnitudeWords(
+    __m512i m, __m512i a, __m512i c, __m512i offset16) {
+  const __mmask32 negative = _mm512_movepi16_mask(_mm512_packs_epi32(a, c));
+  return _mm512_mask_subs_epi16(_mm512_adds_epi16(m, offset16), negative, offset16, m);
+}
+
+// Four accumulator vectors a0..a3 (16 channels each) and their magnitudes
+// m0..m3 as output bytes, clamped: bytes 16k..16k+15 are vector k's. The
+// packs leave dword 4l + k holding vector k's channels 4l..4l+3; one dword
+// permute puts each vector's 16 bytes together. The saturating narrowings
+// keep order, so clamping the bytes gives the reference's clamp.
+template <bool kSigned>
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i MagnitudeQuadBytes(
+    __m512i a0, __m512i a1, __m512i a2, __m512i a3, __m512i m0, __m512i m1, __m512i m2,
+    __m512i m3, const MagnitudeOutput& o) {
+  const __m512i w01 = SignedMagnitudeWords(_mm512_packs_epi32(m0, m1), a0, a1, o.offset16);
+  const __m512i w23 = SignedMagnitudeWords(_mm512_packs_epi32(m2, m3), a2, a3, o.offset16);
+  __m512i bytes = kSigned ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+  bytes = _mm512_permutexvar_epi32(o.transpose, bytes);
+  return kSigned ? _mm512_min_epi8(_mm512_max_epi8(bytes, o.min8), o.max8)
+                 : _mm512_min_epu8(_mm512_max_epu8(bytes, o.min8), o.max8);
+}
+
+// The slab kernels with magnitude requantization: without and with IFMA,
+// each compiled for its own target.
+#define DLG_MAGNITUDE_KERNEL VnniMagnitudeSlabKernel
+#define DLG_MAGNITUDE_TARGET DLG_TARGET_AVX512
+#define DLG_MAGNITUDE Magnitude512
+#define DLG_MAGNITUDE_IFMA false
+#include "kernels/optimized/quant_conv_magnitude.inc"
+#undef DLG_MAGNITUDE_KERNEL
+#undef DLG_MAGNITUDE_TARGET
+#undef DLG_MAGNITUDE
+#undef DLG_MAGNITUDE_IFMA
+#define DLG_MAGNITUDE_KERNEL VnniMagnitudeIfmaSlabKernel
+#define DLG_MAGNITUDE_TARGET DLG_TARGET_AVX512_IFMA
+#define DLG_MAGNITUDE MagnitudeIfma512
+#define DLG_MAGNITUDE_IFMA true
+#include "kernels/optimized/quant_conv_magnitude.inc"
+#undef DLG_MAGNITUDE_KERNEL
+#undef DLG_MAGNITUDE_TARGET
+#undef DLG_MAGNITUDE
+#undef DLG_MAGNITUDE_IFMA
+
 // How a slab kernel requantizes: requantize.h, requantize64.h (narrow or
 // wide channels), or FULLY_CONNECTED's double rescale.
 enum class Requant { kFixed, kShift64, kShift64Wide, kDouble };
@@ -84,27 +173,9 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
 #pragma GCC unroll 4
   for (int j = 0; j < NB; ++j) bias[j] = _mm512_load_si512(column_bias + n0 + 16 * j);
   for (int r0 = 0; r0 < rows; r0 += MR) {
-    // Accumulators start at the column bias (one add fewer per output vector).
     __m512i acc[MR][NB];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) acc[r][j] = bias[j];
-    const uint8_t* a = panel + static_cast<size_t>(r0) * stride;
-    const int8_t* w = weights;
-    for (int t = 0; t < k4; ++t, w += NB * 64, a += 4) {
-      __m512i wv[NB];
-#pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) wv[j] = _mm512_load_si512(w + j * 64);
-#pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) {
-        int32_t quad;
-        std::memcpy(&quad, a + r * stride, 4);
-        const __m512i av = _mm512_set1_epi32(quad);
-#pragma GCC unroll 4
-        for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, wv[j]);
-      }
-    }
+    VnniAccumulate<MR, NB>(panel + static_cast<size_t>(r0) * stride, stride, k4, weights, bias,
+                           acc);
     const int valid_rows = std::min(MR, rows - r0);
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) {
@@ -837,14 +908,58 @@ struct VnniOps {
   }
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t* row_terms, uint8_t* out) {
-    if (c.double_rescale_)
-      Dispatch<Requant::kDouble>(c, s, panel, rows, row_terms, out);
-    else if (!c.shift64_requant_)
-      Dispatch<Requant::kFixed>(c, s, panel, rows, row_terms, out);
-    else if (c.requant64_.wide)
-      Dispatch<Requant::kShift64Wide>(c, s, panel, rows, row_terms, out);
-    else
-      Dispatch<Requant::kShift64>(c, s, panel, rows, row_terms, out);
+    switch (s.requant) {
+      case QuantConv::SlabRequant::kDouble:
+        Dispatch<Requant::kDouble>(c, s, panel, rows, row_terms, out);
+        return;
+      case QuantConv::SlabRequant::kGeneral:
+        Dispatch<Requant::kFixed>(c, s, panel, rows, row_terms, out);
+        return;
+      case QuantConv::SlabRequant::kShift64:
+        if (c.requant64_.wide)
+          Dispatch<Requant::kShift64Wide>(c, s, panel, rows, row_terms, out);
+        else
+          Dispatch<Requant::kShift64>(c, s, panel, rows, row_terms, out);
+        return;
+      case QuantConv::SlabRequant::kMagnitude:
+        if (c.is_uint8_)
+          DispatchMagnitude<false, false>(c, s, panel, rows, row_terms, out);
+        else
+          DispatchMagnitude<true, false>(c, s, panel, rows, row_terms, out);
+        return;
+      case QuantConv::SlabRequant::kMagnitudeIfma:
+        if (c.is_uint8_)
+          DispatchMagnitude<false, true>(c, s, panel, rows, row_terms, out);
+        else
+          DispatchMagnitude<true, true>(c, s, panel, rows, row_terms, out);
+        return;
+    }
+  }
+  template <bool kSigned, bool kIfma>
+  static void DispatchMagnitude(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel,
+                                int rows, const int32_t* row_terms, uint8_t* out) {
+    const int8_t* w = c.weights8_.data() + s.offset;
+    const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
+    const int k4 = c.k_padded_ / 4;
+    const size_t stride = c.k_padded_;
+    const int32_t zp = c.requant_.output_offset;
+    const int32_t lo = c.requant_.clamp_min + zp, hi = c.requant_.clamp_max + zp;
+    const auto kernel = [&]<int MR, int NB>() {
+      if constexpr (kIfma)
+        VnniMagnitudeIfmaSlabKernel<MR, NB, kSigned>(panel, stride, rows, k4, w,
+                                                     c.column_bias_.data(), terms, c.magnitude_,
+                                                     zp, lo, hi, s.n0, c.n_, out, c.n_);
+      else
+        VnniMagnitudeSlabKernel<MR, NB, kSigned>(panel, stride, rows, k4, w,
+                                                 c.column_bias_.data(), terms, c.magnitude_, zp,
+                                                 lo, hi, s.n0, c.n_, out, c.n_);
+    };
+    switch (s.blocks) {
+      case 4: kernel.template operator()<6, 4>(); break;
+      case 3: kernel.template operator()<8, 3>(); break;
+      case 2: kernel.template operator()<12, 2>(); break;
+      default: kernel.template operator()<16, 1>(); break;
+    }
   }
   template <Requant kRequant>
   static void Dispatch(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
@@ -1001,16 +1116,25 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   const int32_t x_zp = p.input_zero_point;
   const int32_t w_zp = is_uint8_ ? p.filter_zero_point : 0;
   column_bias_.Resize(padded_n);
+  weight_abs_sum_.Resize(padded_n);
   // A stored packing of the same weights skips the loops below (PackedWeightStore).
   reused_packed_ = LoadPacked(p, packed);
   if (!reused_packed_) {
     for (int n = 0; n < n_; ++n) {
-      uint32_t sum = 0;
+      uint32_t sum = 0, abs_sum = 0;  // abs_sum <= 255 * 2^24 fits
       const size_t row = static_cast<size_t>(n) * k_;
-      if (is_uint8_)
-        for (int k = 0; k < k_; ++k) sum += f_u8[row + k];
-      else
-        for (int k = 0; k < k_; ++k) sum += static_cast<uint32_t>(int32_t{f_s8[row + k]});
+      if (is_uint8_) {
+        for (int k = 0; k < k_; ++k) {
+          sum += f_u8[row + k];
+          abs_sum += static_cast<uint32_t>(std::abs(int32_t{f_u8[row + k]} - w_zp));
+        }
+      } else {
+        for (int k = 0; k < k_; ++k) {
+          sum += static_cast<uint32_t>(int32_t{f_s8[row + k]});
+          abs_sum += static_cast<uint32_t>(std::abs(int32_t{f_s8[row + k]}));
+        }
+      }
+      weight_abs_sum_[n] = abs_sum;
       uint32_t b = p.bias != nullptr ? static_cast<uint32_t>(p.bias[n]) : 0u;
       if (vnni) {
         if (is_uint8_) {
@@ -1102,7 +1226,13 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       requant64_.Init(p.multiplier, p.shift, n_, padded_n, p.output_zero_point, p.act_min,
                       p.act_max, !is_uint8_);
     }
+    if (vnni) PrepareMagnitudeRequant(p, padded_n);
   }
+  for (Slab& s : slabs_)
+    if (s.requant == SlabRequant::kGeneral)
+      s.requant = double_rescale_ ? SlabRequant::kDouble
+                  : shift64_requant_ ? SlabRequant::kShift64
+                                     : SlabRequant::kGeneral;
 
   // Work split and per-task panel. Small convolutions stay on one thread:
   // below about 5 microseconds of work the hand-off costs more than it saves.
@@ -1121,6 +1251,36 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   block_rows_ = block;
   panel_bytes_ = RoundUp(static_cast<size_t>(block) * row_bytes, 64) + kIm2colOverwrite;
   per_task_bytes_ = panel_bytes_ + RoundUp(static_cast<size_t>(block) * sizeof(int32_t), 64);
+}
+
+void QuantConv::PrepareMagnitudeRequant(const QuantConvParams& p, int padded_n) {
+#if DELEGATO_X86
+  __builtin_cpu_init();
+  const bool ifma = __builtin_cpu_supports("avx512ifma");
+  const int64_t deviation = MaxInputDeviation(is_uint8_, p.input_zero_point);
+  magnitude_.Init(padded_n);
+  bool any = false;
+  for (Slab& s : slabs_) {
+    const int end = std::min(n_, s.n0 + 16 * s.blocks);
+    int64_t largest = 0;
+    bool exact = true;
+    for (int c = s.n0; c < end && exact; ++c) {
+      const int64_t bias = p.bias != nullptr ? p.bias[c] : 0;
+      const int64_t bound = std::abs(bias) + deviation * int64_t{weight_abs_sum_[c]};  // of |acc|
+      exact = MagnitudeExact(p.multiplier[c], p.shift[c], bound);
+      largest = std::max(largest, bound);
+    }
+    if (!exact) continue;
+    for (int c = s.n0; c < end; ++c) magnitude_.Set(c, p.multiplier[c], p.shift[c]);
+    s.requant = ifma && largest < (int64_t{1} << 20) ? SlabRequant::kMagnitudeIfma
+                                                     : SlabRequant::kMagnitude;
+    any = true;
+  }
+  if (!any) magnitude_ = MagnitudeChannels();
+#else
+  (void)p;
+  (void)padded_n;
+#endif
 }
 
 template <class Ops>

@@ -32,10 +32,15 @@
 //     exactly, with no saturation (neon: smlal, one product at a time).
 //     No correction terms.
 // The int32 sum is then requantized exactly as the reference does
-// (requantize.h; on vnni as one 64-bit rounding shift, requantize64.h, when
-// every channel's shift allows: with few input channels requantization, not
-// the multiply-adds, sets the speed). Results do not depend on the ISA or
-// the thread count.
+// (requantize.h). With few input channels requantization, not the
+// multiply-adds, sets the speed, so vnni chooses per slab (up to 64 output
+// channels) the cheapest exact form: the magnitude form
+// (requantize_magnitude.h) when Prepare proves it exact for every channel of
+// the slab, bounding |acc| <= |bias| + max|x - x_zp| * sum|w - w_zp| (with
+// IFMA's 52-bit multiply-adds when the CPU has them and every bound is below
+// 2^20); otherwise one 64-bit rounding shift (requantize64.h) when every
+// channel's shift allows; otherwise the general form. Results do not depend
+// on the ISA or the thread count.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +53,7 @@
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
 #include "kernels/optimized/requantize64.h"
+#include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/reference/conv.h"
 
 namespace delegato::optimized {
@@ -83,16 +89,21 @@ class QuantConv {
             std::span<const uint8_t> packed = {});
 
   // The layout of the packed arrays SerializePacked writes: bump whenever
-  // the packing (weights8_, weights16_, column_bias_) changes.
-  static constexpr uint32_t kPackedLayoutVersion = 1;
+  // the packing (weights8_, weights16_, column_bias_, weight_abs_sum_) changes.
+  static constexpr uint32_t kPackedLayoutVersion = 2;
   // `params`: those this kernel was built from (their weights are fingerprinted).
   std::vector<uint8_t> SerializePacked(const QuantConvParams& params) const;
   bool reused_packed() const { return reused_packed_; }
   const std::string& packed_rejection() const { return packed_rejection_; }
 
   Isa isa() const { return isa_; }
-  // Whether the requantization runs as requantize64.h (tests check coverage).
+  // Whether requantize64.h's constants are set up (its slabs may still take
+  // the magnitude form).
   bool shift64_requant() const { return shift64_requant_; }
+  // How each slab requantizes (tests check coverage).
+  enum class SlabRequant : uint8_t { kGeneral, kShift64, kMagnitude, kMagnitudeIfma, kDouble };
+  int num_slabs() const { return static_cast<int>(slabs_.size()); }
+  SlabRequant slab_requant(int slab) const { return slabs_[slab].requant; }
   // Per-Eval scratch for all tasks (packed input rows).
   size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
   // Eval runs tasks [0, num_tasks()) in any order, on any threads; each
@@ -101,13 +112,16 @@ class QuantConv {
   void RunTask(int task, const void* input, void* output, uint8_t* scratch) const;
 
   // Packed weight bytes (for memory reports).
-  size_t packed_bytes() const { return weights8_.bytes() + weights16_.bytes(); }
+  size_t packed_bytes() const {
+    return weights8_.bytes() + weights16_.bytes() + weight_abs_sum_.bytes() + magnitude_.bytes();
+  }
 
  private:
   struct Slab {
     int n0 = 0;       // first output channel
     int blocks = 0;   // 16-channel blocks (1..4)
     size_t offset = 0;  // into the packed weights, in elements
+    SlabRequant requant = SlabRequant::kGeneral;
   };
 
   template <class Ops>
@@ -116,6 +130,8 @@ class QuantConv {
   void PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
                  int32_t* row_terms) const;
 
+  // vnni: the slabs whose every channel takes the magnitude form exactly.
+  void PrepareMagnitudeRequant(const QuantConvParams& p, int padded_n);
   const double* DoubleScale() const { return double_rescale_ ? double_scale_.data() : nullptr; }
   // What SerializePacked records and LoadPacked checks (packed_state.cc).
   uint64_t PackedFingerprint(const QuantConvParams& p) const;
@@ -141,11 +157,13 @@ class QuantConv {
   AlignedBuffer<int8_t> weights8_;
   AlignedBuffer<int16_t> weights16_;  // avx2/neon/scalar: [slab][k/2][16][2]
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
+  AlignedBuffer<uint32_t> weight_abs_sum_;  // per channel, sum |w - w_zp| (bounds |acc|)
   RequantChannels requant_;
   // vnni: requantization as one 64-bit rounding shift (requantize64.h) when
   // every channel's shift allows it.
   Requant64Channels requant64_;
   bool shift64_requant_ = false;
+  MagnitudeChannels magnitude_;  // vnni: constants of the magnitude slabs' channels
   AlignedBuffer<double> double_scale_;  // FULLY_CONNECTED mode (empty otherwise)
   bool double_rescale_ = false;
   int32_t row_coefficient_ = 0;  // uint8: times each row's sum of x (vnni 128 - w_zp, dotprod -w_zp)

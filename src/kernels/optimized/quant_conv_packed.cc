@@ -1,6 +1,6 @@
 // QuantConv's packed state for PackedWeightStore (packed_state.h): the
-// O(K * N) part of its construction (weights in the ISA's layout and the
-// per-channel folded bias). Requantization constants and the work split are
+// O(K * N) part of its construction (weights in the ISA's layout, the
+// per-channel folded bias and sum of |w - w_zp|). Requantization constants and the work split are
 // cheap and always recomputed.
 #include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
@@ -29,7 +29,8 @@ std::vector<uint8_t> QuantConv::SerializePacked(const QuantConvParams& params) c
   const PackedStateHeader header{kQuantConvMagic, kPackedLayoutVersion, isa_, PackedFingerprint(params)};
   return WritePackedState(header, {{weights8_.data(), sizeof(int8_t), weights8_.size()},
                                    {weights16_.data(), sizeof(int16_t), weights16_.size()},
-                                   {column_bias_.data(), sizeof(int32_t), column_bias_.size()}});
+                                   {column_bias_.data(), sizeof(int32_t), column_bias_.size()},
+                                   {weight_abs_sum_.data(), sizeof(uint32_t), weight_abs_sum_.size()}});
 }
 
 bool QuantConv::LoadPacked(const QuantConvParams& params, std::span<const uint8_t> packed) {
@@ -39,7 +40,8 @@ bool QuantConv::LoadPacked(const QuantConvParams& params, std::span<const uint8_
   packed_rejection_ = ReadPackedState(packed, expected,
                                       {{weights8_.data(), sizeof(int8_t), weights8_.size()},
                                        {weights16_.data(), sizeof(int16_t), weights16_.size()},
-                                       {column_bias_.data(), sizeof(int32_t), column_bias_.size()}});
+                                       {column_bias_.data(), sizeof(int32_t), column_bias_.size()},
+                                   {weight_abs_sum_.data(), sizeof(uint32_t), weight_abs_sum_.size()}});
   return packed_rejection_.empty();
 }
 

@@ -376,36 +376,6 @@ DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i PairScale(__m256i 
   return _mm256_sign_epi32(magnitude, high);
 }
 
-// Magnitude requantization (see the header) of 8 lanes: the even and odd
-// channels' constants in 64-bit lanes.
-struct MagnitudeRequant256 {
-  __m256i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
-};
-
-DLG_TARGET_AVX2 inline MagnitudeRequant256 LoadMagnitudeRequant256(const QuantDepthwise& d,
-                                                                   int c) {
-  __m256i v[6];
-  for (int k = 0; k < 6; ++k)
-    v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2));
-  return {v[0], v[1], v[2], v[3], v[4], v[5]};
-}
-
-// |requantized acc| per lane: the even lanes' quotient lands in the low 32
-// bits of their 64-bit product, the odd lanes' (doubled, shifted 31 less) in
-// the high 32 bits.
-DLG_TARGET_AVX2 inline __attribute__((always_inline)) __m256i Magnitude256(
-    __m256i acc, const MagnitudeRequant256& q) {
-  const __m256i x = _mm256_abs_epi32(acc);
-  const __m256i even = _mm256_srlv_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
-  const __m256i odd = _mm256_srlv_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), q.odd_multiplier),
-                       q.odd_round),
-      q.odd_shift);
-  return _mm256_blend_epi32(even, odd, 0xAA);
-}
-
 // Everything one 8-channel block of one output row needs.
 struct PairBlock {
   const uint8_t* rows[5];  // input row of each filter row at the block's first
@@ -652,7 +622,7 @@ DLG_TARGET_AVX2 void Avx2PairRows(const QuantDepthwise& d, int64_t begin, int64_
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = Load256(d.bias_interior() + cb);
       if constexpr (kMag)
-        b.mq = LoadMagnitudeRequant256(d, cb);
+        b.mq = LoadMagnitudeRequant256(d.magnitude(), cb);
       else
         b.rq = LoadPairRequant(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
@@ -750,33 +720,6 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i PairScale512(
       _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(high), p.round), p.right_shift);
   const __m512i zero = _mm512_setzero_si512();
   return _mm512_mask_sub_epi32(magnitude, _mm512_cmplt_epi32_mask(high, zero), zero, magnitude);
-}
-
-// As MagnitudeRequant256, 16 lanes.
-struct MagnitudeRequant512 {
-  __m512i even_multiplier, even_round, even_shift, odd_multiplier, odd_round, odd_shift;
-};
-
-DLG_TARGET_AVX512 inline MagnitudeRequant512 LoadMagnitudeRequant512(const QuantDepthwise& d,
-                                                                     int c) {
-  __m512i v[6];
-  for (int k = 0; k < 6; ++k)
-    v[k] = _mm512_loadu_si512(
-        d.magnitude_constants(static_cast<QuantDepthwise::MagnitudeConstant>(k)) + c / 2);
-  return {v[0], v[1], v[2], v[3], v[4], v[5]};
-}
-
-// As Magnitude256.
-DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i Magnitude512(
-    __m512i acc, const MagnitudeRequant512& q) {
-  const __m512i x = _mm512_abs_epi32(acc);
-  const __m512i even = _mm512_srlv_epi64(
-      _mm512_add_epi64(_mm512_mul_epu32(x, q.even_multiplier), q.even_round), q.even_shift);
-  const __m512i odd = _mm512_srlv_epi64(
-      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), q.odd_multiplier),
-                       q.odd_round),
-      q.odd_shift);
-  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
 }
 
 // As PairBlock, 16 channels.
@@ -1053,7 +996,7 @@ DLG_TARGET_AVX512 void Avx512PairRows(const QuantDepthwise& d, int64_t begin, in
       b.w = d.pair_weights() + static_cast<size_t>(cb) * vectors;
       b.bias = _mm512_loadu_si512(d.bias_interior() + cb);
       if constexpr (kMag)
-        b.mq = LoadMagnitudeRequant512(d, cb);
+        b.mq = LoadMagnitudeRequant512(d.magnitude(), cb);
       else
         b.rq = LoadPairRequant512(rq, cb);
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
@@ -1100,21 +1043,6 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotColumn(
 // (as the pair paths), the magnitude one with 52-bit multiply-adds, and
 // requantize64.h's single 64-bit rounding shift (zero point included).
 enum DotRequant { kDotGeneral = 0, kDotMagnitude = 1, kDotMagnitudeIfma = 2, kDotRequant64 = 3 };
-
-// As Magnitude512 with |acc| < 2^20: vpmadd52luq takes the even lanes (their
-// high halves zeroed) times M plus the addend in one step; vpmadd52huq the
-// odd lanes, which sit 32 bits up, times M * 2^21, giving 2 |acc| M exactly,
-// plus the doubled addend.
-DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i MagnitudeIfma512(
-    __m512i acc, const MagnitudeRequant512& q) {
-  const __m512i even = _mm512_srlv_epi64(
-      _mm512_madd52lo_epu64(q.even_round, _mm512_maskz_abs_epi32(0x5555, acc), q.even_multiplier),
-      q.even_shift);
-  const __m512i odd = _mm512_srlv_epi64(
-      _mm512_madd52hi_epu64(q.odd_round, _mm512_maskz_abs_epi32(0xAAAA, acc), q.odd_multiplier),
-      q.odd_shift);
-  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
-}
 
 template <bool kSigned, int kMode>
 DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512(
@@ -1265,10 +1193,7 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
       } else if constexpr (kMode == kDotRequant64) {
         b.r64 = LoadRequant64Block(d.requant64(), cb);
       } else {
-        b.mq = LoadMagnitudeRequant512(d, cb);
-        if constexpr (kMode == kDotMagnitudeIfma)
-          b.mq.odd_multiplier =
-              _mm512_loadu_si512(d.magnitude_constants(QuantDepthwise::kOddMultiplierIfma) + cb / 2);
+        b.mq = LoadMagnitudeRequant512(d.magnitude(), cb, kMode == kDotMagnitudeIfma);
       }
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
       for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, true>(b, ox);
@@ -1748,61 +1673,25 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
 #endif
 }
 
-bool QuantDepthwise::MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
-  if (multiplier < 0 || shift > 0 || shift < -31 || bound < 0 || bound >= (int64_t{1} << 31))
-    return false;
-  if (multiplier == 0 || bound == 0) return true;
-  // A negative acc ties in the first rounding when |acc| * M = 2^30 (mod
-  // 2^31): |acc| = 2^z * q, q odd, z = 30 - v2(M). With e = 0 that tie is the
-  // result; with e >= 1 the dropped -1 changes it only when the second
-  // rounding ties too: (|acc| * M + 2^30) / 2^31 = (q * m + 1) / 2 (m = M's
-  // odd part) must be 2^(e-1) modulo 2^e, i.e. q * m = 2^e - 1 modulo
-  // 2^(e+1). The smallest such q is q0 = (2^e - 1) / m modulo 2^(e+1).
-  const int v = __builtin_ctz(static_cast<uint32_t>(multiplier));
-  const int z = 30 - v;  // v <= 30 as 0 < M < 2^31
-  if ((int64_t{1} << z) > bound) return true;  // no |acc| <= bound has valuation z
-  const int e = -shift;
-  if (e == 0) return false;
-  const uint64_t odd = static_cast<uint64_t>(multiplier) >> v;
-  uint64_t inverse = odd;  // Newton's iteration doubles the correct low bits: 3, 6, ..., 96
-  for (int i = 0; i < 5; ++i) inverse *= 2 - odd * inverse;
-  const uint64_t modulus_mask = (uint64_t{1} << (e + 1)) - 1;
-  const uint64_t q0 = (((uint64_t{1} << e) - 1) * inverse) & modulus_mask;
-  return static_cast<int64_t>(q0 << z) > bound;  // q0 < 2^32, z <= 30
-}
-
 void QuantDepthwise::PrepareMagnitudeRequant(const QuantDepthwiseParams& p) {
   const int channels = g_.output_depth, taps = g_.filter_height * g_.filter_width;
-  // Largest |x - x_zp| of an input value.
-  const int32_t lo = is_uint8_ ? 0 : -128, hi = is_uint8_ ? 255 : 127;
-  const int64_t deviation = std::max(std::abs(lo - p.input_zero_point),
-                                     std::abs(hi - p.input_zero_point));
-  const size_t half = padded_channels_ / 2;
-  AlignedBuffer<uint64_t> constants(kMagnitudeConstants * half);
+  const int64_t deviation = MaxInputDeviation(is_uint8_, p.input_zero_point);
+  MagnitudeChannels magnitude;
+  magnitude.Init(padded_channels_);
   int64_t largest = 0;
   for (int c = 0; c < channels; ++c) {
     const int32_t m = p.multiplier[c], shift = p.shift[c];
-    if (m < 0 || shift > 0 || shift < -31) return;
     int64_t weight_sum = 0;
     for (int t = 0; t < taps; ++t)
       weight_sum += std::abs(WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]));
     const int64_t bias = p.bias != nullptr ? p.bias[c] : 0;
     const int64_t bound = std::abs(bias) + deviation * weight_sum;  // of |acc|
-    if (bound >= (int64_t{1} << 31)) return;
-    largest = std::max(largest, bound);
     if (!MagnitudeExact(m, shift, bound)) return;
-    const int e = -shift;
-    const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
-    const size_t lane = static_cast<size_t>(c / 2);
-    const int base = c % 2 == 0 ? kEvenMultiplier : kOddMultiplier;
-    const uint64_t scale = c % 2 == 0 ? 1 : 2;
-    constants[(base + 0) * half + lane] = scale * static_cast<uint64_t>(m);
-    constants[(base + 1) * half + lane] = scale * round;
-    constants[(base + 2) * half + lane] = c % 2 == 0 ? 31 + e : e;
-    if (c % 2 == 1) constants[kOddMultiplierIfma * half + lane] = static_cast<uint64_t>(m) << 21;
+    largest = std::max(largest, bound);
+    magnitude.Set(c, m, shift);
   }
   magnitude_bound_ = largest;
-  magnitude_constants_ = std::move(constants);
+  magnitude_ = std::move(magnitude);
   magnitude_requant_ = true;
 }
 

@@ -80,6 +80,7 @@
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
 #include "kernels/optimized/requantize64.h"
+#include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/reference/depthwise_conv.h"
 
 namespace delegato::optimized {
@@ -113,7 +114,7 @@ class QuantDepthwise {
 
   size_t packed_bytes() const {
     return weights_.bytes() + bias_interior_.bytes() + bias_border_.bytes() +
-           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_constants_.bytes() +
+           pair_weights_.bytes() + pair_zero_row_.bytes() + magnitude_.bytes() +
            dot_weights_.bytes() + dot_bias_.bytes() + requant64_.add.bytes() +
            requant64_.shift.bytes() + requant64_.multiplier.bytes() +
            requant64_.odd_multiplier.bytes() + requant64_.left_shift.bytes() +
@@ -152,30 +153,12 @@ class QuantDepthwise {
     return filter_height / 2 * filter_width + (filter_height % 2) * 2 * (filter_width / 2 + 1);
   }
 
-  // Magnitude requantization (see above): whether the tap-pair paths use it,
-  // and its per-channel constants as 64-bit lanes, one array per kind, lane i
-  // of array k at magnitude_constants(k)[c / 2 + i] for a block starting at
-  // channel c: the even channels' multiplier, rounding addend and shift
-  // (31 + e), then the odd channels' (doubled multiplier and addend, shift e,
-  // which leaves the result in the lane's high 32 bits).
-  // (The dot path's IFMA variant takes the odd multiplier as M * 2^21.)
-  enum MagnitudeConstant {
-    kEvenMultiplier,
-    kEvenRound,
-    kEvenShift,
-    kOddMultiplier,
-    kOddRound,
-    kOddShift,
-    kOddMultiplierIfma,
-    kMagnitudeConstants
-  };
+  // Magnitude requantization (see above; requantize_magnitude.h): whether
+  // the tap-pair paths use it, and its per-channel constants.
   bool magnitude_requant() const { return magnitude_requant_; }
-  // Whether the magnitude form equals the reference for every |acc| <= bound
-  // with this multiplier and shift (exactly: false only when some acc in the
-  // bound differs).
-  static bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound);
-  const uint64_t* magnitude_constants(MagnitudeConstant k) const {
-    return magnitude_constants_.data() + static_cast<size_t>(k) * (padded_channels_ / 2);
+  const MagnitudeChannels& magnitude() const { return magnitude_; }
+  static bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
+    return optimized::MagnitudeExact(multiplier, shift, bound);
   }
 
   // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
@@ -213,7 +196,7 @@ class QuantDepthwise {
   AlignedBuffer<int32_t> pair_weights_;
   AlignedBuffer<uint8_t> pair_zero_row_;
   bool magnitude_requant_ = false;
-  AlignedBuffer<uint64_t> magnitude_constants_;
+  MagnitudeChannels magnitude_;
   int64_t magnitude_bound_ = 0;  // largest |acc| bound over the channels
   int32_t dot_channels_ = 0;
   bool dot_ifma_ = false;
