@@ -503,6 +503,10 @@ struct ActivationData {
   ActivationKind kind = ActivationKind::kRelu;
   DataType type = DataType::kFloat32;
   reference::QuantizedReluParams relu;
+  // 8-bit RELU / RELU6 with the optimized kernel set: the reference's output
+  // for each of the 256 input bytes, looked up.
+  bool relu_table = false;
+  optimized::RequantizeTable8 relu_lookup;
   uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
   // float32 LOGISTIC and TANH through the vector exp, when allowed (see
@@ -592,6 +596,21 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
       p.act_min = std::max(TypeMin(in.type), quantize(0.0f));
       p.act_max = kind == ActivationKind::kRelu ? TypeMax(in.type)
                                                 : std::min(TypeMax(in.type), quantize(6.0f));
+      if (ctx.optimized() && (in.type == DataType::kUInt8 || in.type == DataType::kInt8)) {
+        data->relu_table = true;
+        for (int v = 0; v < 256; ++v) {
+          const uint8_t byte = static_cast<uint8_t>(v);
+          if (in.type == DataType::kUInt8) {
+            reference::QuantizedRelu(p, &byte, &data->relu_lookup.table[v], 0, 1);
+          } else {
+            const int8_t x = static_cast<int8_t>(byte);
+            int8_t y = 0;
+            reference::QuantizedRelu(p, &x, &y, 0, 1);
+            data->relu_lookup.table[v] = static_cast<uint8_t>(y);
+          }
+        }
+        data->relu_lookup.SelectLookup();
+      }
     } else if (in.type == DataType::kInt16) {
       PrepareInt16Activation(ctx, node, kind, qi, qo, out, &data->int16);
     } else {
@@ -641,6 +660,10 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
   }
   const bool relu = d.kind == ActivationKind::kRelu || d.kind == ActivationKind::kRelu6;
   ParallelElements(ctx, n, [&](int64_t begin, int64_t end) {
+    if (d.relu_table) {
+      d.relu_lookup.Run(in.data, out.data, begin, end);
+      return;
+    }
     switch (d.type) {
       case DataType::kUInt8:
         if (relu)

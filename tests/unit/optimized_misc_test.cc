@@ -6,7 +6,8 @@
 // requantization tables, float32 -> 8-bit quantization (halves, huge
 // values, infinities, NaN) and int8 SQUARED_DIFFERENCE (every byte pair,
 // broadcast shapes). Then each op through the interpreter, optimized
-// vs reference kernel sets, 1 and 2 threads, and PAD's merged rows.
+// vs reference kernel sets (RELU and RELU6 among them), 1 and 2 threads, and
+// PAD's merged rows.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -440,6 +441,18 @@ TEST(OptimizedMiscTest, InterpreterOptimizedEqualsReference) {
           m.AddOp(BuiltinOp::kQuantize, {in}, {out}, std::monostate{}, 1);
         },
         {float_bytes}, "quantize trial " + std::to_string(trial));
+    // RELU / RELU6 8-bit, rescaling (the optimized set looks the reference's bytes up).
+    for (BuiltinOp relu : {BuiltinOp::kRelu, BuiltinOp::kRelu6}) {
+      ExpectKernelSetsAgree<uint8_t>(
+          [&](OpModel& m) {
+            const int in = m.AddInput(type, {1, 16, 16, 33}, Q(0.05f, u8 ? 120 : -9));
+            const int out = m.AddOutput(type, Q(trial % 3 == 2 ? 0.05f : 0.031f, u8 ? 3 : -125));
+            m.AddOp(relu, {in}, {out}, std::monostate{}, 2);
+          },
+          {RandomBytes(rng, 16 * 16 * 33)},
+          std::string(relu == BuiltinOp::kRelu ? "relu" : "relu6") + " trial " +
+              std::to_string(trial));
+    }
     // SQUARED_DIFFERENCE int8, a transformer's variance step: x against its row mean.
     ExpectKernelSetsAgree<uint8_t>(
         [&](OpModel& m) {

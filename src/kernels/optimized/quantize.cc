@@ -149,6 +149,10 @@ void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier
     BuildTable<uint8_t, int8_t>(table, multiplier, shift, in_zp, out_zp);
   else
     BuildTable<uint8_t, uint8_t>(table, multiplier, shift, in_zp, out_zp);
+  SelectLookup();
+}
+
+void RequantizeTable8::SelectLookup() {
 #if DELEGATO_X86
   vbmi = SelectedIsa() == Isa::kAvx512Vnni && __builtin_cpu_supports("avx512vbmi");
 #endif

@@ -22,6 +22,9 @@ struct RequantizeTable8 {
   // in/out: uint8 when *_signed is false, else int8.
   void Build(bool in_signed, bool out_signed, int32_t multiplier, int shift,
              int32_t input_zero_point, int32_t output_zero_point);
+  // After the caller filled `table` with any other 8-bit -> 8-bit function
+  // (RELU, RELU6 computed by the reference): picks the lookup code.
+  void SelectLookup();
   void Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const;
 };
 
