@@ -402,12 +402,7 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
   // without, requantize64's shift, the general form, and mixed slabs), checked
   // to have run on vnni, and every ISA against the reference, 1 and 2 tasks.
   using Mode = optimized::QuantConv::SlabRequant;
-#if DELEGATO_X86
-  __builtin_cpu_init();
-  const bool ifma = __builtin_cpu_supports("avx512ifma");
-#else
-  const bool ifma = false;  // the magnitude modes exist on x86 only
-#endif
+  const bool ifma = optimized::CpuHasAvx512Ifma();
   const bool vnni = optimized::IsaSupported(Isa::kAvx512Vnni);
   std::mt19937 rng(17);
   int seen[5] = {};

@@ -318,12 +318,7 @@ TEST(OptimizedDepthwiseTest, TapPairChannelTails) {
 
 // The byte dot-product path's extra AVX-512 features.
 bool CpuHasDotPath() {
-#if DELEGATO_X86
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma");
-#else
-  return false;
-#endif
+  return optimized::CpuHasAvx512Vbmi() && optimized::CpuHasAvx512Ifma();
 }
 
 TEST(OptimizedDepthwiseTest, DotProductShapes) {
@@ -434,7 +429,7 @@ TEST(OptimizedDepthwiseTest, MagnitudeExactIsExactlyWhenNoAccumulatorDiffers) {
       const int64_t ours = acc < 0 ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
       differs = ours != quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m, shift);
     }
-    const bool claimed = optimized::QuantDepthwise::MagnitudeExact(m, shift, bound);
+    const bool claimed = optimized::MagnitudeExact(m, shift, bound);
     ASSERT_EQ(claimed, !differs) << "multiplier " << m << " shift " << shift << " bound " << bound;
     (claimed ? exact : inexact) += 1;
   }

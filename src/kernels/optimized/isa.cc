@@ -86,6 +86,24 @@ bool ParseIsa(const char* name, Isa* isa) {
   return false;
 }
 
+bool CpuHasAvx512Vbmi() {
+#if DELEGATO_X86
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAvx512Ifma() {
+#if DELEGATO_X86
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512ifma");
+#else
+  return false;
+#endif
+}
+
 bool IsaSupported(Isa isa) {
   static const auto supported = [] {
     std::array<bool, kNumIsas> s{};

@@ -62,6 +62,10 @@ bool ParseIsa(const char* name, Isa* isa);
 bool IsaSupported(Isa isa);
 // The best ISA this CPU supports.
 Isa BestIsa();
+// AVX-512 extensions some avx512vnni kernels use beyond the ISA's base set
+// (byte permutes, 52-bit multiply-adds); false on every other architecture.
+bool CpuHasAvx512Vbmi();
+bool CpuHasAvx512Ifma();
 // The ISA kernels prepared now should use (see the selection order above).
 Isa SelectedIsa();
 

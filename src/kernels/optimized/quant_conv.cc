@@ -1255,8 +1255,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
 
 void QuantConv::PrepareMagnitudeRequant(const QuantConvParams& p, int padded_n) {
 #if DELEGATO_X86
-  __builtin_cpu_init();
-  const bool ifma = __builtin_cpu_supports("avx512ifma");
+  const bool ifma = CpuHasAvx512Ifma();
   const int64_t deviation = MaxInputDeviation(is_uint8_, p.input_zero_point);
   magnitude_.Init(padded_n);
   bool any = false;

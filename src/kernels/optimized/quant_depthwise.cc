@@ -1632,8 +1632,7 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
   if (isa_ != Isa::kAvx512Vnni || g_.filter_height != 3 || g_.filter_width != 3 ||
       g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
     return;
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512vbmi") || !__builtin_cpu_supports("avx512ifma")) return;
+  if (!CpuHasAvx512Vbmi() || !CpuHasAvx512Ifma()) return;
   // Weights (w + w_off) must be signed bytes: always for int8, for uint8
   // when every weight lies within 128 of the zero point.
   for (int t = 0; t < 9; ++t)

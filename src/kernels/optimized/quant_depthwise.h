@@ -157,9 +157,6 @@ class QuantDepthwise {
   // the tap-pair paths use it, and its per-channel constants.
   bool magnitude_requant() const { return magnitude_requant_; }
   const MagnitudeChannels& magnitude() const { return magnitude_; }
-  static bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
-    return optimized::MagnitudeExact(multiplier, shift, bound);
-  }
 
   // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
   // [0, dot_channels()) in blocks of 16, each block three vectors (filter

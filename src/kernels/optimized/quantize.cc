@@ -153,9 +153,7 @@ void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier
 }
 
 void RequantizeTable8::SelectLookup() {
-#if DELEGATO_X86
-  vbmi = SelectedIsa() == Isa::kAvx512Vnni && __builtin_cpu_supports("avx512vbmi");
-#endif
+  vbmi = SelectedIsa() == Isa::kAvx512Vnni && CpuHasAvx512Vbmi();
 }
 
 void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
