@@ -503,11 +503,11 @@ struct ActivationData {
   ActivationKind kind = ActivationKind::kRelu;
   DataType type = DataType::kFloat32;
   reference::QuantizedReluParams relu;
-  // 8-bit RELU / RELU6 with the optimized kernel set: the reference's output
-  // for each of the 256 input bytes, looked up.
-  bool relu_table = false;
-  optimized::RequantizeTable8 relu_lookup;
-  uint8_t table[256] = {};  // LOGISTIC/TANH lookup, int8 entries stored as bytes
+  // The output byte for each input byte: 8-bit LOGISTIC/TANH (their
+  // reference algorithm) and, with the optimized kernel set, RELU/RELU6
+  // (the reference's outputs); int8 entries stored as bytes.
+  optimized::RequantizeTable8 lookup;
+  bool fast_lookup = false;  // optimized kernel set: every 8-bit case through lookup.Run
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
   // float32 LOGISTIC and TANH through the vector exp, when allowed (see
   // float_activations.h).
@@ -597,19 +597,15 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
       p.act_max = kind == ActivationKind::kRelu ? TypeMax(in.type)
                                                 : std::min(TypeMax(in.type), quantize(6.0f));
       if (ctx.optimized() && (in.type == DataType::kUInt8 || in.type == DataType::kInt8)) {
-        data->relu_table = true;
-        for (int v = 0; v < 256; ++v) {
-          const uint8_t byte = static_cast<uint8_t>(v);
-          if (in.type == DataType::kUInt8) {
-            reference::QuantizedRelu(p, &byte, &data->relu_lookup.table[v], 0, 1);
-          } else {
-            const int8_t x = static_cast<int8_t>(byte);
-            int8_t y = 0;
-            reference::QuantizedRelu(p, &x, &y, 0, 1);
-            data->relu_lookup.table[v] = static_cast<uint8_t>(y);
-          }
-        }
-        data->relu_lookup.SelectLookup();
+        uint8_t bytes[256];
+        for (int v = 0; v < 256; ++v) bytes[v] = static_cast<uint8_t>(v);
+        uint8_t* table = data->lookup.table;
+        if (in.type == DataType::kUInt8)
+          reference::QuantizedRelu(p, bytes, table, 0, 256);
+        else
+          reference::QuantizedRelu(p, reinterpret_cast<const int8_t*>(bytes),
+                                   reinterpret_cast<int8_t*>(table), 0, 256);
+        data->fast_lookup = true;
       }
     } else if (in.type == DataType::kInt16) {
       PrepareInt16Activation(ctx, node, kind, qi, qo, out, &data->int16);
@@ -621,12 +617,14 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
                                                   : reference::TanhForTable;
       if (in.type == DataType::kUInt8)
         reference::PopulateLookupTable<uint8_t>(qi.scale, qi.zero_point, qo.scale,
-                                                qo.zero_point, fn, data->table);
+                                                qo.zero_point, fn, data->lookup.table);
       else
         reference::PopulateLookupTable<int8_t>(qi.scale, qi.zero_point, qo.scale, qo.zero_point,
-                                               fn, reinterpret_cast<int8_t*>(data->table));
+                                               fn, reinterpret_cast<int8_t*>(data->lookup.table));
+      data->fast_lookup = ctx.optimized();
     }
   }
+  if (data->fast_lookup) data->lookup.SelectLookup();
   node.op_data = std::move(data);
 }
 
@@ -660,8 +658,8 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
   }
   const bool relu = d.kind == ActivationKind::kRelu || d.kind == ActivationKind::kRelu6;
   ParallelElements(ctx, n, [&](int64_t begin, int64_t end) {
-    if (d.relu_table) {
-      d.relu_lookup.Run(in.data, out.data, begin, end);
+    if (d.fast_lookup) {
+      d.lookup.Run(in.data, out.data, begin, end);
       return;
     }
     switch (d.type) {
@@ -670,16 +668,16 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
           reference::QuantizedRelu(d.relu, in.data_as<uint8_t>(), out.data_as<uint8_t>(), begin,
                                    end);
         else
-          reference::LookupTable(d.table, in.data_as<uint8_t>(), out.data_as<uint8_t>(), begin,
-                                 end);
+          reference::LookupTable(d.lookup.table, in.data_as<uint8_t>(), out.data_as<uint8_t>(),
+                                 begin, end);
         break;
       case DataType::kInt8:
         if (relu)
           reference::QuantizedRelu(d.relu, in.data_as<int8_t>(), out.data_as<int8_t>(), begin,
                                    end);
         else
-          reference::LookupTable(reinterpret_cast<const int8_t*>(d.table), in.data_as<int8_t>(),
-                                 out.data_as<int8_t>(), begin, end);
+          reference::LookupTable(reinterpret_cast<const int8_t*>(d.lookup.table),
+                                 in.data_as<int8_t>(), out.data_as<int8_t>(), begin, end);
         break;
       case DataType::kInt16:
         if (relu)

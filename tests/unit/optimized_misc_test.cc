@@ -6,8 +6,8 @@
 // requantization tables, float32 -> 8-bit quantization (halves, huge
 // values, infinities, NaN) and int8 SQUARED_DIFFERENCE (every byte pair,
 // broadcast shapes). Then each op through the interpreter, optimized
-// vs reference kernel sets (RELU and RELU6 among them), 1 and 2 threads, and
-// PAD's merged rows.
+// vs reference kernel sets (8-bit RELU, RELU6, LOGISTIC and TANH among them),
+// 1 and 2 threads, and PAD's merged rows.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -452,6 +452,19 @@ TEST(OptimizedMiscTest, InterpreterOptimizedEqualsReference) {
           {RandomBytes(rng, 16 * 16 * 33)},
           std::string(relu == BuiltinOp::kRelu ? "relu" : "relu6") + " trial " +
               std::to_string(trial));
+    }
+    // LOGISTIC / TANH 8-bit (their table, looked up by the optimized set's code).
+    for (BuiltinOp act : {BuiltinOp::kLogistic, BuiltinOp::kTanh}) {
+      const bool logistic = act == BuiltinOp::kLogistic;
+      ExpectKernelSetsAgree<uint8_t>(
+          [&](OpModel& m) {
+            const int in = m.AddInput(type, {1, 16, 16, 33}, Q(0.06f, u8 ? 128 : 3));
+            const int out = m.AddOutput(
+                type, logistic ? Q(1.0f / 256, u8 ? 0 : -128) : Q(1.0f / 128, u8 ? 128 : 0));
+            m.AddOp(act, {in}, {out}, std::monostate{}, 2);
+          },
+          {RandomBytes(rng, 16 * 16 * 33)},
+          std::string(logistic ? "logistic" : "tanh") + " trial " + std::to_string(trial));
     }
     // SQUARED_DIFFERENCE int8, a transformer's variance step: x against its row mean.
     ExpectKernelSetsAgree<uint8_t>(
