@@ -1,7 +1,5 @@
 #include "kernels/optimized/squared_difference8.h"
 
-#include <algorithm>
-
 #include "kernels/optimized/requantize.h"
 
 #if DELEGATO_X86
@@ -15,20 +13,7 @@
 namespace delegato::optimized {
 namespace {
 
-constexpr int kInputLeftShift = 7;  // the reference's headroom
-
-int32_t RescaleInput(int8_t x, int32_t offset, int32_t multiplier, int shift) {
-  return quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(
-      (offset + x) * (1 << kInputLeftShift), multiplier, shift);
-}
-
-int8_t Finish(const reference::QuantizedSquaredDifferenceParams& p, int32_t diff) {
-  const int32_t result =
-      quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(diff * diff, p.output_multiplier,
-                                                            p.output_shift) +
-      p.output_offset;
-  return static_cast<int8_t>(std::clamp<int32_t>(result, -128, 127));
-}
+constexpr int kInputLeftShift = 7;  // the reference's headroom (SquaredDifferenceRescale)
 
 struct Span {
   const int8_t* a;
@@ -38,6 +23,15 @@ struct Span {
   int8_t* out;
   int64_t count;
 };
+
+// Elements [from, s.count) with the reference's steps on the tabulated rescales.
+void ScalarSpan(const reference::QuantizedSquaredDifferenceParams& p, const int32_t* rescaled_a,
+                const int32_t* rescaled_b, const Span& s, int64_t from) {
+  for (int64_t i = from; i < s.count; ++i)
+    s.out[i] = reference::SquaredDifferenceOutput(
+        p, rescaled_a[static_cast<uint8_t>(s.a[i * s.stride_a])] -
+               rescaled_b[static_cast<uint8_t>(s.b[i * s.stride_b])]);
+}
 
 #if DELEGATO_X86
 
@@ -109,9 +103,7 @@ DLG_TARGET_AVX2 void Avx2Span(const reference::QuantizedSquaredDifferenceParams&
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(s.out + i), NarrowToBytes256(r[0], r[1]));
   }
-  for (; i < s.count; ++i)
-    s.out[i] = Finish(p, rescaled_a[static_cast<uint8_t>(s.a[i * s.stride_a])] -
-                             rescaled_b[static_cast<uint8_t>(s.b[i * s.stride_b])]);
+  ScalarSpan(p, rescaled_a, rescaled_b, s, i);
 }
 
 #endif  // DELEGATO_X86
@@ -123,10 +115,10 @@ QuantSquaredDifference8::QuantSquaredDifference8(
     : params_(params), isa_(isa) {
   for (int v = 0; v < 256; ++v) {
     const int8_t x = static_cast<int8_t>(static_cast<uint8_t>(v));
-    rescaled_a_[v] = RescaleInput(x, params.input1_offset, params.input1_multiplier,
-                                  params.input1_shift);
-    rescaled_b_[v] = RescaleInput(x, params.input2_offset, params.input2_multiplier,
-                                  params.input2_shift);
+    rescaled_a_[v] = reference::SquaredDifferenceRescale(
+        x, params.input1_offset, params.input1_multiplier, params.input1_shift);
+    rescaled_b_[v] = reference::SquaredDifferenceRescale(
+        x, params.input2_offset, params.input2_multiplier, params.input2_shift);
   }
 }
 
@@ -143,9 +135,7 @@ void QuantSquaredDifference8::Run(const reference::BroadcastPlan& plan, const in
         if (vector_strides && isa_ == Isa::kAvx512Vnni) return Avx512Span(params_, rescaled_a_, rescaled_b_, s);
         if (vector_strides && isa_ == Isa::kAvx2) return Avx2Span(params_, rescaled_a_, rescaled_b_, s);
 #endif
-        for (int64_t k = 0; k < count; ++k)
-          s.out[k] = Finish(params_, rescaled_a_[static_cast<uint8_t>(s.a[k * sa])] -
-                                         rescaled_b_[static_cast<uint8_t>(s.b[k * sb])]);
+        ScalarSpan(params_, rescaled_a_, rescaled_b_, s, 0);
       });
 }
 

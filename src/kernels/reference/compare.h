@@ -111,20 +111,28 @@ struct QuantizedSquaredDifferenceParams {
   int input1_shift = 0, input2_shift = 0, output_shift = 0;
 };
 
+// One input's rescale: (x - zero_point) << 7 times its below-one multiplier.
+inline int32_t SquaredDifferenceRescale(int8_t x, int32_t offset, int32_t multiplier, int shift) {
+  constexpr int kLeftShift = 7;
+  return quant::MultiplyByQuantizedMultiplierSmallerThanOneExp((offset + x) * (1 << kLeftShift),
+                                                               multiplier, shift);
+}
+
+// The output from the difference of the two rescaled inputs.
+inline int8_t SquaredDifferenceOutput(const QuantizedSquaredDifferenceParams& p, int32_t diff) {
+  const int32_t result = quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(
+                             diff * diff, p.output_multiplier, p.output_shift) +
+                         p.output_offset;
+  return static_cast<int8_t>(std::clamp<int32_t>(result, -128, 127));
+}
+
 inline void QuantizedSquaredDifference(const QuantizedSquaredDifferenceParams& p,
                                        const BroadcastPlan& plan, const int8_t* a,
                                        const int8_t* b, int8_t* out, int64_t begin, int64_t end) {
-  constexpr int kLeftShift = 7;
   BroadcastBinary(plan, a, b, out, begin, end, [&p](int8_t x, int8_t y) {
-    const int32_t sx = quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(
-        (p.input1_offset + x) * (1 << kLeftShift), p.input1_multiplier, p.input1_shift);
-    const int32_t sy = quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(
-        (p.input2_offset + y) * (1 << kLeftShift), p.input2_multiplier, p.input2_shift);
-    const int32_t diff = sx - sy;
-    const int32_t result = quant::MultiplyByQuantizedMultiplierSmallerThanOneExp(
-                               diff * diff, p.output_multiplier, p.output_shift) +
-                           p.output_offset;
-    return static_cast<int8_t>(std::clamp<int32_t>(result, -128, 127));
+    return SquaredDifferenceOutput(
+        p, SquaredDifferenceRescale(x, p.input1_offset, p.input1_multiplier, p.input1_shift) -
+               SquaredDifferenceRescale(y, p.input2_offset, p.input2_multiplier, p.input2_shift));
   });
 }
 
