@@ -166,56 +166,29 @@ void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, con
     return;
   }
   // The reference's walk (reference::BroadcastBinary), a vector loop per run.
-  const int last = plan.rank - 1;
-  int64_t index[reference::kMaxBroadcastRank];
-  int64_t a_offset = 0, b_offset = 0;
-  int64_t rest = begin;
-  for (int d = last; d >= 0; --d) {
-    index[d] = rest % plan.dims[d];
-    rest /= plan.dims[d];
-    a_offset += index[d] * plan.a_strides[d];
-    b_offset += index[d] * plan.b_strides[d];
-  }
+  reference::BroadcastCursor at(plan, begin);
+  const int last = at.last();
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
   int64_t position = begin;
   while (position < end) {
-    if (last >= 1 && sa == 1 && sb == 1 && index[last] == 0) {
+    if (last >= 1 && sa == 1 && sb == 1 && at.index[last] == 0) {
       // Whole rows of the innermost dimension, up to the end of the next one.
       const int64_t n = plan.dims[last];
       const int64_t rows =
-          std::min((end - position) / n, plan.dims[last - 1] - index[last - 1]);
+          std::min((end - position) / n, plan.dims[last - 1] - at.index[last - 1]);
       if (rows > 1) {
         const int64_t a_row = plan.a_strides[last - 1], b_row = plan.b_strides[last - 1];
-        rows_fn(op, a + a_offset, a_row, b + b_offset, b_row, out + position, rows, n, lo, hi);
+        rows_fn(op, a + at.a_offset, a_row, b + at.b_offset, b_row, out + position, rows, n, lo,
+                hi);
         position += rows * n;
-        a_offset += rows * a_row;
-        b_offset += rows * b_row;
-        index[last - 1] += rows;
-        for (int d = last - 1; d > 0 && index[d] == plan.dims[d]; --d) {
-          a_offset -= index[d] * plan.a_strides[d];
-          b_offset -= index[d] * plan.b_strides[d];
-          index[d] = 0;
-          ++index[d - 1];
-          a_offset += plan.a_strides[d - 1];
-          b_offset += plan.b_strides[d - 1];
-        }
+        at.AdvanceRows(rows);
         continue;
       }
     }
-    const int64_t run = std::min(plan.dims[last] - index[last], end - position);
-    run_fn(op, a + a_offset, sa, b + b_offset, sb, out + position, run, lo, hi);
+    const int64_t run = std::min(at.RowLeft(), end - position);
+    run_fn(op, a + at.a_offset, sa, b + at.b_offset, sb, out + position, run, lo, hi);
     position += run;
-    a_offset += run * sa;
-    b_offset += run * sb;
-    index[last] += run;
-    for (int d = last; d > 0 && index[d] == plan.dims[d]; --d) {
-      a_offset -= index[d] * plan.a_strides[d];
-      b_offset -= index[d] * plan.b_strides[d];
-      index[d] = 0;
-      ++index[d - 1];
-      a_offset += plan.a_strides[d - 1];
-      b_offset += plan.b_strides[d - 1];
-    }
+    at.Advance(run);
   }
 }
 

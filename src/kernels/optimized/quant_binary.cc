@@ -902,16 +902,8 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
     return;
 #endif
   // The reference's walk (BroadcastBinary), one vector call per run.
-  const int last = plan.rank - 1;
-  int64_t index[reference::kMaxBroadcastRank];
-  int64_t a_offset = 0, b_offset = 0;
-  int64_t rest = begin;
-  for (int d = last; d >= 0; --d) {
-    index[d] = rest % plan.dims[d];
-    rest /= plan.dims[d];
-    a_offset += index[d] * plan.a_strides[d];
-    b_offset += index[d] * plan.b_strides[d];
-  }
+  reference::BroadcastCursor at(plan, begin);
+  const int last = at.last();
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
   // (Scalar and Arm ISAs; the x86 vector ISAs took RunBlocks above.) Short rows where one
   // input is contiguous over the last two dimensions
@@ -929,47 +921,27 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
   const uint8_t* pattern_source = nullptr;
   int64_t position = begin;
   while (position < end) {
-    if ((a_repeats || b_repeats) && index[last] == 0 && rows_per_group > 1 &&
-        plan.dims[last - 1] - index[last - 1] >= rows_per_group &&
+    if ((a_repeats || b_repeats) && at.index[last] == 0 && rows_per_group > 1 &&
+        plan.dims[last - 1] - at.index[last - 1] >= rows_per_group &&
         end - position >= rows_per_group * n) {
-      const uint8_t* row = a_repeats ? a + a_offset : b + b_offset;
+      const uint8_t* row = a_repeats ? a + at.a_offset : b + at.b_offset;
       if (row != pattern_source) {
         for (int64_t i = 0; i < rows_per_group * n; ++i) pattern[i] = row[i % n];
         pattern_source = row;
       }
       const int64_t count = rows_per_group * n;
       if (a_repeats)
-        RunSpan(pattern, 1, b + b_offset, 1, out + position, count);
+        RunSpan(pattern, 1, b + at.b_offset, 1, out + position, count);
       else
-        RunSpan(a + a_offset, 1, pattern, 1, out + position, count);
+        RunSpan(a + at.a_offset, 1, pattern, 1, out + position, count);
       position += count;
-      index[last - 1] += rows_per_group;
-      a_offset += rows_per_group * plan.a_strides[last - 1];
-      b_offset += rows_per_group * plan.b_strides[last - 1];
-      for (int d = last - 1; d > 0 && index[d] == plan.dims[d]; --d) {
-        a_offset -= index[d] * plan.a_strides[d];
-        b_offset -= index[d] * plan.b_strides[d];
-        index[d] = 0;
-        ++index[d - 1];
-        a_offset += plan.a_strides[d - 1];
-        b_offset += plan.b_strides[d - 1];
-      }
+      at.AdvanceRows(rows_per_group);
       continue;
     }
-    const int64_t run = std::min(plan.dims[last] - index[last], end - position);
-    RunSpan(a + a_offset, sa, b + b_offset, sb, out + position, run);
+    const int64_t run = std::min(at.RowLeft(), end - position);
+    RunSpan(a + at.a_offset, sa, b + at.b_offset, sb, out + position, run);
     position += run;
-    a_offset += run * sa;
-    b_offset += run * sb;
-    index[last] += run;
-    for (int d = last; d > 0 && index[d] == plan.dims[d]; --d) {
-      a_offset -= index[d] * plan.a_strides[d];
-      b_offset -= index[d] * plan.b_strides[d];
-      index[d] = 0;
-      ++index[d - 1];
-      a_offset += plan.a_strides[d - 1];
-      b_offset += plan.b_strides[d - 1];
-    }
+    at.Advance(run);
   }
 }
 

@@ -92,34 +92,37 @@ inline BroadcastPlan MakeBroadcastPlan(const std::vector<int32_t>& a,
   return plan;
 }
 
-// Walks the flat output indices [begin, end) in runs along the innermost
-// (merged) dimension: run(a_offset, a_stride, b_offset, b_stride, position,
-// count) covers outputs [position, position + count), input element k of the
-// run at a_offset + k * a_stride (stride 0: one broadcast value).
-template <class Run>
-void ForEachBroadcastRun(const BroadcastPlan& plan, int64_t begin, int64_t end, Run run) {
-  if (begin >= end) return;
-  const int last = plan.rank - 1;
+// A position in a broadcast walk: the output's multi-index and each input's
+// element offset there. Walks move along the innermost (merged) dimension,
+// or by whole rows of it, and carry into the outer dimensions.
+struct BroadcastCursor {
+  const BroadcastPlan& plan;
   int64_t index[kMaxBroadcastRank];
   int64_t a_offset = 0, b_offset = 0;
-  int64_t rest = begin;
-  for (int d = last; d >= 0; --d) {
-    index[d] = rest % plan.dims[d];
-    rest /= plan.dims[d];
-    a_offset += index[d] * plan.a_strides[d];
-    b_offset += index[d] * plan.b_strides[d];
+
+  BroadcastCursor(const BroadcastPlan& p, int64_t position) : plan(p) {
+    for (int d = plan.rank - 1; d >= 0; --d) {
+      index[d] = position % plan.dims[d];
+      position /= plan.dims[d];
+      a_offset += index[d] * plan.a_strides[d];
+      b_offset += index[d] * plan.b_strides[d];
+    }
   }
-  const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
-  int64_t position = begin;
-  while (position < end) {
-    const int64_t count = std::min(plan.dims[last] - index[last], end - position);
-    run(a_offset, sa, b_offset, sb, position, count);
-    position += count;
-    // Advance the multi-index by `count` (the innermost dimension wraps at most once).
-    a_offset += count * sa;
-    b_offset += count * sb;
-    index[last] += count;
-    for (int d = last; d > 0 && index[d] == plan.dims[d]; --d) {
+  int last() const { return plan.rank - 1; }
+  // Elements left in the current innermost row.
+  int64_t RowLeft() const { return plan.dims[last()] - index[last()]; }
+  // `count` elements along the innermost dimension, at most RowLeft().
+  void Advance(int64_t count) { Move(last(), count); }
+  // `rows` whole innermost rows from a row start (rank >= 2), at most the rows
+  // left in the dimension before it.
+  void AdvanceRows(int64_t rows) { Move(last() - 1, rows); }
+
+ private:
+  void Move(int dim, int64_t steps) {
+    a_offset += steps * plan.a_strides[dim];
+    b_offset += steps * plan.b_strides[dim];
+    index[dim] += steps;
+    for (int d = dim; d > 0 && index[d] == plan.dims[d]; --d) {
       a_offset -= index[d] * plan.a_strides[d];
       b_offset -= index[d] * plan.b_strides[d];
       index[d] = 0;
@@ -127,6 +130,23 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, int64_t begin, int64_t end, 
       a_offset += plan.a_strides[d - 1];
       b_offset += plan.b_strides[d - 1];
     }
+  }
+};
+
+// Walks the flat output indices [begin, end) in runs along the innermost
+// (merged) dimension: run(a_offset, a_stride, b_offset, b_stride, position,
+// count) covers outputs [position, position + count), input element k of the
+// run at a_offset + k * a_stride (stride 0: one broadcast value).
+template <class Run>
+void ForEachBroadcastRun(const BroadcastPlan& plan, int64_t begin, int64_t end, Run run) {
+  if (begin >= end) return;
+  BroadcastCursor at(plan, begin);
+  const int64_t sa = plan.a_strides[at.last()], sb = plan.b_strides[at.last()];
+  for (int64_t position = begin; position < end;) {
+    const int64_t count = std::min(at.RowLeft(), end - position);
+    run(at.a_offset, sa, at.b_offset, sb, position, count);
+    position += count;
+    at.Advance(count);
   }
 }
 
