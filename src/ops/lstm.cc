@@ -230,6 +230,13 @@ void PrepareInteger(KernelContext& ctx, Node& node, const SequenceLstmParams& pa
   DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -15 || !p.use_cifg, "cell state ",
                  Describe(cell_state), " scale 2^", cell_scale_log2,
                  " is below 2^-15 in a CIFG LSTM (no input gate): LiteRT's result is undefined");
+  // The input gate times the cell gate is shifted right by 30 + log2(scale)
+  // into the cell state's format (TFLite's CwiseMul); a negative shift has no
+  // defined result in LiteRT either.
+  DLG_NODE_CHECK(ctx, node, cell_scale_log2 >= -30, "cell state ", Describe(cell_state),
+                 " scale 2^", cell_scale_log2,
+                 " is below 2^-30: the input gate x cell gate product would need a negative "
+                 "shift, for which LiteRT's result is undefined");
   p.cell_scale_log2 = cell_scale_log2;
   p.cell_clip = params.cell_clip > 0.0f
                     ? static_cast<int16_t>(std::min(

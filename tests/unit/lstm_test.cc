@@ -290,6 +290,11 @@ TEST(LstmInt8, RejectsMalformedNodes) {
     EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("below 2^-15 in a CIFG LSTM"));
   }
   {
+    LstmSpec s = BasicSpec();  // 2^-32: the cell update's shift 30 + log2 would be -2
+    s.cell_scale = std::ldexp(1.0f, -32);
+    EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("is below 2^-30"));
+  }
+  {
     LstmSpec s = BasicSpec();
     s.gate_bias[2] = std::vector<int32_t>{1, 2, 3};  // declared [2]
     EXPECT_THAT(TryBuildLstm(s).message(), HasSubstr("holds 12 bytes, its shape needs 8"));
