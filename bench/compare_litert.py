@@ -395,7 +395,7 @@ def run_kernels_bench(path, min_time):
     return json.loads(out)["benchmarks"]
 
 
-ISA_NAMES = {"-1": "reference", "0": "scalar", "1": "avx2", "2": "avx512vnni"}
+ISA_NAMES = {"-1": "reference", "0": "scalar", "1": "avx2", "2": "avx512vnni", "3": "amx"}
 
 
 def kernels_table(benchmarks):
@@ -632,9 +632,11 @@ def write_report(rows, kernels, peak, macs, args, path):
                   "kernel forced to one ISA (every ISA gives identical results). "
                   "`conv_hybrid` and `fully_connected_hybrid`: dynamic-range (float input "
                   "quantized on every call, int8 weights, float output) as the op runs them, "
-                  "the quantization included.", "",
-                  "| kernel / layer | reference | scalar | avx2 | avx512vnni | speed-up vs reference |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "the quantization included. `amx`: the int8 GEMM (CONV_2D, FULLY_CONNECTED) "
+                  "on AMX tiles within avx512vnni, which then runs without them; by default "
+                  "layers of at least 64 taps use them.", "",
+                  "| kernel / layer | reference | scalar | avx2 | avx512vnni | amx | speed-up vs reference |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
         for layer, cells in kernels.items():
             def cell(isa):
                 return "-" if isa not in cells else f"{cells[isa][0]:.0f} µs, {cells[isa][1]:.1f}"
@@ -642,7 +644,7 @@ def write_report(rows, kernels, peak, macs, args, path):
             speedup = (f"{cells['reference'][0] / best:.0f}x" if best and "reference" in cells
                        else "-")
             lines.append(f"| `{layer}` | {cell('reference')} | {cell('scalar')} | {cell('avx2')} "
-                         f"| {cell('avx512vnni')} | {speedup} |")
+                         f"| {cell('avx512vnni')} | {cell('amx')} | {speedup} |")
 
     extra = REPO / "docs" / "performance_notes.md"
     if extra.exists():

@@ -56,6 +56,7 @@ namespace ref = delegato::reference;
 namespace opt = delegato::optimized;
 
 constexpr int kReference = -1;  // "ISA" argument value of the reference kernel
+constexpr int kAmx = 3;         // "ISA" argument value of avx512vnni with AMX tiles (GemmIsaArgs)
 
 struct Layer {
   int h, w, cin, cout, filter, stride;
@@ -118,11 +119,19 @@ std::string Name(const Layer& l, const char* op) {
 }
 
 bool SkipUnsupported(benchmark::State& state, int isa) {
-  if (isa != kReference && !opt::IsaSupported(static_cast<Isa>(isa))) {
+  if (isa == kAmx ? !opt::CpuHasAmxInt8()
+                  : isa != kReference && !opt::IsaSupported(static_cast<Isa>(isa))) {
     state.SkipWithError("ISA not supported on this CPU");
     return true;
   }
   return false;
+}
+
+// The int8 GEMM's ISA for an "isa" argument: kAmx is avx512vnni with AMX
+// tiles, avx512vnni itself runs without them.
+Isa GemmIsa(int isa) {
+  opt::SetAmxOverride(isa == kAmx);
+  return isa == kAmx ? Isa::kAvx512Vnni : static_cast<Isa>(isa);
 }
 
 // Per-channel multipliers as a converter computes them from float32 scales
@@ -198,7 +207,8 @@ void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
     p.shift = shift.data();
     p.filter = filter.data();
     p.bias = bias.data();
-    opt::QuantConv conv(p, static_cast<Isa>(isa), 1);
+    opt::QuantConv conv(p, GemmIsa(isa), 1);
+    opt::SetAmxOverride(std::nullopt);
     opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
     for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
   }
@@ -307,7 +317,8 @@ void BM_FullyConnected(benchmark::State& state, int rows, int depth, int units) 
     p.output_scale = scales.data();
     p.filter = weights.data();
     p.bias = bias.data();
-    opt::QuantConv fc(p, static_cast<Isa>(isa), 1);
+    opt::QuantConv fc(p, GemmIsa(isa), 1);
+    opt::SetAmxOverride(std::nullopt);
     opt::AlignedBuffer<uint8_t> scratch(fc.scratch_bytes());
     for (auto _ : state) fc.RunTask(0, input.data(), output.data(), scratch.data());
   }
@@ -771,6 +782,12 @@ void IsaArgs(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 
+// The int8 GEMM (CONV_2D, FULLY_CONNECTED): also 3, avx512vnni with AMX tiles.
+void GemmIsaArgs(benchmark::internal::Benchmark* b) {
+  IsaArgs(b);
+  b->Arg(kAmx);
+}
+
 // Hybrid CONV_2D (float input, per-channel int8 weights) as the op runs it:
 // the image quantized, then the convolution. Reference: QuantizeConvInput +
 // HybridConv; others: HybridQuantizeRow + HybridConvKernel on one thread.
@@ -1068,10 +1085,11 @@ void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
 
 int RegisterAll() {
   for (const Layer& l : kConvLayers)
-    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, false)->Apply(IsaArgs);
+    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, false)
+        ->Apply(GemmIsaArgs);
   for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l, true)
-        ->Apply(IsaArgs);
+        ->Apply(GemmIsaArgs);
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l, false)
         ->Apply(IsaArgs);
@@ -1079,7 +1097,7 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8_tied").c_str(), BM_Depthwise, l, true)
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
-      ->Apply(IsaArgs);
+      ->Apply(GemmIsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)
       ->Apply(IsaArgs);
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})

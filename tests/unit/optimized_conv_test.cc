@@ -171,6 +171,9 @@ std::vector<uint8_t> ReferenceOutput(const RandomConv& c) {
   return out;
 }
 
+void ExpectSame(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual,
+                const std::string& what);
+
 std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
   optimized::QuantConvParams p;
   p.geometry = c.g;
@@ -184,14 +187,31 @@ std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
   p.shift = c.shifts.data();
   p.filter = c.filter.data();
   p.bias = c.has_bias ? c.bias.data() : nullptr;
-  optimized::QuantConv conv(p, isa, tasks);
-  EXPECT_EQ(conv.isa(), isa);
-  optimized::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
-  std::vector<uint8_t> out(
-      static_cast<size_t>(c.g.output_rows()) * c.g.output_width * c.g.output_depth, 0xCD);
-  for (int t = conv.num_tasks() - 1; t >= 0; --t)  // any order
-    conv.RunTask(t, c.input.data(), out.data(), scratch.data());
-  return out;
+  const auto run = [&] {
+    optimized::QuantConv conv(p, isa, tasks);
+    EXPECT_EQ(conv.isa(), isa);
+    const int k = c.g.filter_height * c.g.filter_width * c.g.input_depth;
+    EXPECT_EQ(conv.uses_amx(), isa == Isa::kAvx512Vnni && optimized::AmxSelected() &&
+                                   k >= optimized::QuantConv::kAmxMinTaps);
+    optimized::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
+    std::vector<uint8_t> out(
+        static_cast<size_t>(c.g.output_rows()) * c.g.output_width * c.g.output_depth, 0xCD);
+    for (int t = conv.num_tasks() - 1; t >= 0; --t)  // any order
+      conv.RunTask(t, c.input.data(), out.data(), scratch.data());
+    return out;
+  };
+  if (isa != Isa::kAvx512Vnni || !optimized::CpuHasAmxInt8()) return run();
+  // With AMX: both the vnni kernels and the AMX tiles, which must agree.
+  std::vector<uint8_t> vnni, amx;
+  {
+    optimized::SetAmxOverride(false);
+    vnni = run();
+    optimized::SetAmxOverride(true);
+    amx = run();
+    optimized::SetAmxOverride(std::nullopt);
+  }
+  ExpectSame(vnni, amx, "vnni against AMX tiles");
+  return amx;
 }
 
 void ExpectSame(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual,
@@ -567,6 +587,44 @@ TEST(OptimizedConvTest, LargePanelsAndManyRows) {
       for (int tasks : {1, 2})
         ExpectSame(expected, OptimizedOutput(c, isa, tasks),
                    std::string(optimized::IsaName(isa)) + " " + c.Describe());
+  }
+}
+
+TEST(OptimizedConvTest, AmxTilesMatchReference) {
+  // Shapes around the AMX tiles: K below, at and past multiples of 64 taps
+  // (the weights' zero padding), rows below, at and past 16 (the last tile's
+  // rows past the end), and 1 to 4 blocks of 16 channels with partial ones.
+  if (!optimized::CpuHasAmxInt8()) GTEST_SKIP() << "this CPU or kernel offers no AMX-INT8";
+  std::mt19937 rng(64);
+  int trial = 0;
+  for (int cin : {64, 68, 100, 128, 132, 200}) {
+    for (int cout : {1, 16, 17, 33, 48, 64, 65, 100}) {
+      RandomConv c = MakeConv(rng, trial++ % 3 == 0);
+      reference::ConvGeometry& g = c.g;
+      g.batches = 1;
+      g.input_height = 1 + static_cast<int>(rng() % 3);
+      g.input_width = Pick(rng, std::vector<int>{1, 7, 15, 16, 17, 31, 33});
+      g.input_depth = g.filter_depth = cin;
+      g.output_depth = cout;
+      g.filter_height = g.filter_width = 1;
+      g.stride_height = g.stride_width = 1;
+      g.dilation_height = g.dilation_width = 1;
+      g.output_height = g.input_height;
+      g.output_width = g.input_width;
+      g.pad_height = g.pad_width = 0;
+      c.input.resize(static_cast<size_t>(g.input_height) * g.input_width * cin);
+      for (auto& v : c.input) v = static_cast<uint8_t>(rng());
+      c.filter.resize(static_cast<size_t>(cout) * cin);
+      for (auto& v : c.filter) v = static_cast<uint8_t>(rng());
+      c.multipliers.resize(cout, c.multipliers.empty() ? 1 << 30 : c.multipliers[0]);
+      c.shifts.resize(cout, c.shifts.empty() ? -12 : c.shifts[0]);
+      c.bias.resize(cout, 0);
+      const optimized::ScopedIsaOverride isa(Isa::kAvx512Vnni);
+      // OptimizedOutput checks that AMX ran and agrees with the vnni kernels.
+      ExpectSame(ReferenceOutput(c), OptimizedOutput(c, Isa::kAvx512Vnni, 1 + trial % 2),
+                 "AMX " + c.Describe());
+      if (::testing::Test::HasFailure()) return;
+    }
   }
 }
 

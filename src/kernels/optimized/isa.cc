@@ -8,12 +8,36 @@
 #if DELEGATO_ARM && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#if DELEGATO_X86
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
 
 namespace delegato::optimized {
 namespace {
 
 // -1: no override; otherwise an Isa value.
 std::atomic<int> g_override{-1};
+// -1: no override; otherwise 0 or 1.
+std::atomic<int> g_amx_override{-1};
+
+bool DetectAmxInt8() {
+#if DELEGATO_X86 && defined(__linux__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;  // CPUID.(7,0):EDX
+  if ((edx & kAmxTile) == 0 || (edx & kAmxInt8) == 0) return false;
+  // The tile data state is off for a process until it asks for it.
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 bool DetectSupported(Isa isa) {
   switch (isa) {
@@ -102,6 +126,26 @@ bool CpuHasAvx512Ifma() {
 #else
   return false;
 #endif
+}
+
+bool CpuHasAmxInt8() {
+  static const bool available = DetectAmxInt8();
+  return available;
+}
+
+bool AmxSelected() {
+  if (!CpuHasAmxInt8()) return false;
+  const int forced = g_amx_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced == 1;
+  static const bool from_env = [] {
+    const char* env = std::getenv("DELEGATO_AMX");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return from_env;
+}
+
+void SetAmxOverride(std::optional<bool> use_amx) {
+  g_amx_override.store(use_amx ? (*use_amx ? 1 : 0) : -1, std::memory_order_relaxed);
 }
 
 bool IsaSupported(Isa isa) {

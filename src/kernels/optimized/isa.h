@@ -23,6 +23,9 @@
 #define DLG_TARGET_AVX2 __attribute__((target("avx2,fma,bmi2")))
 #define DLG_TARGET_AVX512 \
   __attribute__((target("avx2,fma,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define DLG_TARGET_AMX                                                                      \
+  __attribute__((target("avx2,fma,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile," \
+                        "amx-int8")))
 #else
 #define DELEGATO_X86 0
 #endif
@@ -66,6 +69,16 @@ Isa BestIsa();
 // (byte permutes, 52-bit multiply-adds); false on every other architecture.
 bool CpuHasAvx512Vbmi();
 bool CpuHasAvx512Ifma();
+
+// Intel AMX 8-bit tile multiplies, used within avx512vnni by the int8
+// convolution GEMM (quant_conv.h). Available when the CPU has AMX-TILE and
+// AMX-INT8 and Linux grants the process the tile state (arch_prctl
+// ARCH_REQ_XCOMP_PERM, asked once). Whether kernels prepared now use it: a
+// test override (SetAmxOverride), then DELEGATO_AMX=0|1 (benchmarks: 0 keeps
+// plain VNNI), then availability. Results are identical either way.
+bool CpuHasAmxInt8();
+bool AmxSelected();
+void SetAmxOverride(std::optional<bool> use_amx);
 // The ISA kernels prepared now should use (see the selection order above).
 Isa SelectedIsa();
 

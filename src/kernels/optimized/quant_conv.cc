@@ -40,8 +40,6 @@ inline uint8_t RescaleDoubleOne(const RequantChannels& rq, const double* scale, 
 
 #if DELEGATO_X86
 
-// Rows [0, rows) of the panel times one slab of NB 16-channel blocks, MR rows
-// at a time, accumulators in registers; requantized and stored.
 // round(double(acc) * scale) half away from zero, INT32_MIN when out of
 // range (reference::RescaleDouble), for 8 lanes.
 DLG_TARGET_AVX512 inline __m256i RescaleDouble8(__m256i acc, __m512d scale) {
@@ -89,6 +87,114 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) void VnniAccumulate(
     }
   }
 }
+
+// Where a slab kernel's accumulators come from: Load<MR, NB>(r0, bias, acc)
+// sets acc to the column bias plus panel rows r0..r0+MR-1 times the slab.
+// vpdpbusd, in registers:
+struct VnniSource {
+  const uint8_t* panel;
+  size_t stride;
+  int k4;
+  const int8_t* weights;
+  template <int MR, int NB>
+  DLG_TARGET_AVX512 inline __attribute__((always_inline)) void Load(
+      int r0, const __m512i (&bias)[NB], __m512i (&acc)[MR][NB]) const {
+    VnniAccumulate<MR, NB>(panel + static_cast<size_t>(r0) * stride, stride, k4, weights, bias,
+                           acc);
+  }
+};
+
+// AMX: 16 panel rows times a slab of NB blocks into c ([16][NB * 16] int32).
+// Tiles 0..NB-1 accumulate 16 rows x 16 channels each; tile 4 holds 16 rows
+// x 64 panel bytes; tiles 6 and 7 alternate for the weights (16 groups of 4
+// taps x 16 channels, rows NB * 64 bytes apart: the vnni packing read as
+// tiles). tdpbusd multiplies unsigned panel bytes by signed weights like
+// vpdpbusd, so the sums are the vnni kernel's. The weights are padded with
+// zeros to a multiple of 64 taps: the last chunk's bytes past a panel row's
+// taps (the next row's, or the panel's reserve) add nothing.
+constexpr int kAmxRows = 16;
+constexpr int kAmxTaps = 64;
+
+struct alignas(64) AmxTileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t bytes_per_row[16] = {};
+  uint8_t rows[16] = {};
+};
+
+const AmxTileConfig& AmxConfig() {
+  static const AmxTileConfig config = [] {
+    AmxTileConfig c;
+    for (int t : {0, 1, 2, 3, 4, 6, 7}) {
+      c.rows[t] = kAmxRows;
+      c.bytes_per_row[t] = 64;
+    }
+    return c;
+  }();
+  return config;
+}
+
+DLG_TARGET_AMX void AmxBegin() { _tile_loadconfig(&AmxConfig()); }
+DLG_TARGET_AMX void AmxEnd() { _tile_release(); }
+
+template <int NB>
+DLG_TARGET_AMX __attribute__((noinline)) void AmxTileProduct(const uint8_t* a, size_t stride,
+                                                             int chunks, const int8_t* w,
+                                                             int32_t* c) {
+  constexpr size_t kWeightStride = NB * 64;
+  _tile_zero(0);
+  if constexpr (NB > 1) _tile_zero(1);
+  if constexpr (NB > 2) _tile_zero(2);
+  if constexpr (NB > 3) _tile_zero(3);
+  for (int t = 0; t < chunks; ++t, a += kAmxTaps, w += kAmxTaps / 4 * kWeightStride) {
+    _tile_loadd(4, a, stride);
+    _tile_loadd(6, w, kWeightStride);
+    _tile_dpbusd(0, 4, 6);
+    if constexpr (NB > 1) {
+      _tile_loadd(7, w + 64, kWeightStride);
+      _tile_dpbusd(1, 4, 7);
+    }
+    if constexpr (NB > 2) {
+      _tile_loadd(6, w + 128, kWeightStride);
+      _tile_dpbusd(2, 4, 6);
+    }
+    if constexpr (NB > 3) {
+      _tile_loadd(7, w + 192, kWeightStride);
+      _tile_dpbusd(3, 4, 7);
+    }
+  }
+  _tile_stored(0, c, kWeightStride);
+  if constexpr (NB > 1) _tile_stored(1, c + 16, kWeightStride);
+  if constexpr (NB > 2) _tile_stored(2, c + 32, kWeightStride);
+  if constexpr (NB > 3) _tile_stored(3, c + 48, kWeightStride);
+}
+
+// AMX sums of 16 rows at a time, handed to the output stage MR rows at a
+// time (MR divides 16).
+template <int NB>
+struct AmxSource {
+  AmxSource(const uint8_t* panel_in, size_t stride_in, int chunks_in, const int8_t* weights_in)
+      : panel(panel_in), stride(stride_in), chunks(chunks_in), weights(weights_in) {}
+  const uint8_t* panel;
+  size_t stride;
+  int chunks;  // of kAmxTaps
+  const int8_t* weights;
+  alignas(64) int32_t sums[kAmxRows * NB * 16];
+  template <int MR, int NB2>
+  DLG_TARGET_AVX512 inline __attribute__((always_inline)) void Load(
+      int r0, const __m512i (&bias)[NB2], __m512i (&acc)[MR][NB2]) {
+    static_assert(NB2 == NB && kAmxRows % MR == 0);
+    if (r0 % kAmxRows == 0)
+      AmxTileProduct<NB>(panel + static_cast<size_t>(r0) * stride, stride, chunks, weights, sums);
+    const int32_t* row = sums + (r0 % kAmxRows) * NB * 16;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j)
+        acc[r][j] = _mm512_add_epi32(_mm512_load_si512(row + r * NB * 16 + j * 16), bias[j]);
+  }
+};
 
 // The magnitude requantization's output stage (requantize_magnitude.h):
 // the output zero point and the activation bounds in registers.
@@ -157,9 +263,10 @@ DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i MagnitudeQuadByt
 // wide channels), or FULLY_CONNECTED's double rescale.
 enum class Requant { kFixed, kShift64, kShift64Wide, kDouble };
 
-template <int MR, int NB, Requant kRequant>
-DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int rows, int k4,
-                                      const int8_t* weights, const int32_t* column_bias,
+// Rows [0, rows) of the panel times one slab of NB 16-channel blocks, MR rows
+// at a time from `source` (VnniSource, AmxSource); requantized and stored.
+template <int MR, int NB, Requant kRequant, class Source>
+DLG_TARGET_AVX512 void VnniSlabKernel(Source& source, int rows, const int32_t* column_bias,
                                       const int32_t* row_terms, const RequantChannels& rq,
                                       const Requant64Channels& rq64, const double* double_scale,
                                       int n0, int n, uint8_t* out, size_t out_stride) {
@@ -174,8 +281,7 @@ DLG_TARGET_AVX512 void VnniSlabKernel(const uint8_t* panel, size_t stride, int r
   for (int j = 0; j < NB; ++j) bias[j] = _mm512_load_si512(column_bias + n0 + 16 * j);
   for (int r0 = 0; r0 < rows; r0 += MR) {
     __m512i acc[MR][NB];
-    VnniAccumulate<MR, NB>(panel + static_cast<size_t>(r0) * stride, stride, k4, weights, bias,
-                           acc);
+    source.template Load<MR, NB>(r0, bias, acc);
     const int valid_rows = std::min(MR, rows - r0);
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) {
@@ -842,6 +948,8 @@ struct ScalarOps {
   static void Fill(const QuantConv&, Elem* dst, size_t n) { std::fill_n(dst, n, Elem{0}); }
   static void Zero(Elem* dst, size_t n) { std::fill_n(dst, n, Elem{0}); }
   static void RowSums(const QuantConv&, const Elem*, int, int32_t*) {}
+  static void Begin(const QuantConv&) {}
+  static void End(const QuantConv&) {}
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
     ScalarSlabKernel<4>(panel, c.k_padded_, rows, c.k_padded_ / 2, c.weights16_.data() + s.offset,
@@ -935,58 +1043,69 @@ struct VnniOps {
         return;
     }
   }
+  // The slab's kernel: `kernel.template operator()<MR, NB>(source)`, with the
+  // row count per step that fits the registers (vpdpbusd) or divides the
+  // AMX tile rows.
+  template <class Kernel>
+  static void WithSource(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel,
+                         const Kernel& kernel) {
+    const int8_t* w = c.weights8_.data() + s.offset;
+    const size_t stride = c.k_padded_;
+    if (c.amx_) {
+      const int chunks = c.k_weights_ / kAmxTaps;
+      const auto amx = [&]<int MR, int NB>() {
+        AmxSource<NB> source(panel, stride, chunks, w);
+        kernel.template operator()<MR, NB>(source);
+      };
+      switch (s.blocks) {
+        case 4: amx.template operator()<4, 4>(); break;
+        case 3: amx.template operator()<4, 3>(); break;
+        case 2: amx.template operator()<8, 2>(); break;
+        default: amx.template operator()<16, 1>(); break;
+      }
+      return;
+    }
+    const auto vnni = [&]<int MR, int NB>() {
+      VnniSource source{panel, stride, c.k_padded_ / 4, w};
+      kernel.template operator()<MR, NB>(source);
+    };
+    switch (s.blocks) {
+      case 4: vnni.template operator()<6, 4>(); break;
+      case 3: vnni.template operator()<8, 3>(); break;
+      case 2: vnni.template operator()<12, 2>(); break;
+      default: vnni.template operator()<16, 1>(); break;
+    }
+  }
   template <bool kSigned, bool kIfma>
   static void DispatchMagnitude(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel,
                                 int rows, const int32_t* row_terms, uint8_t* out) {
-    const int8_t* w = c.weights8_.data() + s.offset;
     const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
-    const int k4 = c.k_padded_ / 4;
-    const size_t stride = c.k_padded_;
     const int32_t zp = c.requant_.output_offset;
     const int32_t lo = c.requant_.clamp_min + zp, hi = c.requant_.clamp_max + zp;
-    const auto kernel = [&]<int MR, int NB>() {
+    WithSource(c, s, panel, [&]<int MR, int NB>(auto& source) {
       if constexpr (kIfma)
-        VnniMagnitudeIfmaSlabKernel<MR, NB, kSigned>(panel, stride, rows, k4, w,
-                                                     c.column_bias_.data(), terms, c.magnitude_,
-                                                     zp, lo, hi, s.n0, c.n_, out, c.n_);
+        VnniMagnitudeIfmaSlabKernel<MR, NB, kSigned>(source, rows, c.column_bias_.data(), terms,
+                                                     c.magnitude_, zp, lo, hi, s.n0, c.n_, out,
+                                                     c.n_);
       else
-        VnniMagnitudeSlabKernel<MR, NB, kSigned>(panel, stride, rows, k4, w,
-                                                 c.column_bias_.data(), terms, c.magnitude_, zp,
-                                                 lo, hi, s.n0, c.n_, out, c.n_);
-    };
-    switch (s.blocks) {
-      case 4: kernel.template operator()<6, 4>(); break;
-      case 3: kernel.template operator()<8, 3>(); break;
-      case 2: kernel.template operator()<12, 2>(); break;
-      default: kernel.template operator()<16, 1>(); break;
-    }
+        VnniMagnitudeSlabKernel<MR, NB, kSigned>(source, rows, c.column_bias_.data(), terms,
+                                                 c.magnitude_, zp, lo, hi, s.n0, c.n_, out, c.n_);
+    });
   }
   template <Requant kRequant>
   static void Dispatch(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                        const int32_t* row_terms, uint8_t* out) {
-    const int8_t* w = c.weights8_.data() + s.offset;
     const int32_t* terms = c.row_coefficient_ != 0 ? row_terms : nullptr;
-    const int k4 = c.k_padded_ / 4;
-    const size_t stride = c.k_padded_;
-    const double* ds = c.DoubleScale();
-    switch (s.blocks) {
-      case 4:
-        VnniSlabKernel<6, 4, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                        c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
-        break;
-      case 3:
-        VnniSlabKernel<8, 3, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                        c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
-        break;
-      case 2:
-        VnniSlabKernel<12, 2, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                         c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
-        break;
-      default:
-        VnniSlabKernel<16, 1, kRequant>(panel, stride, rows, k4, w, c.column_bias_.data(), terms,
-                                         c.requant_, c.requant64_, ds, s.n0, c.n_, out, c.n_);
-        break;
-    }
+    WithSource(c, s, panel, [&]<int MR, int NB>(auto& source) {
+      VnniSlabKernel<MR, NB, kRequant>(source, rows, c.column_bias_.data(), terms, c.requant_,
+                                       c.requant64_, c.DoubleScale(), s.n0, c.n_, out, c.n_);
+    });
+  }
+  static void Begin(const QuantConv& c) {
+    if (c.amx_) AmxBegin();
+  }
+  static void End(const QuantConv& c) {
+    if (c.amx_) AmxEnd();
   }
 };
 #endif
@@ -1015,6 +1134,8 @@ struct DotprodOps {
   static void RowSums(const QuantConv& c, const Elem* panel, int rows, int32_t* row_terms) {
     NeonRowSums(panel, c.k_padded_, rows, c.row_coefficient_, row_terms);
   }
+  static void Begin(const QuantConv&) {}
+  static void End(const QuantConv&) {}
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t* row_terms, uint8_t* out) {
     const uint8_t* w = reinterpret_cast<const uint8_t*>(c.weights8_.data()) + s.offset;
@@ -1085,6 +1206,8 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   const bool byte_panel = vnni || dot;  // 8-bit panel and weights8_ (else int16)
   const int group = mmla ? 8 : byte_panel ? 4 : 2;
   k_padded_ = static_cast<int>(RoundUp(k_, group));
+  amx_ = vnni && AmxSelected() && k_ >= kAmxMinTaps;
+  k_weights_ = amx_ ? static_cast<int>(RoundUp(k_padded_, kAmxTaps)) : k_padded_;
   const int blocks16 = (n_ + 15) / 16;
   const int padded_n = blocks16 * 16;
 
@@ -1097,7 +1220,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       const int blocks = blocks16 / count + (i < blocks16 % count ? 1 : 0);
       slabs_.push_back(Slab{n0, blocks, offset});
       n0 += blocks * 16;
-      offset += static_cast<size_t>(k_padded_) * blocks * 16;
+      offset += static_cast<size_t>(k_weights_) * blocks * 16;
     }
     weights8_.Resize(offset);
   } else if (dot) {
@@ -1192,7 +1315,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       for (const Slab& s : slabs_) {
         const int channels = std::min(s.blocks * 16, n_ - s.n0);
         int8_t* dst = weights8_.data() + s.offset;
-        for (int k4 = 0; k4 < k_padded_ / 4; ++k4, dst += s.blocks * 64) {
+        for (int k4 = 0; k4 < k_weights_ / 4; ++k4, dst += s.blocks * 64) {
           for (int j = 0; j < channels; ++j) {
             const size_t row = static_cast<size_t>(s.n0 + j) * k_;
             for (int i = 0; i < 4; ++i) {
@@ -1386,12 +1509,14 @@ void QuantConv::Run(int task, const uint8_t* input, uint8_t* output, uint8_t* sc
   uint8_t* base = scratch + static_cast<size_t>(task) * per_task_bytes_;
   Elem* panel = reinterpret_cast<Elem*>(base);
   int32_t* row_terms = reinterpret_cast<int32_t*>(base + panel_bytes_);
+  Ops::Begin(*this);
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int rows = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
     PackPanel<Ops>(input, m0, rows, panel, row_terms);
     uint8_t* out = output + static_cast<size_t>(m0) * n_;
     for (size_t s = s_begin; s < s_end; ++s) Ops::Slab(*this, slabs_[s], panel, rows, row_terms, out);
   }
+  Ops::End(*this);
 }
 
 void QuantConv::RunTask(int task, const void* input, void* output, uint8_t* scratch) const {

@@ -20,6 +20,11 @@
 //                                + K w_zp x_zp - x_zp sum w,
 //     per-channel terms folded into the bias, the per-pixel sum of x computed
 //     while packing.
+//   avx512vnni with AMX (AmxSelected(), at least kAmxMinTaps taps): the same
+//     panel, weights and folded terms, multiplied 16 rows x 64 taps x 16
+//     channels per tdpbusd (also u8 x s8 into s32); the weights padded with
+//     zeros to a multiple of 64 taps. The tile sums then take the vnni
+//     output stage.
 //   dotprod (aarch64): sdot (int8) / udot (uint8) of raw bytes, 4 per lane;
 //     sum (w - w_zp)(x - x_zp) = sum w x - x_zp sum w + K w_zp x_zp
 //     - w_zp sum x: per-channel terms folded into the bias, the per-pixel
@@ -90,13 +95,18 @@ class QuantConv {
 
   // The layout of the packed arrays SerializePacked writes: bump whenever
   // the packing (weights8_, weights16_, column_bias_, weight_abs_sum_) changes.
-  static constexpr uint32_t kPackedLayoutVersion = 2;
+  static constexpr uint32_t kPackedLayoutVersion = 3;
   // `params`: those this kernel was built from (their weights are fingerprinted).
   std::vector<uint8_t> SerializePacked(const QuantConvParams& params) const;
   bool reused_packed() const { return reused_packed_; }
   const std::string& packed_rejection() const { return packed_rejection_; }
 
   Isa isa() const { return isa_; }
+  // avx512vnni: whether the GEMM runs on AMX tiles: AmxSelected() and at
+  // least kAmxMinTaps taps (below, requantization sets the speed and the
+  // vnni kernels, accumulating in registers, are faster: kernels_bench).
+  static constexpr int kAmxMinTaps = 64;
+  bool uses_amx() const { return amx_; }
   // Whether requantize64.h's constants are set up (its slabs may still take
   // the magnitude form).
   bool shift64_requant() const { return shift64_requant_; }
@@ -149,10 +159,12 @@ class QuantConv {
   bool is_uint8_ = false;
   int k_ = 0;         // filter_height * filter_width * input_depth
   int k_padded_ = 0;  // rounded up to the k group (8 for i8mm, 4 for vnni/dotprod, 2 otherwise)
+  int k_weights_ = 0;  // taps per packed weight column: k_padded_, or a multiple of 64 with AMX
+  bool amx_ = false;
   int n_ = 0;
   int64_t m_ = 0;  // output pixels
   std::vector<Slab> slabs_;
-  // vnni: [slab][k/4][block][16][4]; dotprod: [slab][k/4][16][4];
+  // vnni: [slab][k/4][block][16][4] (k padded to k_weights_); dotprod: [slab][k/4][16][4];
   // i8mm: [slab][k/8][8 channel pairs][2][8]
   AlignedBuffer<int8_t> weights8_;
   AlignedBuffer<int16_t> weights16_;  // avx2/neon/scalar: [slab][k/2][16][2]

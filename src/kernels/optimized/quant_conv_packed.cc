@@ -18,7 +18,7 @@ uint64_t QuantConv::PackedFingerprint(const QuantConvParams& p) const {
                     g.stride_width, g.dilation_height, g.dilation_width, g.pad_height, g.pad_width})
     f.Int(v);
   f.Int(p.is_uint8).Int(p.input_zero_point).Int(p.is_uint8 ? p.filter_zero_point : 0);
-  f.Int(k_).Int(k_padded_).Int(n_);
+  f.Int(k_).Int(k_padded_).Int(k_weights_).Int(n_);
   f.Bytes(p.filter, static_cast<size_t>(k_) * n_);  // one byte per weight, uint8 or int8
   if (p.bias != nullptr) f.Bytes(p.bias, static_cast<size_t>(n_) * sizeof(int32_t));
   else f.Int(-1);
