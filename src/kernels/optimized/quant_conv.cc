@@ -26,6 +26,8 @@ constexpr int kMaxBlockRows = 1536;
 // The vnni im2col copies write whole vectors: up to this many bytes past the
 // end of what they fill, which the panel reserves.
 constexpr size_t kIm2colOverwrite = 64;
+// AMX tiles multiply 64 taps at a time (the weights' padding with AMX).
+constexpr int kAmxTaps = 64;
 
 // ------------------------------------------------------------ slab kernels
 
@@ -113,7 +115,6 @@ struct VnniSource {
 // zeros to a multiple of 64 taps: the last chunk's bytes past a panel row's
 // taps (the next row's, or the panel's reserve) add nothing.
 constexpr int kAmxRows = 16;
-constexpr int kAmxTaps = 64;
 
 struct alignas(64) AmxTileConfig {
   uint8_t palette = 1;
