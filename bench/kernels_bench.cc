@@ -1100,6 +1100,11 @@ int RegisterAll() {
       ->Apply(GemmIsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)
       ->Apply(IsaArgs);
+  // A small transformer's projections: few rows, 64-256 taps.
+  benchmark::RegisterBenchmark("fully_connected_int8/8x64->64", BM_FullyConnected, 8, 64, 64)
+      ->Apply(GemmIsaArgs);
+  benchmark::RegisterBenchmark("fully_connected_int8/16x128->256", BM_FullyConnected, 16, 128, 256)
+      ->Apply(GemmIsaArgs);
   for (const Layer& l : {kConvLayers[0], kConvLayers[3], kConvLayers[5], kConvLayers[7]})
     benchmark::RegisterBenchmark(Name(l, "conv_hybrid").c_str(), BM_HybridConv, l)
         ->Apply(IsaArgs);
