@@ -51,6 +51,9 @@ struct NodeView {
   int version = 1;
   std::span<const int32_t> inputs;   // tensor indices, -1 = absent optional input
   std::span<const int32_t> outputs;
+  // A PAD folded into the convolution of this node index (its output is
+  // never written; InterpreterOptions::fuse_pad_into_conv), else -1.
+  int fused_into = -1;
 };
 
 enum class KernelSet : int8_t {
@@ -71,6 +74,11 @@ struct InterpreterOptions {
   // refused naming the tensor or node, its shape and its byte count.
   // 0 = DefaultMemoryBudget().
   size_t max_memory_bytes = 0;
+  // Optimized kernels: a PAD of height and width whose only reader is a
+  // CONV_2D or DEPTHWISE_CONV_2D is folded into that convolution's padding
+  // and skipped (its output tensor is then never written). Per-layer
+  // inspection of that tensor (diff --per_layer) turns this off.
+  bool fuse_pad_into_conv = true;
 };
 
 // The budget used when InterpreterOptions::max_memory_bytes is 0:

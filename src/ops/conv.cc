@@ -396,20 +396,51 @@ void PackConv(ConvData& d, const Tensor& filter) {
   d.filter_packed = true;
 }
 
+// A PAD folded in (Node::PadFusion): its input is read instead of input 0,
+// its pads added to the convolution's own. Hybrid kernels quantize the whole
+// padded image (the padding counts in its range) and take none.
+const Tensor& AcceptPadFusion(KernelContext& ctx, Node& node, bool hybrid) {
+  Node::PadFusion& fused = node.fused_pad;
+  // The source's dims are known now (its producer was prepared): NHWC only.
+  fused.accepted = fused.source >= 0 && !hybrid && ctx.tensor(fused.source).rank() == 4;
+  return fused.accepted ? ctx.tensor(fused.source) : ctx.input(node, 0);
+}
+
+const Tensor& ConvInput(KernelContext& ctx, const Node& node) {
+  return node.fused_pad.accepted ? ctx.tensor(node.fused_pad.source) : ctx.in(node, 0);
+}
+
+// The output size and the top/left padding over the input extended by a
+// folded PAD's pads.
+template <class Geometry>
+void SetWindow(const Node& node, Padding padding, Geometry& g) {
+  const Node::PadFusion& fused = node.fused_pad;
+  const bool extra = fused.accepted;
+  const reference::Window2D window = reference::ComputeWindow2D(
+      padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
+      g.input_height + (extra ? fused.top + fused.bottom : 0),
+      g.input_width + (extra ? fused.left + fused.right : 0), g.filter_height, g.filter_width);
+  g.output_height = window.out_height;
+  g.output_width = window.out_width;
+  g.pad_height = window.pad_height + (extra ? fused.top : 0);
+  g.pad_width = window.pad_width + (extra ? fused.left : 0);
+}
+
 }  // namespace
 
 void PrepareConv2D(KernelContext& ctx, Node& node) {
   ctx.CheckInputCount(node, 2, 3);
   ctx.CheckOutputCount(node, 1);
   const auto& params = ParamsOf<Conv2DParams>(ctx, node, "Conv2DOptions");
-  const Tensor& input = ctx.input(node, 0);
   const Tensor& filter = ctx.input(node, 1);
   const Tensor* bias = ctx.optional_input(node, 2);
   const Tensor& output = ctx.output(node, 0);
+  const bool hybrid =
+      ctx.input(node, 0).type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const Tensor& input = AcceptPadFusion(ctx, node, hybrid);
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
   const DataType type =
       hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
@@ -445,13 +476,7 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   g.dilation_width = params.dilation_w;
   CheckWindowExtent(ctx, node, g.filter_height, g.filter_width, g.dilation_height,
                     g.dilation_width);
-  const reference::Window2D window = reference::ComputeWindow2D(
-      params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
-      g.input_height, g.input_width, g.filter_height, g.filter_width);
-  g.output_height = window.out_height;
-  g.output_width = window.out_width;
-  g.pad_height = window.pad_height;
-  g.pad_width = window.pad_width;
+  SetWindow(node, params.padding, g);
   CheckBias(ctx, node, bias, type, g.output_depth,
             params.quantized_bias_type == DataType::kInt32);
   if (hybrid) {
@@ -558,7 +583,7 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
 void EvalConv2D(KernelContext& ctx, const Node& node) {
   const ConvData& d = *node.data<ConvData>();
   const reference::ConvGeometry& g = d.geometry;
-  const Tensor& input = ctx.in(node, 0);
+  const Tensor& input = ConvInput(ctx, node);
   const Tensor& filter = ctx.in(node, 1);
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;
@@ -732,14 +757,15 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
   ctx.CheckInputCount(node, 2, 3);
   ctx.CheckOutputCount(node, 1);
   const auto& params = ParamsOf<DepthwiseConv2DParams>(ctx, node, "DepthwiseConv2DOptions");
-  const Tensor& input = ctx.input(node, 0);
   const Tensor& filter = ctx.input(node, 1);
   const Tensor* bias = ctx.optional_input(node, 2);
   const Tensor& output = ctx.output(node, 0);
+  const bool hybrid =
+      ctx.input(node, 0).type == DataType::kFloat32 && filter.type == DataType::kInt8;
+  const Tensor& input = AcceptPadFusion(ctx, node, hybrid);
 
   CheckRank(ctx, node, input, "input", 4);
   CheckRank(ctx, node, filter, "filter", 4);
-  const bool hybrid = input.type == DataType::kFloat32 && filter.type == DataType::kInt8;
   const DataType type =
       hybrid ? DataType::kFloat32 : CheckConvTypes(ctx, node, input, filter, output);
   CheckConstantSize(ctx, node, filter, "filter");
@@ -773,13 +799,7 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
   g.dilation_width = params.dilation_w;
   CheckWindowExtent(ctx, node, g.filter_height, g.filter_width, g.dilation_height,
                     g.dilation_width);
-  const reference::Window2D window = reference::ComputeWindow2D(
-      params.padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
-      g.input_height, g.input_width, g.filter_height, g.filter_width);
-  g.output_height = window.out_height;
-  g.output_width = window.out_width;
-  g.pad_height = window.pad_height;
-  g.pad_width = window.pad_width;
+  SetWindow(node, params.padding, g);
   if (bias != nullptr)
     DLG_NODE_CHECK(ctx, node, bias->rank() == 1, "bias tensor \"", bias->name,
                    "\" must have rank 1, has rank ", bias->rank());
@@ -881,7 +901,7 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
 void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   const DepthwiseData& d = *node.data<DepthwiseData>();
   const reference::DepthwiseGeometry& g = d.geometry;
-  const Tensor& input = ctx.in(node, 0);
+  const Tensor& input = ConvInput(ctx, node);
   const Tensor& filter = ctx.in(node, 1);
   const Tensor* bias =
       node.inputs.size() > 2 && node.inputs[2] >= 0 ? &ctx.in(node, 2) : nullptr;

@@ -52,6 +52,17 @@ struct Node {
   std::vector<int32_t> inputs;   // tensor indices, -1 = optional input absent
   std::vector<int32_t> outputs;
   std::shared_ptr<void> op_data;  // what Prepare precomputed, owned by the node
+  // Set by the interpreter before Prepare (optimized kernels) on a
+  // CONV_2D / DEPTHWISE_CONV_2D whose input 0 comes from a PAD of only the
+  // spatial dims that nothing else reads: the convolution may read `source`
+  // (the PAD's input) with these pads added to its own. Prepare sets
+  // `accepted` when it does; the interpreter then skips the PAD.
+  struct PadFusion {
+    int32_t source = -1;  // tensor index, -1 = none offered
+    int pad_node = -1;
+    int32_t top = 0, bottom = 0, left = 0, right = 0;
+    bool accepted = false;
+  } fused_pad;
   size_t scratch_bytes = 0;       // set by Prepare; the planner gives Eval that much
   uint8_t* scratch = nullptr;     // 64-byte aligned, valid during Eval only
 

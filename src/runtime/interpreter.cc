@@ -188,6 +188,7 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
       root_(root != nullptr ? root : this),
       pool_(options.num_threads),
       context_(tensors_, pool_, options.kernels == KernelSet::kOptimized),
+      fuse_pad_into_conv_(options.kernels == KernelSet::kOptimized && options.fuse_pad_into_conv),
       max_arena_bytes_(options.max_arena_bytes),
       memory_budget_(options.max_memory_bytes != 0 ? options.max_memory_bytes
                                                     : DefaultMemoryBudget()) {
@@ -457,6 +458,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
            " bytes (", MiB(memory_budget_), ")");
   }
 
+  OfferPadFusion();
   const auto prepare_start = std::chrono::steady_clock::now();
   for (int index : execution_plan_) {
     Node& node = nodes_[index];
@@ -492,6 +494,12 @@ void InterpreterImpl::AllocateTensorsOnce() {
     if (TryFoldInPrepare(node)) folded_[index] = 1;
   }
 
+  fused_into_.assign(nodes_.size(), -1);
+  for (int index : execution_plan_) {
+    const Node& node = nodes_[index];
+    if (node.fused_pad.accepted) fused_into_[node.fused_pad.pad_node] = index;
+  }
+
   allocate_timings_.prepare_us = MicrosSince(prepare_start);
   const auto arena_start = std::chrono::steady_clock::now();
 
@@ -503,6 +511,8 @@ void InterpreterImpl::AllocateTensorsOnce() {
     const Node& node = nodes_[execution_plan_[i]];
     for (int32_t t : node.inputs)
       if (t >= 0) last_use[t] = std::max(last_use[t], i + 1);
+    if (node.fused_pad.accepted)  // reads the PAD's input in its place
+      last_use[node.fused_pad.source] = std::max(last_use[node.fused_pad.source], i + 1);
     for (int32_t t : node.outputs) {
       if (first_use[t] < 0) first_use[t] = i + 1;
       last_use[t] = std::max(last_use[t], i + 1);
@@ -567,6 +577,77 @@ void InterpreterImpl::AllocateTensorsOnce() {
       std::memset(tensors_[t].data, 0, tensors_[t].bytes);
   allocate_timings_.arena_us = MicrosSince(arena_start);
   allocated_ = true;
+}
+
+void InterpreterImpl::OfferPadFusion() {
+  for (Node& node : nodes_) node.fused_pad = Node::PadFusion();
+  if (!fuse_pad_into_conv_) return;
+  const SubgraphDef& graph = subgraph();
+  std::vector<int> readers(tensors_.size(), 0);
+  for (int index : execution_plan_)
+    for (int32_t t : nodes_[index].inputs)
+      if (t >= 0) ++readers[t];
+  std::vector<int> producer(tensors_.size(), -1);
+  for (int index : execution_plan_)
+    for (int32_t t : nodes_[index].outputs) producer[t] = index;
+  const auto builtin = [&](const Node& node, BuiltinOp op) {
+    return node.kernel != &kDelegateOpKernel && node.kernel->custom_code == nullptr &&
+           node.kernel->builtin == op;
+  };
+  for (int index : execution_plan_) {
+    Node& conv = nodes_[index];
+    if (!builtin(conv, BuiltinOp::kConv2d) && !builtin(conv, BuiltinOp::kDepthwiseConv2d)) continue;
+    if (conv.inputs.empty() || conv.inputs[0] < 0) continue;
+    const int32_t padded = conv.inputs[0];
+    if (readers[padded] != 1 || producer[padded] < 0 ||
+        std::find(graph.outputs.begin(), graph.outputs.end(), padded) != graph.outputs.end())
+      continue;
+    const Node& pad = nodes_[producer[padded]];
+    // PAD (its value the output's zero point, or 0) with a constant paddings [4, 2].
+    if (!builtin(pad, BuiltinOp::kPad) || pad.inputs.size() != 2 || pad.outputs.size() != 1 ||
+        pad.inputs[0] < 0 || pad.inputs[1] < 0)
+      continue;
+    const Tensor& in = tensors_[pad.inputs[0]];
+    const Tensor& out = tensors_[padded];
+    const Tensor& paddings = tensors_[pad.inputs[1]];
+    if (in.storage == TensorStorage::kDynamic || in.storage == TensorStorage::kVariable ||
+        in.type != out.type || paddings.storage != TensorStorage::kConstant ||
+        paddings.dims != std::vector<int32_t>{4, 2})
+      continue;
+    // The padded value must be the convolution's own padding value: the
+    // input's quantization equals the output's, so its zero point is it.
+    const Quantization* in_q = in.quantization;
+    const Quantization* out_q = out.quantization;
+    const bool in_quantized = in_q != nullptr && !in_q->empty();
+    const bool out_quantized = out_q != nullptr && !out_q->empty();
+    if (in_quantized != out_quantized ||
+        (in_quantized && (in_q->scale != out_q->scale || in_q->zero_point != out_q->zero_point)))
+      continue;
+    int64_t p[8];
+    if (paddings.type == DataType::kInt32 && paddings.bytes >= 8 * sizeof(int32_t)) {
+      for (int k = 0; k < 8; ++k) {
+        int32_t v;
+        std::memcpy(&v, paddings.data + k * sizeof(int32_t), sizeof v);
+        p[k] = v;
+      }
+    } else if (paddings.type == DataType::kInt64 && paddings.bytes >= 8 * sizeof(int64_t)) {
+      std::memcpy(p, paddings.data, sizeof p);
+    } else {
+      continue;
+    }
+    // Height and width only, each side within int32 (PAD's Prepare checks the rest).
+    if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0) continue;
+    bool in_range = true;
+    for (int k = 2; k < 6; ++k) in_range = in_range && p[k] >= 0 && p[k] <= (1 << 20);
+    if (!in_range) continue;
+    Node::PadFusion& f = conv.fused_pad;
+    f.source = pad.inputs[0];
+    f.pad_node = producer[padded];
+    f.top = static_cast<int32_t>(p[2]);
+    f.bottom = static_cast<int32_t>(p[3]);
+    f.left = static_cast<int32_t>(p[4]);
+    f.right = static_cast<int32_t>(p[5]);
+  }
 }
 
 bool InterpreterImpl::TryFoldInPrepare(Node& node) {
@@ -642,6 +723,8 @@ uint8_t* InterpreterImpl::DynamicBuffer::Reserve(size_t bytes) {
 void InterpreterImpl::Defer(int index, int32_t value_tensor) {
   DeferredNode& d = deferred_[index];
   d.active = true;
+  // Prepared during Invoke, after the arena is planned: no PAD folded in.
+  nodes_[index].fused_pad = Node::PadFusion();
   if (value_tensor >= 0) d.value_inputs.push_back(value_tensor);
   for (int32_t t : nodes_[index].outputs) {
     Tensor& out = tensors_[t];
@@ -825,7 +908,9 @@ std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) 
   context_.ClearEvalError();
   for (int index : execution_plan_) {
     const Node& node = nodes_[index];
-    if (folded_[index]) {  // computed in Prepare; its outputs are constants now
+    // Folded: computed in Prepare, its outputs are constants now. Elided: a
+    // PAD the convolution after it reads through.
+    if (folded_[index] || fused_into_[index] >= 0) {
       if (after_node != nullptr) (*after_node)(node.index);
       continue;
     }
@@ -926,7 +1011,7 @@ int Interpreter::num_nodes() const { return static_cast<int>(impl_->nodes().size
 
 NodeView Interpreter::node(int index) const {
   const Node& n = impl_->nodes().at(index);
-  return NodeView{n.index, n.op_name, n.version, n.inputs, n.outputs};
+  return NodeView{n.index, n.op_name, n.version, n.inputs, n.outputs, impl_->fused_into(index)};
 }
 
 size_t Interpreter::arena_bytes() const { return impl_->arena_bytes(); }

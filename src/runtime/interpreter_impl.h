@@ -58,6 +58,9 @@ class InterpreterImpl {
   const SubgraphDef& subgraph() const { return model_->subgraphs[subgraph_index_]; }
   std::vector<Tensor>& tensors() { return tensors_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
+  int fused_into(int index) const {
+    return index >= 0 && index < static_cast<int>(fused_into_.size()) ? fused_into_[index] : -1;
+  }
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<int>& execution_plan() const { return execution_plan_; }
   int num_model_nodes() const { return num_model_nodes_; }
@@ -88,6 +91,9 @@ class InterpreterImpl {
   // outputs) is prepared during Invoke: Defer marks it and makes its outputs
   // dynamic; PrepareDeferred prepares it again when its inputs' dims or the
   // values it reads changed, and sizes its outputs. Returns "" or the error.
+  // Offers each convolution reading a spatial-only PAD the PAD's input (Node::PadFusion).
+  void OfferPadFusion();
+
   void Defer(int index, int32_t value_tensor);
   std::string PrepareDeferred(int index);
   // Fails naming `what` (tensor index, name, type, shape, bytes) when a
@@ -131,6 +137,10 @@ class InterpreterImpl {
   // Nodes folded by the last Prepare, and the tensors they made constant
   // (restored to the arena before the next Prepare).
   std::vector<uint8_t> folded_;
+  // Per node: the convolution a PAD was folded into (Node::PadFusion; Invoke
+  // skips the PAD), else -1.
+  std::vector<int> fused_into_;
+  bool fuse_pad_into_conv_ = false;
   std::vector<int32_t> folded_tensors_;
   std::vector<std::unique_ptr<uint8_t[]>> folded_storage_;
   size_t folded_bytes_ = 0;
