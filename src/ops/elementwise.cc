@@ -368,6 +368,13 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
                                                : optimized::QuantBinary::Kind::kMul;
       data->fast = std::make_unique<optimized::QuantBinary>(
           kind, in1.type == DataType::kUInt8, data->add, data->mul_div, optimized::SelectedIsa());
+      // A constant per-channel operand (a batch norm's scale or shift): every
+      // output tabulated now.
+      if (in1.is_constant() != in2.is_constant()) {
+        const Tensor& constant = in1.is_constant() ? in1 : in2;
+        if (constant.bytes >= static_cast<size_t>(constant.NumElements()))
+          data->fast->TabulateConstant(data->plan, constant.data, in1.is_constant());
+      }
     }
   } else {
     data->float_range = PlainActivationRange<float>(act);

@@ -250,6 +250,54 @@ TEST(OptimizedBinaryTest, ShortPeriodsMatchReference) {
   }
 }
 
+TEST(OptimizedBinaryTest, ConstantTablesMatchReference) {
+  // A constant per-channel operand (periods 1 to 64, on either side) against
+  // an image: Prepare's table must give the reference's bytes; period 65,
+  // a constant that varies along another dimension, or an image that is
+  // itself broadcast, must not be tabulated.
+  std::mt19937 rng(77);
+  const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
+                                     QuantBinary::Kind::kMul};
+  int tabulated = 0;
+  for (int trial = 0; trial < 240; ++trial) {
+    Case c = RandomCase(rng, kinds[trial % 3], (trial / 3) % 2 == 0);
+    reference::QuantizedAddParams add;
+    reference::QuantizedMulDivParams mul;
+    Params(c, &add, &mul);
+    const int32_t channels = std::vector<int32_t>{1, 3, 16, 24, 40, 64, 65}[trial % 7];
+    const int shape = (trial / 7) % 4;  // 0, 1: tabulable; 2: [H, 1, C] constant; 3: image broadcast
+    Shapes sh{{1, 5, 7, channels}, {channels}, {1, 5, 7, channels}};
+    if (shape == 2) sh.b = {5, 1, channels};
+    if (shape == 3) sh = Shapes{{1, 5, 1, channels}, {7, channels}, {1, 5, 7, channels}};
+    const bool constant_is_a = trial % 2 == 1;
+    if (constant_is_a) std::swap(sh.a, sh.b);
+    const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(sh.a, sh.b, sh.out);
+    std::vector<uint8_t> a(Count(sh.a)), b(Count(sh.b));
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    for (auto& v : b) v = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> expected = c.is_uint8 ? Reference<uint8_t>(c, plan, a, b, add, mul)
+                                                     : Reference<int8_t>(c, plan, a, b, add, mul);
+    for (Isa isa : SupportedIsas()) {
+      QuantBinary k(c.kind, c.is_uint8, add, mul, isa);
+      const bool did = k.TabulateConstant(plan, constant_is_a ? a.data() : b.data(), constant_is_a);
+      const bool vector_isa = isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
+      const bool wins = isa == Isa::kAvx512Vnni || channels == 1 || c.kind != QuantBinary::Kind::kMul;
+      EXPECT_EQ(did, vector_isa && wins && shape <= 1 && channels <= 64)
+          << optimized::IsaName(isa) << " trial " << trial;
+      tabulated += did;
+      for (int splits : {1, 3}) {
+        std::vector<uint8_t> out(plan.num_elements, 0xCD);
+        for (int i = splits - 1; i >= 0; --i)
+          k.Run(plan, a.data(), b.data(), out.data(), plan.num_elements * i / splits,
+                plan.num_elements * (i + 1) / splits);
+        ASSERT_EQ(expected, out) << optimized::IsaName(isa) << " trial " << trial << " channels "
+                                 << channels << " shape " << shape << " splits " << splits;
+      }
+    }
+  }
+  if (optimized::IsaSupported(Isa::kAvx2)) EXPECT_GT(tabulated, 0);
+}
+
 template <class T>
 std::vector<T> RunModel(const Case& c, const Shapes& s, const std::vector<uint8_t>& a,
                         const std::vector<uint8_t>& b, KernelSet kernels, int threads) {

@@ -621,31 +621,38 @@ struct OutputTable {
   const uint8_t* source = nullptr;
 };
 
-// pattern[p * stride] is the repeating input at phase p.
-void BuildTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
-                int64_t period, OutputTable* t) {
+// pattern[p * stride] is the repeating input at phase p; bytes gets
+// [phase][byte], phase_base (i % period) * 256 for i < period + kMaxLanes.
+void FillTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
+               int64_t period, uint8_t* bytes, int32_t* phase_base) {
   uint8_t values[256];
   for (int v = 0; v < 256; ++v) values[v] = static_cast<uint8_t>(v);
   for (int64_t p = 0; p < period; ++p) {
     const uint8_t* c = pattern + p * stride;
     if (linear_is_a)
-      k.RunSpan(values, 1, c, 0, t->bytes + p * 256, 256);
+      k.RunSpan(values, 1, c, 0, bytes + p * 256, 256);
     else
-      k.RunSpan(c, 0, values, 1, t->bytes + p * 256, 256);
+      k.RunSpan(c, 0, values, 1, bytes + p * 256, 256);
   }
-  for (int64_t i = 0; i < period + kMaxLanes; ++i) t->phase_base[i] = static_cast<int32_t>(i % period * 256);
+  for (int64_t i = 0; i < period + kMaxLanes; ++i) phase_base[i] = static_cast<int32_t>(i % period * 256);
+}
+
+void BuildTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
+                int64_t period, OutputTable* t) {
+  FillTable(k, linear_is_a, pattern, stride, period, t->bytes, t->phase_base);
   t->source = pattern;
 }
 
-DLG_TARGET_AVX512 void Avx512Lookup(const OutputTable& t, int64_t period, int64_t phase,
-                                    const uint8_t* x, uint8_t* out, int64_t n) {
+DLG_TARGET_AVX512 void Avx512Lookup(const uint8_t* table, const int32_t* phase_base,
+                                    int64_t period, int64_t phase, const uint8_t* x, uint8_t* out,
+                                    int64_t n) {
   const int64_t step = 16 % period;
-  const int* base = reinterpret_cast<const int*>(t.bytes);
+  const int* base = reinterpret_cast<const int*>(table);
   for (int64_t i = 0; i < n; i += 16) {
     const int64_t count = n - i;
     const __mmask16 mask = static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
     const __m512i index = _mm512_add_epi32(Load16<false>(x + i, mask),
-                                           _mm512_loadu_si512(t.phase_base + phase));
+                                           _mm512_loadu_si512(phase_base + phase));
     const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, index, base, 1);
     _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
     phase += step;
@@ -653,15 +660,15 @@ DLG_TARGET_AVX512 void Avx512Lookup(const OutputTable& t, int64_t period, int64_
   }
 }
 
-DLG_TARGET_AVX2 void Avx2Lookup(const OutputTable& t, int64_t period, int64_t phase,
-                                const uint8_t* x, uint8_t* out, int64_t n) {
+DLG_TARGET_AVX2 void Avx2Lookup(const uint8_t* table, const int32_t* phase_base, int64_t period,
+                                int64_t phase, const uint8_t* x, uint8_t* out, int64_t n) {
   const int64_t step = 8 % period;
-  const int* base = reinterpret_cast<const int*>(t.bytes);
+  const int* base = reinterpret_cast<const int*>(table);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256i index = _mm256_add_epi32(
         Load8Lanes<false>(x + i),
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.phase_base + phase)));
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phase_base + phase)));
     // Each gather reads 4 table bytes; keep the first.
     const __m256i v = _mm256_and_si256(_mm256_i32gather_epi32(base, index, 1), _mm256_set1_epi32(0xFF));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
@@ -669,7 +676,7 @@ DLG_TARGET_AVX2 void Avx2Lookup(const OutputTable& t, int64_t period, int64_t ph
     if (phase >= period) phase -= period;
   }
   for (; i < n; ++i) {
-    out[i] = t.bytes[phase * 256 + x[i]];
+    out[i] = table[phase * 256 + x[i]];
     if (++phase == period) phase = 0;
   }
 }
@@ -717,19 +724,25 @@ DLG_TARGET_AVX2 void Avx2LookupOne(const uint8_t* table, const uint8_t* x, uint8
   for (; i < n; ++i) out[i] = table[x[i]];
 }
 
-void Lookup(Isa isa, const OutputTable& t, int64_t period, int64_t phase, const uint8_t* x,
-            uint8_t* out, int64_t n) {
+// table: [phase][byte]; phase_base: (i % period) * 256 for i < period + kMaxLanes.
+void Lookup(Isa isa, const uint8_t* table, const int32_t* phase_base, int64_t period,
+            int64_t phase, const uint8_t* x, uint8_t* out, int64_t n) {
   if (period == 1) {
     if (isa == Isa::kAvx512Vnni)
-      Avx512LookupOne(t.bytes, x, out, n);
+      Avx512LookupOne(table, x, out, n);
     else
-      Avx2LookupOne(t.bytes, x, out, n);
+      Avx2LookupOne(table, x, out, n);
     return;
   }
   if (isa == Isa::kAvx512Vnni)
-    Avx512Lookup(t, period, phase, x, out, n);
+    Avx512Lookup(table, phase_base, period, phase, x, out, n);
   else
-    Avx2Lookup(t, period, phase, x, out, n);
+    Avx2Lookup(table, phase_base, period, phase, x, out, n);
+}
+
+void Lookup(Isa isa, const OutputTable& t, int64_t period, int64_t phase, const uint8_t* x,
+            uint8_t* out, int64_t n) {
+  Lookup(isa, t.bytes, t.phase_base, period, phase, x, out, n);
 }
 
 // The rescaled repeating row, P + kMaxLanes long: tile[i] = x[i % P].
@@ -891,6 +904,39 @@ void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_
   }
 }
 
+bool QuantBinary::TabulateConstant(const reference::BroadcastPlan& plan, const uint8_t* constant,
+                                   bool constant_is_a) {
+#if DELEGATO_X86
+  if (isa_ != Isa::kAvx512Vnni && isa_ != Isa::kAvx2) return false;
+  const int last = plan.rank - 1;
+  const int64_t* c_strides = constant_is_a ? plan.a_strides : plan.b_strides;
+  const int64_t* x_strides = constant_is_a ? plan.b_strides : plan.a_strides;
+  // The constant: one row along the last dimension (or one value), the same
+  // for every outer index. The other input: dense in output order.
+  const int64_t period = c_strides[last] == 0 ? 1 : plan.dims[last];
+  if (period > kMaxConstantPeriod || (c_strides[last] != 0 && c_strides[last] != 1)) return false;
+  int64_t dense = 1;
+  for (int d = last; d >= 0; --d) {
+    if (d < last && c_strides[d] != 0) return false;
+    if (x_strides[d] != dense) return false;
+    dense *= plan.dims[d];
+  }
+  if (!TableWins(*this, period)) return false;
+  table_period_ = period;
+  table_linear_is_a_ = !constant_is_a;
+  table_bytes_.Resize(static_cast<size_t>(period) * 256 + 64);
+  table_phase_base_.assign(static_cast<size_t>(period + kMaxLanes), 0);
+  FillTable(*this, table_linear_is_a_, constant, 1, period, table_bytes_.data(),
+            table_phase_base_.data());
+  return true;
+#else
+  (void)plan;
+  (void)constant;
+  (void)constant_is_a;
+  return false;
+#endif
+}
+
 void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
                       const void* b_data, void* out_data, int64_t begin, int64_t end) const {
   if (begin >= end) return;
@@ -898,6 +944,12 @@ void QuantBinary::Run(const reference::BroadcastPlan& plan, const void* a_data,
   const uint8_t* b = static_cast<const uint8_t*>(b_data);
   uint8_t* out = static_cast<uint8_t*>(out_data);
 #if DELEGATO_X86
+  if (table_period_ > 0) {  // TabulateConstant
+    const uint8_t* x = (table_linear_is_a_ ? a : b) + begin;
+    Lookup(isa_, table_bytes_.data(), table_phase_base_.data(), table_period_,
+           begin % table_period_, x, out + begin, end - begin);
+    return;
+  }
   if ((isa_ == Isa::kAvx512Vnni || isa_ == Isa::kAvx2) && RunBlocks(*this, plan, a, b, out, begin, end))
     return;
 #endif

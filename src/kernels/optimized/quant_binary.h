@@ -17,7 +17,8 @@
 // repeats with period P <= 16 (P = 1: a broadcast value) over enough
 // outputs, the outputs for every byte and phase are first computed with
 // these same vector steps into a table, then looked up (byte shuffles for
-// P = 1, gathers otherwise).
+// P = 1, gathers otherwise); when that input is a constant with P <= 64 the
+// table is made once, in Prepare (TabulateConstant).
 //
 // aarch64 (neon; dotprod runs the same code): only the runs, 8 lanes at a
 // time, the same integer steps (sqrdmulh for the fixed-point multiplies);
@@ -25,7 +26,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/elementwise.h"
 
@@ -48,6 +51,18 @@ class QuantBinary {
   void Run(const reference::BroadcastPlan& plan, const void* a, const void* b, void* out,
            int64_t begin, int64_t end) const;
 
+  // When `constant` (input a if constant_is_a, else b) repeats one row of
+  // P <= kMaxConstantPeriod values along the output (a per-channel scale or
+  // shift: strides 0 except the last) and the other input covers the output
+  // contiguously, tabulates the outputs for every phase and byte now
+  // (Prepare), so Run only looks them up (x86 vector ISAs; AVX2 MUL only
+  // for P = 1, where gathers lose to its single rescale). Returns whether it
+  // did.
+  static constexpr int64_t kMaxConstantPeriod = 64;
+  bool TabulateConstant(const reference::BroadcastPlan& plan, const uint8_t* constant,
+                        bool constant_is_a);
+  bool tabulated() const { return table_period_ > 0; }
+
   // One run: n outputs, input strides 0 (broadcast) or 1.
   void RunSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
                uint8_t* out, int64_t n) const;
@@ -63,6 +78,12 @@ class QuantBinary {
   reference::QuantizedAddParams add_;
   reference::QuantizedMulDivParams mul_;
   Isa isa_;
+  // TabulateConstant: [phase][byte] outputs (then padding for 4-byte
+  // gathers) and (i % P) * 256 for i < P + 16.
+  int64_t table_period_ = 0;
+  bool table_linear_is_a_ = false;
+  AlignedBuffer<uint8_t> table_bytes_;
+  std::vector<int32_t> table_phase_base_;
 };
 
 }  // namespace delegato::optimized
