@@ -21,6 +21,7 @@
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/arg_minmax.h"
+#include "kernels/optimized/pooling.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/quant_depthwise.h"
 #include "kernels/optimized/quantize.h"
@@ -36,6 +37,7 @@
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/hybrid.h"
 #include "kernels/reference/math.h"
+#include "kernels/reference/pooling.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
@@ -219,6 +221,38 @@ void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
 // tied_multipliers: multipliers with 14 trailing zero bits, as many channels
 // of converter-made per-channel models have (the depthwise magnitude
 // requantization cannot rule out ties there; requantize64.h's form runs).
+// int8 AVERAGE_POOL_2D / MAX_POOL_2D, HxWxC by a 2x2 window at stride 2 (a
+// DenseNet transition) or a global window. Every ISA runs the same AVX2 code.
+void BM_Pool8(benchmark::State& state, int h, int w, int c, int window, bool average) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::PoolGeometry g;
+  g.batches = 1;
+  g.input_height = h;
+  g.input_width = w;
+  g.depth = c;
+  g.filter_height = g.filter_width = g.stride_height = g.stride_width = window;
+  g.output_height = h / window;
+  g.output_width = w / window;
+  const std::vector<uint8_t> input = RandomBytes(size_t{1} * h * w * c, 4);
+  std::vector<uint8_t> output(static_cast<size_t>(g.output_height) * g.output_width * c);
+  const bool fast = isa != kReference && opt::PoolCovers(static_cast<Isa>(isa), g);
+  const auto* in8 = reinterpret_cast<const int8_t*>(input.data());
+  auto* out8 = reinterpret_cast<int8_t*>(output.data());
+  for (auto _ : state) {
+    if (fast && average)
+      opt::AveragePool8(g, true, input.data(), -128, 127, output.data(), 0, g.output_rows());
+    else if (fast)
+      opt::MaxPool8(g, true, input.data(), -128, 127, output.data(), 0, g.output_rows());
+    else if (average)
+      ref::AveragePoolQuantized(g, in8, -128, 127, out8, 0, g.output_rows());
+    else
+      ref::MaxPoolQuantized(g, in8, -128, 127, out8, 0, g.output_rows());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(output.size()));
+}
+
 void BM_Depthwise(benchmark::State& state, Layer l, bool tied_multipliers) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
@@ -1099,6 +1133,12 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
       ->Apply(GemmIsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("average_pool_int8/24x24x24/2x2s2", BM_Pool8, 24, 24, 24, 2, true)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("max_pool_int8/56x56x64/2x2s2", BM_Pool8, 56, 56, 64, 2, false)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("average_pool_int8/7x7x1280/7x7", BM_Pool8, 7, 7, 1280, 7, true)
       ->Apply(IsaArgs);
   // A small transformer's projections: few rows, 64-256 taps.
   benchmark::RegisterBenchmark("fully_connected_int8/8x64->64", BM_FullyConnected, 8, 64, 64)

@@ -7,6 +7,7 @@
 #include <memory>
 #include <variant>
 
+#include "kernels/optimized/pooling.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/pooling.h"
@@ -20,6 +21,7 @@ struct PoolData {
   reference::PoolGeometry geometry;
   float float_min = 0, float_max = 0;
   int32_t quant_min = 0, quant_max = 0;
+  bool fast = false;  // optimized/pooling.h (uint8, int8, float32)
 };
 
 const char* ActivationName(Activation a) {
@@ -125,6 +127,8 @@ void PreparePool(KernelContext& ctx, Node& node, bool average) {
                  " is not supported");
 
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.depth});
+  d->fast = ctx.optimized() && type != DataType::kInt16 &&
+            optimized::PoolCovers(optimized::SelectedIsa(), g);
   node.op_data = std::move(d);
 }
 
@@ -142,7 +146,10 @@ void EvalAveragePool2D(KernelContext& ctx, const Node& node) {
       const float* in = input.data_as<float>();
       float* out = output.data_as<float>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::AveragePoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
+        if (d.fast)
+          optimized::AveragePoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
+        else
+          reference::AveragePoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
       });
       break;
     }
@@ -150,7 +157,11 @@ void EvalAveragePool2D(KernelContext& ctx, const Node& node) {
       const uint8_t* in = input.data_as<uint8_t>();
       uint8_t* out = output.data_as<uint8_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::AveragePoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+        if (d.fast)
+          optimized::AveragePool8(g, false, reinterpret_cast<const uint8_t*>(in), d.quant_min,
+                          d.quant_max, reinterpret_cast<uint8_t*>(out), begin, end);
+        else
+          reference::AveragePoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
       });
       break;
     }
@@ -166,7 +177,11 @@ void EvalAveragePool2D(KernelContext& ctx, const Node& node) {
       const int8_t* in = input.data_as<int8_t>();
       int8_t* out = output.data_as<int8_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::AveragePoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+        if (d.fast)
+          optimized::AveragePool8(g, true, reinterpret_cast<const uint8_t*>(in), d.quant_min,
+                          d.quant_max, reinterpret_cast<uint8_t*>(out), begin, end);
+        else
+          reference::AveragePoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
       });
       break;
     }
@@ -185,7 +200,10 @@ void EvalMaxPool2D(KernelContext& ctx, const Node& node) {
       const float* in = input.data_as<float>();
       float* out = output.data_as<float>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::MaxPoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
+        if (d.fast)
+          optimized::MaxPoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
+        else
+          reference::MaxPoolFloat(g, in, d.float_min, d.float_max, out, begin, end);
       });
       break;
     }
@@ -193,7 +211,11 @@ void EvalMaxPool2D(KernelContext& ctx, const Node& node) {
       const uint8_t* in = input.data_as<uint8_t>();
       uint8_t* out = output.data_as<uint8_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+        if (d.fast)
+          optimized::MaxPool8(g, false, reinterpret_cast<const uint8_t*>(in), d.quant_min,
+                          d.quant_max, reinterpret_cast<uint8_t*>(out), begin, end);
+        else
+          reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
       });
       break;
     }
@@ -209,7 +231,11 @@ void EvalMaxPool2D(KernelContext& ctx, const Node& node) {
       const int8_t* in = input.data_as<int8_t>();
       int8_t* out = output.data_as<int8_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
+        if (d.fast)
+          optimized::MaxPool8(g, true, reinterpret_cast<const uint8_t*>(in), d.quant_min,
+                          d.quant_max, reinterpret_cast<uint8_t*>(out), begin, end);
+        else
+          reference::MaxPoolQuantized(g, in, d.quant_min, d.quant_max, out, begin, end);
       });
       break;
     }
