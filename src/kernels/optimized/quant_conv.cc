@@ -1360,8 +1360,12 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
 
   // Work split and per-task panel. Small convolutions stay on one thread:
   // below about 5 microseconds of work the hand-off costs more than it saves.
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
-  num_tasks_ = m_ * k_ * n_ < kMinParallelMacs ? 1 : std::max(1, num_threads);
+  // That is about 2^19 multiply-adds with vpdpbusd, 2^17 with the int16
+  // kernels (AVX2, NEON: a quarter of the rate), 2^15 with scalar code.
+  const int64_t min_parallel_macs = vnni || dot ? int64_t{1} << 19
+                                    : isa_ == Isa::kScalar ? int64_t{1} << 15
+                                                           : int64_t{1} << 17;
+  num_tasks_ = m_ * k_ * n_ < min_parallel_macs ? 1 : std::max(1, num_threads);
   split_rows_ = num_tasks_ == 1 || m_ >= 16 * num_tasks_ ||
                 static_cast<int>(slabs_.size()) < num_tasks_;
   const size_t elem = byte_panel ? 1 : 2;
