@@ -242,7 +242,7 @@ constexpr size_t kBlockBytes = 96 * 1024;
 constexpr int kMaxBlockRows = 256;
 constexpr size_t kSmallWeightsBytes = 24 * 1024;
 // Below this many multiply-adds a layer runs on the calling thread.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
 
 }  // namespace
 
