@@ -134,14 +134,14 @@ bool CpuHasAmxInt8() {
 }
 
 bool AmxSelected() {
-  if (!CpuHasAmxInt8()) return false;
+  // Asked in this order so that a refusal never requests the tile permission.
   const int forced = g_amx_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced == 1;
+  if (forced >= 0) return forced == 1 && CpuHasAmxInt8();
   static const bool from_env = [] {
     const char* env = std::getenv("DELEGATO_AMX");
     return env == nullptr || std::strcmp(env, "0") != 0;
   }();
-  return from_env;
+  return from_env && CpuHasAmxInt8();
 }
 
 void SetAmxOverride(std::optional<bool> use_amx) {
