@@ -249,6 +249,19 @@ struct MaxPoolFloatKernel {
   }
 };
 
+// The 8-bit kernels for int8 or uint8 data.
+template <template <bool> class Kernel>
+void Run8(const reference::PoolGeometry& g, bool is_signed, const uint8_t* input,
+          int32_t act_min, int32_t act_max, uint8_t* output, int64_t row_begin, int64_t row_end) {
+  if (is_signed) {
+    Kernel<true> k{g.depth, act_min, act_max};
+    ForEachWindow(g, input, output, row_begin, row_end, k);
+  } else {
+    Kernel<false> k{g.depth, act_min, act_max};
+    ForEachWindow(g, input, output, row_begin, row_end, k);
+  }
+}
+
 }  // namespace
 #endif  // DELEGATO_X86
 
@@ -256,13 +269,7 @@ void AveragePool8(const reference::PoolGeometry& g, bool is_signed, const uint8_
                   int32_t act_min, int32_t act_max, uint8_t* output, int64_t row_begin,
                   int64_t row_end) {
 #if DELEGATO_X86
-  if (is_signed) {
-    AveragePool8Kernel<true> k{g.depth, act_min, act_max};
-    ForEachWindow(g, input, output, row_begin, row_end, k);
-  } else {
-    AveragePool8Kernel<false> k{g.depth, act_min, act_max};
-    ForEachWindow(g, input, output, row_begin, row_end, k);
-  }
+  Run8<AveragePool8Kernel>(g, is_signed, input, act_min, act_max, output, row_begin, row_end);
 #else
   if (is_signed)
     reference::AveragePoolQuantized(g, reinterpret_cast<const int8_t*>(input), act_min, act_max,
@@ -276,13 +283,7 @@ void MaxPool8(const reference::PoolGeometry& g, bool is_signed, const uint8_t* i
               int32_t act_min, int32_t act_max, uint8_t* output, int64_t row_begin,
               int64_t row_end) {
 #if DELEGATO_X86
-  if (is_signed) {
-    MaxPool8Kernel<true> k{g.depth, act_min, act_max};
-    ForEachWindow(g, input, output, row_begin, row_end, k);
-  } else {
-    MaxPool8Kernel<false> k{g.depth, act_min, act_max};
-    ForEachWindow(g, input, output, row_begin, row_end, k);
-  }
+  Run8<MaxPool8Kernel>(g, is_signed, input, act_min, act_max, output, row_begin, row_end);
 #else
   if (is_signed)
     reference::MaxPoolQuantized(g, reinterpret_cast<const int8_t*>(input), act_min, act_max,
