@@ -52,7 +52,7 @@ struct NodeView {
   std::span<const int32_t> inputs;   // tensor indices, -1 = absent optional input
   std::span<const int32_t> outputs;
   // A PAD folded into the convolution of this node index (its output is
-  // never written; InterpreterOptions::fuse_pad_into_conv), else -1.
+  // never written; InterpreterOptions::fuse_nodes), else -1.
   int fused_into = -1;
 };
 
@@ -78,7 +78,7 @@ struct InterpreterOptions {
   // CONV_2D or DEPTHWISE_CONV_2D is folded into that convolution's padding
   // and skipped (its output tensor is then never written). Per-layer
   // inspection of that tensor (diff --per_layer) turns this off.
-  bool fuse_pad_into_conv = true;
+  bool fuse_nodes = true;
 };
 
 // The budget used when InterpreterOptions::max_memory_bytes is 0:

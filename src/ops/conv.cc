@@ -396,25 +396,25 @@ void PackConv(ConvData& d, const Tensor& filter) {
   d.filter_packed = true;
 }
 
-// A PAD folded in (Node::PadFusion): its input is read instead of input 0,
+// A PAD folded in (Node::FusedProducer): its input is read instead of input 0,
 // its pads added to the convolution's own. Hybrid kernels quantize the whole
 // padded image (the padding counts in its range) and take none.
 const Tensor& AcceptPadFusion(KernelContext& ctx, Node& node, bool hybrid) {
-  Node::PadFusion& fused = node.fused_pad;
+  Node::FusedProducer& fused = node.fused;
   // The source's dims are known now (its producer was prepared): NHWC only.
   fused.accepted = fused.source >= 0 && !hybrid && ctx.tensor(fused.source).rank() == 4;
   return fused.accepted ? ctx.tensor(fused.source) : ctx.input(node, 0);
 }
 
 const Tensor& ConvInput(KernelContext& ctx, const Node& node) {
-  return node.fused_pad.accepted ? ctx.tensor(node.fused_pad.source) : ctx.in(node, 0);
+  return node.fused.accepted ? ctx.tensor(node.fused.source) : ctx.in(node, 0);
 }
 
 // The output size and the top/left padding over the input extended by a
 // folded PAD's pads.
 template <class Geometry>
 void SetWindow(const Node& node, Padding padding, Geometry& g) {
-  const Node::PadFusion& fused = node.fused_pad;
+  const Node::FusedProducer& fused = node.fused;
   const bool extra = fused.accepted;
   const reference::Window2D window = reference::ComputeWindow2D(
       padding, g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,

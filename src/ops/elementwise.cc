@@ -317,6 +317,21 @@ bool DivisorHasZero(DataType type, const Tensor& divisor, int32_t zero) {
   }
 }
 
+// An ADD/SUB/MUL by a constant right after another (Node::FusedProducer,
+// offered by the interpreter): when both are tabulated, one composed table
+// read from the first node's input. Not after a node that itself took in its
+// producer (its input is then never written).
+void AcceptTableFusion(Node& node, BinaryData& d) {
+  Node::FusedProducer& fused = node.fused;
+  if (fused.source < 0 || fused.producer_node == nullptr || fused.producer_node->fused.accepted)
+    return;
+  const BinaryData* first = fused.producer_node->data<BinaryData>();
+  if (first == nullptr || first->fast == nullptr || !first->fast->tabulated() ||
+      !d.fast->tabulated() || first->plan.num_elements != d.plan.num_elements)
+    return;
+  fused.accepted = d.fast->ComposeAfter(*first->fast);
+}
+
 void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
   ctx.CheckInputCount(node, 2, 2);
   ctx.CheckOutputCount(node, 1);
@@ -375,6 +390,7 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
         if (constant.bytes >= static_cast<size_t>(constant.NumElements()))
           data->fast->TabulateConstant(data->plan, constant.data, in1.is_constant());
       }
+      AcceptTableFusion(node, *data);
     }
   } else {
     data->float_range = PlainActivationRange<float>(act);
@@ -449,8 +465,10 @@ void EvalQuantizedBinary(const KernelContext& ctx, const BinaryData& d, const Te
 
 void EvalBinary(KernelContext& ctx, const Node& node) {
   const BinaryData& d = *node.data<BinaryData>();
-  const Tensor& a = ctx.in(node, 0);
-  const Tensor& b = ctx.in(node, 1);
+  // With a fused producer (AcceptTableFusion) its input takes that input's place.
+  const Node::FusedProducer& fused = node.fused;
+  const Tensor& a = fused.accepted && fused.slot == 0 ? ctx.tensor(fused.source) : ctx.in(node, 0);
+  const Tensor& b = fused.accepted && fused.slot == 1 ? ctx.tensor(fused.source) : ctx.in(node, 1);
   Tensor& out = ctx.out(node, 0);
   if (d.check_divisor && DivisorHasZero(d.type, b, d.divisor_zero)) {
     ctx.SetEvalError(node, "division by zero: the divisor (input 2) holds a zero");

@@ -52,17 +52,24 @@ struct Node {
   std::vector<int32_t> inputs;   // tensor indices, -1 = optional input absent
   std::vector<int32_t> outputs;
   std::shared_ptr<void> op_data;  // what Prepare precomputed, owned by the node
-  // Set by the interpreter before Prepare (optimized kernels) on a
-  // CONV_2D / DEPTHWISE_CONV_2D whose input 0 comes from a PAD of only the
-  // spatial dims that nothing else reads: the convolution may read `source`
-  // (the PAD's input) with these pads added to its own. Prepare sets
-  // `accepted` when it does; the interpreter then skips the PAD.
-  struct PadFusion {
+  // Set by the interpreter before Prepare (optimized kernels): input `slot`
+  // of this node is the output of node `producer`, which nothing else reads,
+  // and this node may do the producer's work itself, reading `source` (the
+  // producer's input) instead:
+  //   CONV_2D / DEPTHWISE_CONV_2D after a PAD of only height and width: the
+  //     pads added to the convolution's own;
+  //   an 8-bit ADD / SUB / MUL by a constant per-channel operand after another
+  //     such: one table of both (QuantBinary::ComposeAfter).
+  // Prepare sets `accepted` when it does; the interpreter then skips the
+  // producer and keeps `source` alive up to this node.
+  struct FusedProducer {
     int32_t source = -1;  // tensor index, -1 = none offered
-    int pad_node = -1;
-    int32_t top = 0, bottom = 0, left = 0, right = 0;
+    int producer = -1;    // index into the interpreter's nodes
+    const Node* producer_node = nullptr;
+    int slot = 0;
+    int32_t top = 0, bottom = 0, left = 0, right = 0;  // PAD
     bool accepted = false;
-  } fused_pad;
+  } fused;
   size_t scratch_bytes = 0;       // set by Prepare; the planner gives Eval that much
   uint8_t* scratch = nullptr;     // 64-byte aligned, valid during Eval only
 

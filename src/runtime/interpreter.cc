@@ -188,7 +188,7 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
       root_(root != nullptr ? root : this),
       pool_(options.num_threads),
       context_(tensors_, pool_, options.kernels == KernelSet::kOptimized),
-      fuse_pad_into_conv_(options.kernels == KernelSet::kOptimized && options.fuse_pad_into_conv),
+      fuse_nodes_(options.kernels == KernelSet::kOptimized && options.fuse_nodes),
       max_arena_bytes_(options.max_arena_bytes),
       memory_budget_(options.max_memory_bytes != 0 ? options.max_memory_bytes
                                                     : DefaultMemoryBudget()) {
@@ -458,7 +458,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
            " bytes (", MiB(memory_budget_), ")");
   }
 
-  OfferPadFusion();
+  OfferFusions();
   const auto prepare_start = std::chrono::steady_clock::now();
   for (int index : execution_plan_) {
     Node& node = nodes_[index];
@@ -497,7 +497,7 @@ void InterpreterImpl::AllocateTensorsOnce() {
   fused_into_.assign(nodes_.size(), -1);
   for (int index : execution_plan_) {
     const Node& node = nodes_[index];
-    if (node.fused_pad.accepted) fused_into_[node.fused_pad.pad_node] = index;
+    if (node.fused.accepted) fused_into_[node.fused.producer] = index;
   }
 
   allocate_timings_.prepare_us = MicrosSince(prepare_start);
@@ -511,8 +511,8 @@ void InterpreterImpl::AllocateTensorsOnce() {
     const Node& node = nodes_[execution_plan_[i]];
     for (int32_t t : node.inputs)
       if (t >= 0) last_use[t] = std::max(last_use[t], i + 1);
-    if (node.fused_pad.accepted)  // reads the PAD's input in its place
-      last_use[node.fused_pad.source] = std::max(last_use[node.fused_pad.source], i + 1);
+    if (node.fused.accepted)  // reads its producer's input in its place
+      last_use[node.fused.source] = std::max(last_use[node.fused.source], i + 1);
     for (int32_t t : node.outputs) {
       if (first_use[t] < 0) first_use[t] = i + 1;
       last_use[t] = std::max(last_use[t], i + 1);
@@ -579,9 +579,19 @@ void InterpreterImpl::AllocateTensorsOnce() {
   allocated_ = true;
 }
 
-void InterpreterImpl::OfferPadFusion() {
-  for (Node& node : nodes_) node.fused_pad = Node::PadFusion();
-  if (!fuse_pad_into_conv_) return;
+namespace {
+
+// Whether `t` holds 8-bit values with one scale and zero point (per tensor).
+bool IsPerTensor8Bit(const Tensor& t) {
+  return (t.type == DataType::kInt8 || t.type == DataType::kUInt8) && t.quantization != nullptr &&
+         t.quantization->scale.size() == 1;
+}
+
+}  // namespace
+
+void InterpreterImpl::OfferFusions() {
+  for (Node& node : nodes_) node.fused = Node::FusedProducer();
+  if (!fuse_nodes_) return;
   const SubgraphDef& graph = subgraph();
   std::vector<int> readers(tensors_.size(), 0);
   for (int index : execution_plan_)
@@ -594,15 +604,53 @@ void InterpreterImpl::OfferPadFusion() {
     return node.kernel != &kDelegateOpKernel && node.kernel->custom_code == nullptr &&
            node.kernel->builtin == op;
   };
+  // The producer of `t` when this node alone reads it and it is no graph output.
+  const auto sole_producer = [&](int32_t t) -> Node* {
+    if (t < 0 || readers[t] != 1 || producer[t] < 0 ||
+        std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end())
+      return nullptr;
+    return &nodes_[producer[t]];
+  };
+  const auto offer = [&](Node& consumer, int slot, const Node& from, int32_t source) {
+    Node::FusedProducer& f = consumer.fused;
+    f.source = source;
+    f.producer = producer[consumer.inputs[slot]];
+    f.producer_node = &from;
+    f.slot = slot;
+  };
+  const auto binary_8bit = [&](const Node& node) {
+    return (builtin(node, BuiltinOp::kAdd) || builtin(node, BuiltinOp::kSub) ||
+            builtin(node, BuiltinOp::kMul)) &&
+           node.inputs.size() == 2 && node.outputs.size() == 1 && node.inputs[0] >= 0 &&
+           node.inputs[1] >= 0 && IsPerTensor8Bit(tensors_[node.inputs[0]]) &&
+           IsPerTensor8Bit(tensors_[node.inputs[1]]);
+  };
+  // The non-constant input slot of a binary node with exactly one constant input.
+  const auto variable_slot = [&](const Node& node) {
+    const bool c0 = tensors_[node.inputs[0]].storage == TensorStorage::kConstant;
+    const bool c1 = tensors_[node.inputs[1]].storage == TensorStorage::kConstant;
+    return c0 == c1 ? -1 : c0 ? 1 : 0;
+  };
   for (int index : execution_plan_) {
-    Node& conv = nodes_[index];
-    if (!builtin(conv, BuiltinOp::kConv2d) && !builtin(conv, BuiltinOp::kDepthwiseConv2d)) continue;
-    if (conv.inputs.empty() || conv.inputs[0] < 0) continue;
-    const int32_t padded = conv.inputs[0];
-    if (readers[padded] != 1 || producer[padded] < 0 ||
-        std::find(graph.outputs.begin(), graph.outputs.end(), padded) != graph.outputs.end())
+    Node& node = nodes_[index];
+    if (binary_8bit(node)) {
+      // ADD/SUB/MUL by a constant after another: the consumer composes the
+      // tables (its Prepare checks that both are tabulated and compatible).
+      const int slot = variable_slot(node);
+      if (slot < 0) continue;
+      const Node* first = sole_producer(node.inputs[slot]);
+      if (first == nullptr || !binary_8bit(*first)) continue;
+      const int first_slot = variable_slot(*first);
+      if (first_slot < 0) continue;
+      offer(node, slot, *first, first->inputs[first_slot]);
       continue;
-    const Node& pad = nodes_[producer[padded]];
+    }
+    if (!builtin(node, BuiltinOp::kConv2d) && !builtin(node, BuiltinOp::kDepthwiseConv2d)) continue;
+    if (node.inputs.empty() || node.inputs[0] < 0) continue;
+    const int32_t padded = node.inputs[0];
+    const Node* pad_node = sole_producer(padded);
+    if (pad_node == nullptr) continue;
+    const Node& pad = *pad_node;
     // PAD (its value the output's zero point, or 0) with a constant paddings [4, 2].
     if (!builtin(pad, BuiltinOp::kPad) || pad.inputs.size() != 2 || pad.outputs.size() != 1 ||
         pad.inputs[0] < 0 || pad.inputs[1] < 0)
@@ -640,9 +688,8 @@ void InterpreterImpl::OfferPadFusion() {
     bool in_range = true;
     for (int k = 2; k < 6; ++k) in_range = in_range && p[k] >= 0 && p[k] <= (1 << 20);
     if (!in_range) continue;
-    Node::PadFusion& f = conv.fused_pad;
-    f.source = pad.inputs[0];
-    f.pad_node = producer[padded];
+    offer(node, 0, pad, pad.inputs[0]);
+    Node::FusedProducer& f = node.fused;
     f.top = static_cast<int32_t>(p[2]);
     f.bottom = static_cast<int32_t>(p[3]);
     f.left = static_cast<int32_t>(p[4]);
@@ -724,7 +771,7 @@ void InterpreterImpl::Defer(int index, int32_t value_tensor) {
   DeferredNode& d = deferred_[index];
   d.active = true;
   // Prepared during Invoke, after the arena is planned: no PAD folded in.
-  nodes_[index].fused_pad = Node::PadFusion();
+  nodes_[index].fused = Node::FusedProducer();
   if (value_tensor >= 0) d.value_inputs.push_back(value_tensor);
   for (int32_t t : nodes_[index].outputs) {
     Tensor& out = tensors_[t];

@@ -91,8 +91,8 @@ class InterpreterImpl {
   // outputs) is prepared during Invoke: Defer marks it and makes its outputs
   // dynamic; PrepareDeferred prepares it again when its inputs' dims or the
   // values it reads changed, and sizes its outputs. Returns "" or the error.
-  // Offers each convolution reading a spatial-only PAD the PAD's input (Node::PadFusion).
-  void OfferPadFusion();
+  // Offers each convolution reading a spatial-only PAD the PAD's input (Node::FusedProducer).
+  void OfferFusions();
 
   void Defer(int index, int32_t value_tensor);
   std::string PrepareDeferred(int index);
@@ -137,10 +137,10 @@ class InterpreterImpl {
   // Nodes folded by the last Prepare, and the tensors they made constant
   // (restored to the arena before the next Prepare).
   std::vector<uint8_t> folded_;
-  // Per node: the convolution a PAD was folded into (Node::PadFusion; Invoke
+  // Per node: the convolution a PAD was folded into (Node::FusedProducer; Invoke
   // skips the PAD), else -1.
   std::vector<int> fused_into_;
-  bool fuse_pad_into_conv_ = false;
+  bool fuse_nodes_ = false;
   std::vector<int32_t> folded_tensors_;
   std::vector<std::unique_ptr<uint8_t[]>> folded_storage_;
   size_t folded_bytes_ = 0;

@@ -1,6 +1,6 @@
 // A PAD of height and width read only by a CONV_2D or DEPTHWISE_CONV_2D is
 // folded into the convolution's padding with the optimized kernels
-// (InterpreterOptions::fuse_pad_into_conv): the results must equal the
+// (InterpreterOptions::fuse_nodes): the results must equal the
 // reference kernels' (which never fold) bit for bit, and the fold must happen
 // exactly where it is sound.
 #include <gtest/gtest.h>
@@ -239,14 +239,14 @@ TEST(PadFusion, OptionTurnsItOff) {
   BuildCase(c, b);
   Status status;
   InterpreterOptions options;
-  options.fuse_pad_into_conv = false;
+  options.fuse_nodes = false;
   auto interpreter = Interpreter::Create(std::shared_ptr<const ModelDef>(
                                              &b.model.model(), [](const ModelDef*) {}),
                                          options, &status);
   ASSERT_TRUE(status.ok()) << status.message();
   ASSERT_TRUE(interpreter->AllocateTensors().ok());
   EXPECT_EQ(interpreter->node(b.pad_node).fused_into, -1);
-  options.fuse_pad_into_conv = true;
+  options.fuse_nodes = true;
   interpreter = Interpreter::Create(
       std::shared_ptr<const ModelDef>(&b.model.model(), [](const ModelDef*) {}), options, &status);
   ASSERT_TRUE(status.ok()) << status.message();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "kernels/optimized/requantize.h"
 
@@ -921,7 +922,8 @@ bool QuantBinary::TabulateConstant(const reference::BroadcastPlan& plan, const u
     if (x_strides[d] != dense) return false;
     dense *= plan.dims[d];
   }
-  if (!TableWins(*this, period)) return false;
+  // (AVX2 MUL gathers measured as fast as its rescale on their own, and a
+  // table can be composed with its neighbour's: ComposeAfter.)
   table_period_ = period;
   table_linear_is_a_ = !constant_is_a;
   table_bytes_.Resize(static_cast<size_t>(period) * 256 + 64);
@@ -933,6 +935,31 @@ bool QuantBinary::TabulateConstant(const reference::BroadcastPlan& plan, const u
   (void)plan;
   (void)constant;
   (void)constant_is_a;
+  return false;
+#endif
+}
+
+bool QuantBinary::ComposeAfter(const QuantBinary& first) {
+#if DELEGATO_X86
+  if (!tabulated() || !first.tabulated()) return false;
+  const int64_t p1 = first.table_period_, p2 = table_period_;
+  const int64_t period = std::lcm(p1, p2);
+  if (period > kMaxConstantPeriod) return false;
+  AlignedBuffer<uint8_t> bytes;
+  bytes.Resize(static_cast<size_t>(period) * 256 + 64);
+  for (int64_t p = 0; p < period; ++p) {
+    const uint8_t* t1 = first.table_bytes_.data() + (p % p1) * 256;
+    const uint8_t* t2 = table_bytes_.data() + (p % p2) * 256;
+    for (int x = 0; x < 256; ++x) bytes[static_cast<size_t>(p * 256 + x)] = t2[t1[x]];
+  }
+  table_bytes_ = std::move(bytes);
+  table_period_ = period;
+  table_phase_base_.assign(static_cast<size_t>(period + kMaxLanes), 0);
+  for (int64_t i = 0; i < period + kMaxLanes; ++i)
+    table_phase_base_[i] = static_cast<int32_t>(i % period * 256);
+  return true;
+#else
+  (void)first;
   return false;
 #endif
 }

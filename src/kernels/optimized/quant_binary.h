@@ -55,13 +55,18 @@ class QuantBinary {
   // P <= kMaxConstantPeriod values along the output (a per-channel scale or
   // shift: strides 0 except the last) and the other input covers the output
   // contiguously, tabulates the outputs for every phase and byte now
-  // (Prepare), so Run only looks them up (x86 vector ISAs; AVX2 MUL only
-  // for P = 1, where gathers lose to its single rescale). Returns whether it
-  // did.
+  // (Prepare), so Run only looks them up (x86 vector ISAs). Returns whether
+  // it did.
   static constexpr int64_t kMaxConstantPeriod = 64;
   bool TabulateConstant(const reference::BroadcastPlan& plan, const uint8_t* constant,
                         bool constant_is_a);
   bool tabulated() const { return table_period_ > 0; }
+  // Both tabulated, `first`'s output being this kernel's tabulated (non-
+  // constant) input, in the same element order: makes this table the
+  // composition (this after first), read from `first`'s input. False (and
+  // nothing changed) when the periods' least common multiple exceeds
+  // kMaxConstantPeriod.
+  bool ComposeAfter(const QuantBinary& first);
 
   // One run: n outputs, input strides 0 (broadcast) or 1.
   void RunSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
