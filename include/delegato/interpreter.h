@@ -51,8 +51,8 @@ struct NodeView {
   int version = 1;
   std::span<const int32_t> inputs;   // tensor indices, -1 = absent optional input
   std::span<const int32_t> outputs;
-  // A PAD folded into the convolution of this node index (its output is
-  // never written; InterpreterOptions::fuse_nodes), else -1.
+  // The node this one was folded into (InterpreterOptions::fuse_nodes; its
+  // output is then never written), else -1.
   int fused_into = -1;
 };
 
@@ -74,10 +74,12 @@ struct InterpreterOptions {
   // refused naming the tensor or node, its shape and its byte count.
   // 0 = DefaultMemoryBudget().
   size_t max_memory_bytes = 0;
-  // Optimized kernels: a PAD of height and width whose only reader is a
-  // CONV_2D or DEPTHWISE_CONV_2D is folded into that convolution's padding
-  // and skipped (its output tensor is then never written). Per-layer
-  // inspection of that tensor (diff --per_layer) turns this off.
+  // Optimized kernels: a node whose output only the next one reads is folded
+  // into it and skipped (its output tensor is then never written): a PAD of
+  // height and width into the CONV_2D or DEPTHWISE_CONV_2D after it (as
+  // padding), an 8-bit ADD/SUB/MUL by a constant per-channel operand into
+  // another such after it (one table). Per-layer inspection of those
+  // tensors (diff --per_layer) turns this off.
   bool fuse_nodes = true;
 };
 
