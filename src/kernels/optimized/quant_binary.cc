@@ -622,8 +622,13 @@ struct OutputTable {
   const uint8_t* source = nullptr;
 };
 
+// (i % period) * 256 for i < period + kMaxLanes: a table's row offsets from any phase.
+void FillPhaseBase(int64_t period, int32_t* phase_base) {
+  for (int64_t i = 0; i < period + kMaxLanes; ++i) phase_base[i] = static_cast<int32_t>(i % period * 256);
+}
+
 // pattern[p * stride] is the repeating input at phase p; bytes gets
-// [phase][byte], phase_base (i % period) * 256 for i < period + kMaxLanes.
+// [phase][byte], phase_base FillPhaseBase's offsets.
 void FillTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
                int64_t period, uint8_t* bytes, int32_t* phase_base) {
   uint8_t values[256];
@@ -635,7 +640,7 @@ void FillTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, i
     else
       k.RunSpan(c, 0, values, 1, bytes + p * 256, 256);
   }
-  for (int64_t i = 0; i < period + kMaxLanes; ++i) phase_base[i] = static_cast<int32_t>(i % period * 256);
+  FillPhaseBase(period, phase_base);
 }
 
 void BuildTable(const QuantBinary& k, bool linear_is_a, const uint8_t* pattern, int64_t stride,
@@ -955,8 +960,7 @@ bool QuantBinary::ComposeAfter(const QuantBinary& first) {
   table_bytes_ = std::move(bytes);
   table_period_ = period;
   table_phase_base_.assign(static_cast<size_t>(period + kMaxLanes), 0);
-  for (int64_t i = 0; i < period + kMaxLanes; ++i)
-    table_phase_base_[i] = static_cast<int32_t>(i % period * 256);
+  FillPhaseBase(period, table_phase_base_.data());
   return true;
 #else
   (void)first;
