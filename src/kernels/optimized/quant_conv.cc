@@ -1044,37 +1044,30 @@ struct VnniOps {
         return;
     }
   }
-  // The slab's kernel: `kernel.template operator()<MR, NB>(source)`, with the
-  // row count per step that fits the registers (vpdpbusd) or divides the
-  // AMX tile rows.
+  // Rows per kernel step for NB blocks: what fits the registers with
+  // vpdpbusd; a divisor of the AMX tile rows.
+  static constexpr int VnniRows(int nb) { return nb == 4 ? 6 : nb == 3 ? 8 : nb == 2 ? 12 : 16; }
+  static constexpr int AmxRows(int nb) { return nb >= 3 ? 4 : nb == 2 ? 8 : 16; }
+  // The slab's kernel: `kernel.template operator()<MR, NB>(source)`.
   template <class Kernel>
   static void WithSource(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel,
                          const Kernel& kernel) {
     const int8_t* w = c.weights8_.data() + s.offset;
     const size_t stride = c.k_padded_;
-    if (c.amx_) {
-      const int chunks = c.k_weights_ / kAmxTaps;
-      const auto amx = [&]<int MR, int NB>() {
-        AmxSource<NB> source(panel, stride, chunks, w);
-        kernel.template operator()<MR, NB>(source);
-      };
-      switch (s.blocks) {
-        case 4: amx.template operator()<4, 4>(); break;
-        case 3: amx.template operator()<4, 3>(); break;
-        case 2: amx.template operator()<8, 2>(); break;
-        default: amx.template operator()<16, 1>(); break;
+    const auto run = [&]<int NB>() {
+      if (c.amx_) {
+        AmxSource<NB> source(panel, stride, c.k_weights_ / kAmxTaps, w);
+        kernel.template operator()<AmxRows(NB), NB>(source);
+      } else {
+        VnniSource source{panel, stride, c.k_padded_ / 4, w};
+        kernel.template operator()<VnniRows(NB), NB>(source);
       }
-      return;
-    }
-    const auto vnni = [&]<int MR, int NB>() {
-      VnniSource source{panel, stride, c.k_padded_ / 4, w};
-      kernel.template operator()<MR, NB>(source);
     };
     switch (s.blocks) {
-      case 4: vnni.template operator()<6, 4>(); break;
-      case 3: vnni.template operator()<8, 3>(); break;
-      case 2: vnni.template operator()<12, 2>(); break;
-      default: vnni.template operator()<16, 1>(); break;
+      case 4: run.template operator()<4>(); break;
+      case 3: run.template operator()<3>(); break;
+      case 2: run.template operator()<2>(); break;
+      default: run.template operator()<1>(); break;
     }
   }
   template <bool kSigned, bool kIfma>
