@@ -1,4 +1,4 @@
-// RESIZE_BILINEAR (uint8 / float32) and 8-bit ARG_MAX / ARG_MIN against the
+// RESIZE_BILINEAR (uint8 / int8 / float32) and 8-bit ARG_MAX / ARG_MIN against the
 // reference kernels, bit for bit, on every ISA this CPU runs: deeplab's
 // 33x33 -> 513x513 map, rows computed one at a time in reverse order (a row
 // that wrote past its end would corrupt the row after it), small depths and
@@ -32,8 +32,10 @@ std::vector<T> Values(std::mt19937& rng, size_t n) {
   for (auto& x : v) {
     if constexpr (std::is_same_v<T, float>)
       x = std::uniform_real_distribution<float>(-300.0f, 300.0f)(rng);
+    else if constexpr (std::is_same_v<T, int8_t>)
+      x = static_cast<T>(rng() % 4 == 0 ? (rng() % 2 ? 127 : -128) : rng());  // extremes often
     else
-      x = static_cast<T>(rng() % 4 == 0 ? (rng() % 2 ? 255 : 0) : rng());  // extremes often
+      x = static_cast<T>(rng() % 4 == 0 ? (rng() % 2 ? 255 : 0) : rng());
   }
   return v;
 }
@@ -58,6 +60,10 @@ void CheckResize(const reference::ResizeGeometry& g, std::mt19937& rng, bool rev
     if (std::is_same_v<T, uint8_t> && isa == Isa::kAvx2 && g.align_corners &&
         g.input_width == 33 && g.output_width == 513) {
       EXPECT_TRUE(r.sixteenths()) << what;  // deeplab's scale is 1/16: the integer path
+    }
+    if (std::is_same_v<T, int8_t> && isa != Isa::kScalar && g.half_pixel_centers &&
+        g.output_width == 2 * g.input_width && g.output_height == 2 * g.input_height) {
+      EXPECT_TRUE(r.sixteenths()) << what;  // 2x upsampling: weights 1/4 and 3/4
     }
     std::vector<T> out(expected.size(), T{7});
     const int64_t rows = r.rows();
@@ -111,6 +117,19 @@ TEST(OptimizedResizeArgMaxTest, Int8Upsampling) {
     const int mode = trial % 3;
     const reference::ResizeGeometry g{1, 16, 16, depth, 32, 32, mode == 1, mode == 2};
     CheckResize<int8_t>(g, rng, trial % 2 == 0, "int8 depth " + std::to_string(depth));
+  }
+  // Every pixel at one extreme: the 16-bit path's largest magnitudes
+  // (s = -32768 and 32512) and the rounding at both ends.
+  for (int8_t value : {int8_t{-128}, int8_t{127}, int8_t{-1}, int8_t{1}}) {
+    const reference::ResizeGeometry g{1, 5, 7, 19, 10, 14, false, true};
+    const std::vector<int8_t> input(5 * 7 * 19, value);
+    std::vector<int8_t> expected(10 * 14 * 19), out(expected.size());
+    reference::ResizeBilinearFixed(g, input.data(), expected.data());
+    for (Isa isa : SupportedIsas()) {
+      const optimized::ResizeBilinear r(optimized::ResizeBilinear::Type::kInt8, g, isa);
+      r.RunRows(0, r.rows(), input.data(), out.data());
+      ASSERT_EQ(expected, out) << int{value} << " " << optimized::IsaName(isa);
+    }
   }
 }
 

@@ -302,49 +302,115 @@ DLG_TARGET_AVX2 void Avx2FloatRow(const ResizeBilinear& r, const T* row0, const 
   }
 }
 
-// uint8 rows when ResizeBilinear::sixteenths(): the column terms
-// v[j] = p(y0, j) (16 - wy) + p(y1, j) wy + 8 (at most 4088) are kept with
-// columns `stride` (depth rounded up to 16) int16 apart; each output is
-// (v[lower] (16 - wx) + v[upper] wx) >> 8, 16 channels per vector (the +8
-// per term, times weights summing to 16, is the +128 rounding; the sum
-// stays below 2^16). Stores past a pixel's last channel follow the rule of
-// Avx2FloatRow.
+// 8-bit rows when ResizeBilinear::sixteenths(). The column terms
+// v[j] = p(y0, j) (16 - wy) + p(y1, j) wy are kept with columns `stride`
+// (depth rounded up to 16) int16 apart; each output combines
+// s = v[lower] (16 - wx) + v[upper] wx, 16 channels per vector (a depth of
+// 8 or less: `stride` 8, one 8-lane vector per pixel).
+//  - uint8: the terms carry +8 (at most 4088), so s holds the reference's
+//    +128 rounding (the weights sum to 16) and stays below 2^16; the
+//    output is s >> 8.
+//  - int8: terms in [-2048, 2032], s in [-32768, 32512]; the reference
+//    rounds half away from zero, so the output is sign(s) ((|s| + 128) >> 8),
+//    with |s| + 128 read as unsigned (at most 32896).
+// Stores past a pixel's last channel follow the rule of Avx2FloatRow.
+template <class T>
 DLG_TARGET_AVX2 inline __m256i Avx2Sixteenths(const int16_t* v0, const int16_t* v1, __m256i a,
                                               __m256i b) {
   const __m256i s = _mm256_add_epi16(
       _mm256_mullo_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(v0)), a),
       _mm256_mullo_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(v1)), b));
-  return _mm256_srli_epi16(s, 8);
+  if constexpr (std::is_same_v<T, uint8_t>) return _mm256_srli_epi16(s, 8);
+  const __m256i magnitude =
+      _mm256_srli_epi16(_mm256_add_epi16(_mm256_abs_epi16(s), _mm256_set1_epi16(128)), 8);
+  return _mm256_sign_epi16(magnitude, s);
 }
 
-DLG_TARGET_AVX2 void Avx2SixteenthsRow(const ResizeBilinear& r, const uint8_t* row0,
-                                       const uint8_t* row1, const ResizeBilinear::Taps& ty,
-                                       int32_t stride, int16_t* terms, uint8_t* out) {
+// Packs 16-bit lanes (in T's range) to T bytes.
+template <class T>
+DLG_TARGET_AVX2 inline __m256i Avx2Pack16(__m256i a, __m256i b) {
+  if constexpr (std::is_same_v<T, uint8_t>) return _mm256_packus_epi16(a, b);
+  return _mm256_packs_epi16(a, b);
+}
+template <class T>
+DLG_TARGET_AVX2 inline __m128i Pack16(__m128i a, __m128i b) {
+  if constexpr (std::is_same_v<T, uint8_t>) return _mm_packus_epi16(a, b);
+  return _mm_packs_epi16(a, b);
+}
+
+template <class T>
+DLG_TARGET_AVX2 void Avx2SixteenthsRow(const ResizeBilinear& r, const T* row0, const T* row1,
+                                       const ResizeBilinear::Taps& ty, int32_t stride,
+                                       int16_t* terms, T* out) {
   const reference::ResizeGeometry& g = r.geometry();
   const int32_t depth = g.depth;
   const __m256i wy = _mm256_set1_epi16(ty.weight16);
   const __m256i one_minus_wy = _mm256_set1_epi16(static_cast<int16_t>(16 - ty.weight16));
-  const __m256i eight = _mm256_set1_epi16(8);
+  const int16_t rounding = std::is_same_v<T, uint8_t> ? 8 : 0;
+  const __m256i rounding16 = _mm256_set1_epi16(rounding);
   for (int32_t j = 0; j < g.input_width; ++j) {
-    const uint8_t* s0 = row0 + int64_t{j} * depth;
-    const uint8_t* s1 = row1 + int64_t{j} * depth;
+    const T* s0 = row0 + int64_t{j} * depth;
+    const T* s1 = row1 + int64_t{j} * depth;
     int16_t* t = terms + int64_t{j} * stride;
     int32_t c = 0;
     for (; c + 16 <= depth; c += 16) {
-      const __m256i p0 =
-          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + c)));
-      const __m256i p1 =
-          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + c)));
+      const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + c));
+      const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + c));
+      __m256i p0, p1;
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        p0 = _mm256_cvtepu8_epi16(b0);
+        p1 = _mm256_cvtepu8_epi16(b1);
+      } else {
+        p0 = _mm256_cvtepi8_epi16(b0);
+        p1 = _mm256_cvtepi8_epi16(b1);
+      }
       _mm256_store_si256(reinterpret_cast<__m256i*>(t + c),
                          _mm256_add_epi16(_mm256_add_epi16(_mm256_mullo_epi16(p0, one_minus_wy),
                                                            _mm256_mullo_epi16(p1, wy)),
-                                          eight));
+                                          rounding16));
+    }
+    if (c + 8 <= depth) {
+      const __m128i b0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s0 + c));
+      const __m128i b1 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s1 + c));
+      const __m128i p0 = std::is_same_v<T, uint8_t> ? _mm_cvtepu8_epi16(b0) : _mm_cvtepi8_epi16(b0);
+      const __m128i p1 = std::is_same_v<T, uint8_t> ? _mm_cvtepu8_epi16(b1) : _mm_cvtepi8_epi16(b1);
+      _mm_store_si128(reinterpret_cast<__m128i*>(t + c),
+                      _mm_add_epi16(_mm_add_epi16(_mm_mullo_epi16(p0, _mm256_castsi256_si128(one_minus_wy)),
+                                                  _mm_mullo_epi16(p1, _mm256_castsi256_si128(wy))),
+                                    _mm256_castsi256_si128(rounding16)));
+      c += 8;
     }
     for (; c < depth; ++c)
-      t[c] = static_cast<int16_t>(s0[c] * (16 - ty.weight16) + s1[c] * ty.weight16 + 8);
+      t[c] = static_cast<int16_t>(s0[c] * (16 - ty.weight16) + s1[c] * ty.weight16 + rounding);
     for (; c < stride; ++c) t[c] = 0;
   }
-  uint8_t* const row_end = out + int64_t{g.output_width} * depth;
+  T* const row_end = out + int64_t{g.output_width} * depth;
+  if (stride == 8) {  // depth <= 8: one 128-bit vector per pixel
+    for (int32_t x = 0; x < g.output_width; ++x, out += depth) {
+      const ResizeBilinear::Taps& tx = r.x_taps()[x];
+      const __m128i v0 = _mm_load_si128(reinterpret_cast<const __m128i*>(terms + 8 * tx.lower));
+      const __m128i v1 = _mm_load_si128(reinterpret_cast<const __m128i*>(terms + 8 * tx.upper));
+      const __m128i s =
+          _mm_add_epi16(_mm_mullo_epi16(v0, _mm_set1_epi16(static_cast<int16_t>(16 - tx.weight16))),
+                        _mm_mullo_epi16(v1, _mm_set1_epi16(tx.weight16)));
+      __m128i v;
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        v = _mm_srli_epi16(s, 8);
+      } else {
+        v = _mm_sign_epi16(_mm_srli_epi16(_mm_add_epi16(_mm_abs_epi16(s), _mm_set1_epi16(128)), 8),
+                           s);
+      }
+      const __m128i bytes = Pack16<T>(v, v);
+      if (out + 8 <= row_end) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+      } else {
+        alignas(16) T last[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(last), bytes);
+        std::memcpy(out, last, static_cast<size_t>(depth));
+      }
+    }
+    return;
+  }
   for (int32_t x = 0; x < g.output_width; ++x, out += depth) {
     const ResizeBilinear::Taps& tx = r.x_taps()[x];
     const __m256i b = _mm256_set1_epi16(tx.weight16);
@@ -354,25 +420,24 @@ DLG_TARGET_AVX2 void Avx2SixteenthsRow(const ResizeBilinear& r, const uint8_t* r
     int32_t c = 0;
     for (; c + 16 < depth; c += 32) {  // two chunks, the second one not empty
       const __m256i bytes = _mm256_permute4x64_epi64(
-          _mm256_packus_epi16(Avx2Sixteenths(v0 + c, v1 + c, a, b),
-                              Avx2Sixteenths(v0 + c + 16, v1 + c + 16, a, b)),
+          Avx2Pack16<T>(Avx2Sixteenths<T>(v0 + c, v1 + c, a, b),
+                        Avx2Sixteenths<T>(v0 + c + 16, v1 + c + 16, a, b)),
           0xD8);
       if (out + c + 32 <= row_end) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), bytes);
       } else {
-        alignas(32) uint8_t last[32];
+        alignas(32) T last[32];
         _mm256_store_si256(reinterpret_cast<__m256i*>(last), bytes);
         std::memcpy(out + c, last, static_cast<size_t>(std::min(32, depth - c)));
       }
     }
     if (c < depth) {
-      const __m256i s = Avx2Sixteenths(v0 + c, v1 + c, a, b);
-      const __m128i bytes =
-          _mm_packus_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+      const __m256i s = Avx2Sixteenths<T>(v0 + c, v1 + c, a, b);
+      const __m128i bytes = Pack16<T>(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
       if (out + c + 16 <= row_end) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), bytes);
       } else {
-        alignas(16) uint8_t last[16];
+        alignas(16) T last[16];
         _mm_store_si128(reinterpret_cast<__m128i*>(last), bytes);
         std::memcpy(out + c, last, static_cast<size_t>(depth - c));
       }
@@ -394,7 +459,9 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
   const bool avx2 =
       r.isa() == Isa::kAvx2 && int64_t{g.input_width} * stride <= kMaxRowTerms;
   alignas(64) float top[kMaxRowTerms], bottom[kMaxRowTerms];
-  const int32_t stride16 = (g.depth + 15) / 16 * 16;  // sixteenths: int16 column terms
+  // Sixteenths: int16 column terms, one 128-bit vector per column up to 8
+  // channels, else in 16-channel vectors.
+  const int32_t stride16 = g.depth <= 8 ? 8 : (g.depth + 15) / 16 * 16;
   const bool sixteenths = r.sixteenths() && int64_t{g.input_width} * stride16 <= kMaxRowTerms;
   alignas(64) int16_t terms[kMaxRowTerms];
   for (int64_t out_row = begin; out_row < end; ++out_row) {
@@ -404,16 +471,16 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
     const ResizeBilinear::Taps& ty = r.y_taps()[y];
     T* out = output + out_row * g.output_width * g.depth;
 #if DELEGATO_X86
-    if constexpr (!std::is_same_v<T, int8_t>) {
+    if constexpr (!std::is_same_v<T, float>) {
       // The 16-bit integer path first: about twice as fast as the AVX-512
       // float path (DeepLab's 33x33x21 -> 513x513: 0.72 vs 1.46 ms).
-      if constexpr (std::is_same_v<T, uint8_t>) {
-        if (sixteenths) {
-          Avx2SixteenthsRow(r, image + ty.lower * row, image + ty.upper * row, ty, stride16, terms,
-                            out);
-          continue;
-        }
+      if (sixteenths) {
+        Avx2SixteenthsRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, stride16,
+                             terms, out);
+        continue;
       }
+    }
+    if constexpr (!std::is_same_v<T, int8_t>) {
       if (vector && row <= kMaxRowTerms) {
         Avx512FloatRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, top, bottom, out);
         continue;
@@ -482,8 +549,25 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
   };
   fill(g.input_width, g.output_width, &x_);
   fill(g.input_height, g.output_height, &y_);
-  auto in_sixteenths = [](std::vector<Taps>* taps) {
+  auto in_sixteenths = [type](std::vector<Taps>* taps) {
     for (Taps& t : *taps) {
+      // A clamped edge tap (lower == upper, e.g. half-pixel centres' first
+      // output, whose weight is negative) reads one pixel whatever its
+      // weight: exactly p in the integer reference, and in the float one
+      // when the weight is a sixteenth in [-1, 1] (every product and sum is
+      // then exact).
+      if (t.lower == t.upper &&
+          (type == Type::kInt8 ||
+           (t.weight >= -1.0f && t.weight <= 1.0f &&
+            t.weight * 16.0f == static_cast<float>(static_cast<int>(t.weight * 16.0f))))) {
+        t.weight16 = 0;
+        continue;
+      }
+      if (type == Type::kInt8) {
+        if (t.weight10 < 0 || t.weight10 > (1 << 10) || t.weight10 % 64 != 0) return false;
+        t.weight16 = static_cast<int16_t>(t.weight10 / 64);
+        continue;
+      }
       const float w16 = t.weight * 16.0f;  // exact: a power-of-two scale
       if (!(t.weight >= 0.0f && t.weight <= 1.0f) || w16 != static_cast<float>(static_cast<int>(w16)))
         return false;
@@ -491,7 +575,7 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
     }
     return true;
   };
-  sixteenths_ = type == Type::kUInt8 && isa_ != Isa::kScalar && in_sixteenths(&x_) &&
+  sixteenths_ = type != Type::kFloat32 && isa_ != Isa::kScalar && in_sixteenths(&x_) &&
                 in_sixteenths(&y_);
 }
 

@@ -9,9 +9,9 @@
 // ((p00 (1-dy)) (1-dx) + (p10 dy) (1-dx)) + (p01 (1-dy)) dx + (p11 dy) dx
 // (+ 0.5 and truncation for uint8). The int8 path's 20-bit sums are below
 // 2^27 in magnitude, so int32 lanes hold them exactly. AVX-512 covers all
-// three types; AVX2 covers uint8 and float32 (int8 runs the scalar code),
-// and uint8 with weights in sixteenths (see sixteenths()) runs in int16 with
-// AVX2 instructions on both (faster than the 512-bit float path).
+// three types; AVX2 covers uint8 and int8 (int32 lanes) and float32, and
+// 8-bit resizes with weights in sixteenths (see sixteenths()) run in int16
+// with AVX2 instructions on both (faster than the 512-bit paths).
 #pragma once
 
 #include <cstdint>
@@ -38,13 +38,17 @@ class ResizeBilinear {
     float weight = 0.0f;        // float paths: d = position - lower
     float one_minus = 0.0f;     // 1 - d
     int32_t weight10 = 0;       // int8 path: 10-bit weight of `upper`
-    int16_t weight16 = 0;       // uint8 sixteenths path: 16 * weight
+    int16_t weight16 = 0;       // 8-bit sixteenths path: 16 * weight
   };
-  // uint8 with every weight a multiple of 1/16 in [0, 1] (e.g. 33 -> 513
-  // with align_corners): every float the reference forms is then exact (at
-  // most 8 + 8 significant bits), so its result equals the integer
-  // (sum of p * (16 w_y) * (16 w_x) + 128) >> 8, computed in 16-bit lanes
-  // (the sum is at most 255 * 256).
+  // 8-bit with every weight a multiple of 1/16 in [0, 1] (e.g. 33 -> 513
+  // with align_corners, or any 2x upsampling with half-pixel centres):
+  // - uint8: every float the reference forms is then exact (at most 8 + 8
+  //   significant bits), so its result equals the integer
+  //   (sum of p * (16 w_y) * (16 w_x) + 128) >> 8;
+  // - int8: the 10-bit weights are multiples of 64, so the reference's
+  //   20-bit sum is 2^12 times s = sum of p * (16 w_y) * (16 w_x), and its
+  //   rounding (half away from zero) is sign(s) ((|s| + 128) >> 8).
+  // Both are computed in 16-bit lanes (|s| is at most 2^15).
   bool sixteenths() const { return sixteenths_; }
   const reference::ResizeGeometry& geometry() const { return g_; }
   const Taps* x_taps() const { return x_.data(); }
