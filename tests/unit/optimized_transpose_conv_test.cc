@@ -4,7 +4,8 @@
 // 4x4 (taps larger and smaller than the stride), padding that cuts taps off
 // at every border, output sizes one beyond the input's reach, several
 // batches, with and without bias, clamps, special values (float), per-channel
-// multipliers and shifts, filter and input offsets, extreme bytes (8-bit),
+// multipliers and shifts, filter and input offsets (at their extremes),
+// input channels below, at and past the 16-channel chunks, extreme bytes (8-bit),
 // 1-3 tasks.
 #include <cmath>
 #include <cstdint>
@@ -138,8 +139,10 @@ void CheckQuant(Isa isa, const Case& c) {
     shifts[i] = shift_dist(rng);
   }
   reference::TransposeConvQuantParams q;
-  q.input_offset = kUint8 ? -131 : 5;
-  q.filter_offset = kUint8 ? -120 : 0;
+  // Offsets at their extremes in some cases: factors of -255 and 255, the
+  // int16 pairs' largest products.
+  q.input_offset = kUint8 ? (c.in_c % 2 ? -255 : -131) : (c.in_c % 2 ? 128 : 5);
+  q.filter_offset = kUint8 ? (c.out_c % 2 ? -255 : -120) : 0;
   q.output_offset = kUint8 ? 128 : -3;
   q.act_min = kUint8 ? 10 : -128;
   q.act_max = kUint8 ? 250 : 127;
@@ -224,6 +227,9 @@ const Case kCases[] = {
     {1, 3, 2, 5, 64, 3, 3, 2, 0, 1},
     {2, 2, 3, 9, 65, 2, 2, 2, 0, 0},
     {1, 3, 3, 4, 70, 3, 3, 1, 2, 0},    // padding larger than the reach of some taps
+    {1, 4, 4, 16, 8, 3, 3, 2, 1, 1},    // the encoder-decoder's 16 input channels
+    {1, 3, 3, 17, 9, 3, 3, 2, 1, 0},    // input channels past a 16-channel chunk, odd
+    {1, 2, 3, 33, 24, 2, 2, 2, 0, 1},
 };
 
 INSTANTIATE_TEST_SUITE_P(

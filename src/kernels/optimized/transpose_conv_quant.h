@@ -3,12 +3,14 @@
 //
 // Each output pixel sums (input + input_offset) * (filter + filter_offset)
 // over its contributing input pixels and channels (transpose_conv_float.h
-// explains the gather) in int32 lanes of output channels, the filter widened
-// once in Prepare to int32 `filter + filter_offset` as
-// [filter_y][filter_x][in_channel][out_channel] (padded to 16 channels).
-// Integer sums wrap the same in any order, so the accumulators equal the
-// reference's; then the bias, TFLite's per-channel fixed-point rescale
-// (requantize.h, bit-exact), the output offset and the clamp.
+// explains the gather) in int32 lanes of output channels. Both factors lie
+// in [-255, 255] (zero points are inside their type's range), so they are
+// int16 and vpmaddwd multiplies two input channels per instruction, exactly
+// (a pair's sum is at most 2 * 255^2); the filter is widened once in Prepare
+// to int16 `filter + filter_offset` pairs. Integer sums wrap the same in any
+// order, so the accumulators equal the reference's; then the bias, TFLite's
+// per-channel fixed-point rescale (requantize.h, bit-exact), the output
+// offset and the clamp.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +50,8 @@ class TransposeConvQuant {
   int32_t input_offset_ = 0;
   reference::TransposeConvGeometry g_;
   int32_t padded_depth_ = 0;  // output channels rounded up to 16
-  AlignedBuffer<int32_t> packed_;
+  AlignedBuffer<int16_t> packed_;       // AVX2 / AVX-512 (see Pack)
+  AlignedBuffer<int32_t> packed_wide_;  // portable
   RequantChannels requant_;
 };
 
