@@ -60,15 +60,18 @@ void ThreadPool::RunChunks(uint64_t state) {
                                       std::memory_order_acquire)) {
       continue;
     }
-    const int chunks = ChunkCount(state);
-    int64_t begin, end;
-    ChunkRange(task_n_, chunks, NextChunk(state), &begin, &end);
-    if (begin < end) (*task_)(begin, end);
-    if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
-      { std::lock_guard<std::mutex> lock(mutex_); }
-      work_done_.notify_one();
-    }
+    RunChunk(ChunkCount(state), NextChunk(state));
     state = state_.load(std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::RunChunk(int chunks, int chunk) {
+  int64_t begin, end;
+  ChunkRange(task_n_, chunks, chunk, &begin, &end);
+  if (begin < end) (*task_)(begin, end);
+  if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    work_done_.notify_one();
   }
 }
 
@@ -82,8 +85,13 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   task_ = &fn;
   task_n_ = n;
   chunks_done_.store(0);
+  // Chunk 0 is the caller's (not claimable), so consecutive loops keep the
+  // first part of their range on the calling thread: an op that consumes the
+  // previous op's output in the same split finds its part in this core's
+  // cache (workers claim the others; with two threads the worker's is
+  // always chunk 1).
   const uint64_t state = ((uint64_t{Generation(state_.load())} + 1) << 32) |
-                         (static_cast<uint64_t>(chunks) << 16);
+                         (static_cast<uint64_t>(chunks) << 16) | 1u;
   // Sequentially consistent with the workers' sleeping_workers_ increment:
   // either this sees a sleeper and wakes it, or the sleeper sees the new
   // generation before it waits.
@@ -93,6 +101,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     work_ready_.notify_all();
   }
 
+  RunChunk(chunks, 0);
   RunChunks(state);  // every chunk no worker has claimed yet
 
   for (int spin = 0; spin < kSpinIterations; ++spin) {

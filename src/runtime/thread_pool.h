@@ -7,9 +7,10 @@
 // inference, microseconds apart, and a condition-variable wake-up per op
 // (tens of microseconds on a VM) costs more than a second thread gains. So
 // workers spin on the pool's state for a bounded time after each loop before
-// they block, and chunks are claimed, not assigned: the caller takes every
-// chunk no worker has started, so a worker that is not running (a loaded
-// machine) never holds the loop up.
+// they block, and chunks are claimed, not assigned (except the first, always
+// the caller's, which keeps each op's first part on one core): the caller
+// takes every chunk no worker has started, so a worker that is not running
+// (a loaded machine) never holds the loop up.
 #pragma once
 
 #include <atomic>
@@ -40,6 +41,8 @@ class ThreadPool {
   void WorkerLoop();
   // Claims and runs chunks of the loop `state` names while any are left.
   void RunChunks(uint64_t state);
+  // Runs chunk `chunk` of the current loop's `chunks` and counts it done.
+  void RunChunk(int chunks, int chunk);
 
   int num_threads_;
   std::vector<std::thread> workers_;

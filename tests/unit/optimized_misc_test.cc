@@ -71,7 +71,9 @@ TEST(OptimizedIsaTest, NamesSupportAndClamping) {
     const Isa got = optimized::SelectedIsa();
     EXPECT_TRUE(optimized::IsaSupported(got)) << optimized::IsaName(wanted);
     EXPECT_LE(static_cast<int>(got), i) << optimized::IsaName(wanted);
-    if (optimized::IsaSupported(wanted)) EXPECT_EQ(got, wanted);
+    if (optimized::IsaSupported(wanted)) {
+      EXPECT_EQ(got, wanted);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The thread pool's hand-off: every index covered exactly once, chunks
 // contiguous, results visible to the caller, across many back-to-back calls
-// (workers spinning, chunks claimed by whichever thread comes first) and
+// (workers spinning, chunks after the first claimed by whichever thread
+// comes first, the first always the caller's) and
 // calls after idle gaps (workers asleep), for 1 to 4 threads; and destruction
 // with workers in either state. (Also clean under -fsanitize=thread.)
 #include <gtest/gtest.h>
@@ -61,6 +62,26 @@ TEST(ThreadPoolTest, UnevenChunksWaitForTheSlowestThread) {
       out[begin] = static_cast<int>(begin) + 10;
     });
     EXPECT_EQ(out, (std::vector<int>{10, 11}));
+  }
+}
+
+TEST(ThreadPoolTest, FirstChunkAlwaysRunsOnTheCaller) {
+  // Consecutive ops split the same way keep their first part on one core.
+  const auto caller = std::this_thread::get_id();
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 500; ++round) {
+      std::atomic<bool> first_on_caller{false};
+      std::atomic<int> first_calls{0};
+      pool.ParallelFor(64, [&](int64_t begin, int64_t) {
+        if (begin == 0) {
+          first_calls.fetch_add(1);
+          first_on_caller.store(std::this_thread::get_id() == caller);
+        }
+      });
+      ASSERT_EQ(first_calls.load(), 1);
+      ASSERT_TRUE(first_on_caller.load()) << threads << " threads, round " << round;
+    }
   }
 }
 
