@@ -230,6 +230,12 @@ const Case kCases[] = {
     {1, 4, 4, 16, 8, 3, 3, 2, 1, 1},    // the encoder-decoder's 16 input channels
     {1, 3, 3, 17, 9, 3, 3, 2, 1, 0},    // input channels past a 16-channel chunk, odd
     {1, 2, 3, 33, 24, 2, 2, 2, 0, 1},
+    // Rows wide enough for runs of 4 pixels sharing their taps (one or two
+    // vectors, channel tails, strides 1-3), between clipped border pixels.
+    {1, 3, 9, 5, 12, 3, 3, 2, 1, 1},
+    {2, 2, 11, 16, 24, 4, 4, 3, 1, 2},
+    {1, 2, 12, 6, 16, 3, 3, 1, 1, 0},
+    {1, 2, 10, 3, 5, 2, 2, 2, 0, 1},
 };
 
 INSTANTIATE_TEST_SUITE_P(

