@@ -26,6 +26,7 @@
 #include "kernels/optimized/quant_depthwise.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/reduce_mean.h"
+#include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/optimized/squared_difference8.h"
@@ -460,6 +461,56 @@ void BM_ResizeBilinearInt8(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(out.data());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
+// float32 CONV_2D (SAME padding) on the optimized GEMM; the reference as isa -1.
+void BM_ConvFloat(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::ConvGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = g.filter_depth = l.cin;
+  g.output_depth = l.cout;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  const int k = l.filter * l.filter * l.cin;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * k * l.cout),
+      bias(l.cout);
+  for (float& x : input) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (isa == kReference) {
+    std::vector<float> packed(g.packed_filter_elements());
+    ref::PackConvFilter(g, filter.data(), 0, packed.data());
+    for (auto _ : state)
+      ref::ConvFloat(g, input.data(), packed.data(), bias.data(), lo, hi, output.data(), 0,
+                     g.output_rows());
+  } else {
+    opt::FloatConvParams p;
+    p.geometry = g;
+    p.act_min = lo;
+    p.act_max = hi;
+    p.filter = filter.data();
+    p.bias = bias.data();
+    const opt::FloatConv conv(p, static_cast<Isa>(isa), 1);
+    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
+    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
 }
 
 void BM_ArgMax(benchmark::State& state) {  // deeplab's 513x513 map over 21 classes, uint8
@@ -1124,6 +1175,12 @@ int RegisterAll() {
   for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l, true)
         ->Apply(GemmIsaArgs);
+  // float32: a MobileNet expand layer, and few output channels (the
+  // encoder-decoder's 3x3 and final 1x1, DenseNet's growth layer).
+  for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
+                         Layer{32, 32, 8, 1, 1, 1}})
+    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
+        ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l, false)
         ->Apply(IsaArgs);

@@ -184,6 +184,14 @@ std::vector<ConvCase> ConvCases() {
   cases.push_back({1, 10, 9, 6, 5, 2, 31, 2, 1, S, true, true});     // rectangular filter
   cases.push_back({1, 2, 2, 4, 3, 3, 8, 1, 1, S, true, false});      // filter wider than image
   cases.push_back({1, 1, 1, 1, 1, 1, 1, 1, 1, V, false, false});
+  // At most 8 output channels (AVX-512 two taps per vector): even and odd
+  // runs per filter row, 1x1 (one run of k), dilated (a run per tap).
+  for (int out : {1, 5, 8}) {
+    cases.push_back({1, 16, 16, 16, 3, 3, out, 1, 1, S, true, true});  // run 48
+    cases.push_back({1, 11, 12, 3, 3, 3, out, 2, 1, S, true, false});  // run 9
+    cases.push_back({2, 6, 7, 7, 1, 1, out, 1, 1, V, out != 5, false});  // run 7
+    cases.push_back({1, 9, 9, 5, 3, 3, out, 1, 2, S, true, false});    // run 5 per tap
+  }
   return cases;
 }
 

@@ -13,7 +13,8 @@
 // packed once (Prepare) into panels of NR output channels ([panel][k][NR],
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
 // AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
-// vector of channels uses a one-vector variant). 1x1 convolutions (any stride) and
+// vector of channels uses a one-vector variant; AVX-512 layers of at most 8
+// channels put two taps in each vector instead, see avx512::GemmPairsBlock). 1x1 convolutions (any stride) and
 // FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
 // in place as one run per filter row (per tap when dilated along x) when it
 // is inside the image, and gather border pixels into per-task scratch
@@ -67,6 +68,7 @@ class FloatConv {
     int32_t x = 0, y = 0;
     int64_t batch = 0;
   };
+  void PackWeights(const FloatConvParams& p);
   const float* RowPointer(const float* input, const Pixel& px) const;
   void GatherRow(const float* input, const Pixel& px, float* dst) const;
   // The first input value of px's window when the whole window is inside the
@@ -87,8 +89,10 @@ class FloatConv {
   int segs_ = 1, run_ = 0;
   std::vector<int64_t> seg_offsets_;
   int block_rows_ = 0;
-  AlignedBuffer<float> weights_;  // [panel][k][nr]
-  AlignedBuffer<float> bias_;     // [panel * nr]
+  // [panel][k][nr]; pairs_: [segment][tap pair][8 channels][2]
+  AlignedBuffer<float> weights_;
+  AlignedBuffer<float> bias_;  // [panel * nr]; pairs_: channel j at 2j
+  bool pairs_ = false;  // AVX-512, at most 8 channels: two taps per vector
   int num_tasks_ = 1;
   bool split_rows_ = true;
   size_t per_task_bytes_ = 0;
