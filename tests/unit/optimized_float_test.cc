@@ -192,6 +192,10 @@ std::vector<ConvCase> ConvCases() {
     cases.push_back({2, 6, 7, 7, 1, 1, out, 1, 1, V, out != 5, false});  // run 7
     cases.push_back({1, 9, 9, 5, 3, 3, out, 1, 2, S, true, false});    // run 5 per tap
   }
+  // One output channel, 1x1: dot products of 16 pixels (k below, at and
+  // above 16; strided rows; a last group of fewer than 16).
+  for (int in : {8, 16, 17, 144}) cases.push_back({1, 5, 7, in, 1, 1, 1, 1, 1, V, true, in == 8});
+  cases.push_back({2, 9, 9, 16, 1, 1, 1, 2, 1, V, true, false});
   return cases;
 }
 

@@ -101,6 +101,48 @@ DLG_TARGET_AVX512 void GemmPairs(int rows, int segs, int run, const float* const
     default: break;
   }
 }
+
+// One output channel of a 1x1 convolution (FloatConv::dot_): 16 pixels'
+// dot products with the weight vector, each accumulated across 16-lane
+// vectors of its k values, then the 16 sums reduced together (pair, quad
+// and 128-bit block transposes with adds) into one vector of 16 outputs:
+// contiguous, since the output has one channel. `count` rows are real
+// (the rest repeat one and are not stored).
+DLG_TARGET_AVX512 void DotRows16(const float* const* rows, int k, const float* w, float bias,
+                                 float lo, float hi, float* out, int count) {
+  V acc[16];
+#pragma GCC unroll 16
+  for (int r = 0; r < 16; ++r) acc[r] = _mm512_setzero_ps();
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    const __mmask16 m =
+        k - k0 >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (k - k0)) - 1);
+    const V wv = _mm512_load_ps(w + k0);  // zero padded to 16
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r)
+      acc[r] = Fma(_mm512_maskz_loadu_ps(m, rows[r] + k0), wv, acc[r]);
+  }
+  // Lanes (0, 2) of each 128-bit block: row 2i's partial sums, (1, 3): row 2i + 1's.
+  V t[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i)
+    t[i] = _mm512_add_ps(_mm512_unpacklo_ps(acc[2 * i], acc[2 * i + 1]),
+                         _mm512_unpackhi_ps(acc[2 * i], acc[2 * i + 1]));
+  // Each 128-bit block: rows 4i .. 4i + 3's sums over that block.
+  V u[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+    u[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
+                         _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xEE));
+  const V x01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x44),
+                              _mm512_shuffle_f32x4(u[0], u[1], 0xEE));
+  const V x23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x44),
+                              _mm512_shuffle_f32x4(u[2], u[3], 0xEE));
+  V sums = _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88),
+                         _mm512_shuffle_f32x4(x01, x23, 0xDD));
+  sums = _mm512_add_ps(sums, _mm512_set1_ps(bias));
+  sums = Min(Set1(hi), Max(Set1(lo), sums));
+  _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << count) - 1), sums);
+}
 }  // namespace avx512
 
 namespace avx2 {
@@ -364,6 +406,16 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
 }
 
 void FloatConv::PackWeights(const FloatConvParams& p) {
+  // AVX-512, one output channel, 1x1: dot products of 16 pixels at a time
+  // (avx512::DotRows16; the GEMM would fill 1 of 16 lanes).
+  dot_ = isa_ == Isa::kAvx512Vnni && n_ == 1 && direct_;
+  if (dot_) {
+    weights_.Resize(RoundUp(static_cast<size_t>(k_), 16));  // zeroed
+    std::copy(p.filter, p.filter + k_, weights_.data());
+    bias_.Resize(1);
+    bias_[0] = p.bias != nullptr ? p.bias[0] : 0.0f;
+    return;
+  }
   // AVX-512 with at most 8 channels: tap pairs (avx512::GemmPairsBlock),
   // twice the useful products per multiply-add (kernels_bench conv_float
   // 24x24x16 -> 8 3x3: see docs/performance_notes.md).
@@ -390,6 +442,37 @@ void FloatConv::PackWeights(const FloatConvParams& p) {
     for (int k = 0; k < k_; ++k) dst[static_cast<size_t>(k) * nr_] = src[k];
     bias_[n] = p.bias != nullptr ? p.bias[n] : 0.0f;
   }
+}
+
+void FloatConv::RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const {
+#if DELEGATO_X86
+  Pixel px;
+  px.x = static_cast<int32_t>(m_begin % g_.output_width);
+  px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
+  px.batch = m_begin / g_.output_width / g_.output_height;
+  const float* rows[16];
+  // Stride 1 (no padding here): output pixel m reads input pixel m.
+  const bool contiguous = g_.stride_height == 1 && g_.stride_width == 1;
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += 16) {
+    const int count = static_cast<int>(std::min<int64_t>(16, m_end - m0));
+    for (int i = 0; i < count && contiguous; ++i) rows[i] = input + (m0 + i) * k_;
+    for (int i = 0; i < count && !contiguous; ++i) {
+      rows[i] = RowPointer(input, px);
+      if (++px.x == g_.output_width) {
+        px.x = 0;
+        if (++px.y == g_.output_height) {
+          px.y = 0;
+          ++px.batch;
+        }
+      }
+    }
+    for (int i = count; i < 16; ++i) rows[i] = rows[0];
+    avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_, output + m0,
+                      count);
+  }
+#else
+  (void)m_begin, (void)m_end, (void)input, (void)output;
+#endif
 }
 
 const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
@@ -446,6 +529,12 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
     p_begin = panels_ * task / num_tasks_;
     p_end = panels_ * (task + 1) / num_tasks_;
   }
+#if DELEGATO_X86
+  if (dot_) {
+    RunDot(m_begin, m_end, input, output);
+    return;
+  }
+#endif
   float* panel = reinterpret_cast<float*>(scratch + per_task_bytes_ * task);
   // Per row of the block: where its values start and whether they were
   // gathered (then contiguous) or are read in place (segments at seg_offsets_).
@@ -467,9 +556,15 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
   px.x = static_cast<int32_t>(m_begin % g_.output_width);
   px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
   px.batch = m_begin / g_.output_width / g_.output_height;
+  const bool contiguous_rows = direct_ && g_.stride_height == 1 && g_.stride_width == 1;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int count = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
     for (int i = 0; i < count; ++i) {
+      if (contiguous_rows) {  // no pixel arithmetic: row m is input pixel m
+        rows[i] = input + (m0 + i) * k_;
+        gathered[i] = false;
+        continue;
+      }
       if (direct_) {
         rows[i] = RowPointer(input, px);
         gathered[i] = false;

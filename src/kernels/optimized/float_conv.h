@@ -14,7 +14,9 @@
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
 // AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
 // vector of channels uses a one-vector variant; AVX-512 layers of at most 8
-// channels put two taps in each vector instead, see avx512::GemmPairsBlock). 1x1 convolutions (any stride) and
+// channels put two taps in each vector instead, see avx512::GemmPairsBlock,
+// and 1x1 layers of one channel take dot products of 16 pixels at a time,
+// see avx512::DotRows16). 1x1 convolutions (any stride) and
 // FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
 // in place as one run per filter row (per tap when dilated along x) when it
 // is inside the image, and gather border pixels into per-task scratch
@@ -69,6 +71,8 @@ class FloatConv {
     int64_t batch = 0;
   };
   void PackWeights(const FloatConvParams& p);
+  // dot_: output rows [m_begin, m_end) by avx512::DotRows16.
+  void RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const;
   const float* RowPointer(const float* input, const Pixel& px) const;
   void GatherRow(const float* input, const Pixel& px, float* dst) const;
   // The first input value of px's window when the whole window is inside the
@@ -93,6 +97,7 @@ class FloatConv {
   AlignedBuffer<float> weights_;
   AlignedBuffer<float> bias_;  // [panel * nr]; pairs_: channel j at 2j
   bool pairs_ = false;  // AVX-512, at most 8 channels: two taps per vector
+  bool dot_ = false;    // AVX-512, one channel, 1x1: dot products over pixels
   int num_tasks_ = 1;
   bool split_rows_ = true;
   size_t per_task_bytes_ = 0;
