@@ -1172,6 +1172,10 @@ int RegisterAll() {
   for (const Layer& l : kConvLayers)
     benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, false)
         ->Apply(GemmIsaArgs);
+  // One output channel (the encoder-decoder's last layer).
+  benchmark::RegisterBenchmark(Name(Layer{32, 32, 8, 1, 1, 1}, "conv_int8").c_str(), BM_Conv,
+                               Layer{32, 32, 8, 1, 1, 1}, false)
+      ->Apply(GemmIsaArgs);
   for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l, true)
         ->Apply(GemmIsaArgs);

@@ -35,7 +35,9 @@
 //   avx2 / neon / scalar: A holds x - x_zp and W holds w - w_zp as int16 (both in
 //     [-255, 255]); vpmaddwd adds two products (|sum| <= 130050) into int32
 //     exactly, with no saturation (neon: smlal, one product at a time).
-//     No correction terms.
+//     No correction terms. avx2 with one output channel: dot products of 8
+//     panel rows at a time, reduced together (one requantization per 8
+//     outputs instead of one per output).
 // The int32 sum is then requantized exactly as the reference does
 // (requantize.h). With few input channels requantization, not the
 // multiply-adds, sets the speed, so vnni chooses per slab (up to 64 output
@@ -168,6 +170,7 @@ class QuantConv {
   // i8mm: [slab][k/8][8 channel pairs][2][8]
   AlignedBuffer<int8_t> weights8_;
   AlignedBuffer<int16_t> weights16_;  // avx2/neon/scalar: [slab][k/2][16][2]
+  AlignedBuffer<int16_t> dot_weights_;  // avx2, one output channel: [k] (see Avx2DotKernel)
   AlignedBuffer<int32_t> column_bias_;  // bias + folded zero-point terms
   AlignedBuffer<uint32_t> weight_abs_sum_;  // per channel, sum |w - w_zp| (bounds |acc|)
   RequantChannels requant_;
