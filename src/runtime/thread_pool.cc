@@ -1,6 +1,7 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -10,10 +11,14 @@ namespace delegato {
 
 namespace {
 
-// About 50-100 microseconds of PAUSE on current x86 cores: longer than the
-// gap between two ops' loops, short enough that an idle interpreter's
-// workers go to sleep almost at once.
-constexpr int kSpinIterations = 1 << 12;
+// How long a thread spins for the next loop (a worker) or for the last
+// chunk (the caller) before it blocks: longer than the gap between two ops'
+// loops and between two invocations of a model (a worker asleep at the first
+// op of an inference left it to the caller: float32 MobileNet V2's first
+// convolution ran alone at 2 threads with a 40 µs spin), short enough that
+// an idle interpreter's workers go to sleep almost at once. Measured by the
+// clock: PAUSE takes 10 ns on some x86 cores and 140 on others.
+constexpr auto kSpinTime = std::chrono::microseconds(200);
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -21,6 +26,20 @@ inline void CpuRelax() {
 #else
   std::this_thread::yield();
 #endif
+}
+
+// Spins until done() or kSpinTime has passed (the clock read every 64
+// rounds); returns done().
+template <class Done>
+bool SpinUntil(const Done& done) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() - start > kSpinTime) return done();
+  }
 }
 
 inline uint32_t Generation(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
@@ -104,10 +123,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   RunChunk(chunks, 0);
   RunChunks(state);  // every chunk no worker has claimed yet
 
-  for (int spin = 0; spin < kSpinIterations; ++spin) {
-    if (chunks_done_.load(std::memory_order_acquire) == chunks) return;
-    CpuRelax();
-  }
+  if (SpinUntil([&] { return chunks_done_.load(std::memory_order_acquire) == chunks; })) return;
   std::unique_lock<std::mutex> lock(mutex_);
   caller_sleeping_.store(true);
   work_done_.wait(lock, [this, chunks] { return chunks_done_.load() == chunks; });
@@ -118,10 +134,10 @@ void ThreadPool::WorkerLoop() {
   uint32_t seen_generation = 0;
   for (;;) {
     uint64_t state = state_.load(std::memory_order_acquire);
-    for (int spin = 0; Generation(state) == seen_generation && spin < kSpinIterations; ++spin) {
-      CpuRelax();
+    SpinUntil([&] {
       state = state_.load(std::memory_order_acquire);
-    }
+      return Generation(state) != seen_generation || stopping_.load(std::memory_order_relaxed);
+    });
     if (Generation(state) == seen_generation) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleeping_workers_.fetch_add(1);
