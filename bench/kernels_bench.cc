@@ -65,6 +65,25 @@ struct Layer {
   int h, w, cin, cout, filter, stride;
 };
 
+// A layer's CONV_2D geometry, SAME padding, batch 1.
+ref::ConvGeometry SameConvGeometry(const Layer& l) {
+  ref::ConvGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = g.filter_depth = l.cin;
+  g.output_depth = l.cout;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  return g;
+}
+
 // MobileNet v2 (224x224) layers, then a small DenseNet's.
 const Layer kConvLayers[] = {
     {224, 224, 3, 32, 3, 2},    // Conv (first, im2col with 3 channels)
@@ -160,20 +179,7 @@ void Float32ScaleMultipliers(int channels, int k, std::vector<int32_t>* m,
 void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::ConvGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = g.filter_depth = l.cin;
-  g.output_depth = l.cout;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::ConvGeometry g = SameConvGeometry(l);
   const int k = l.filter * l.filter * l.cin;
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * k * l.cout, 2);
@@ -467,20 +473,7 @@ void BM_ResizeBilinearInt8(benchmark::State& state) {
 void BM_ConvFloat(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::ConvGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = g.filter_depth = l.cin;
-  g.output_depth = l.cout;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::ConvGeometry g = SameConvGeometry(l);
   const int k = l.filter * l.filter * l.cin;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -879,20 +872,7 @@ void GemmIsaArgs(benchmark::internal::Benchmark* b) {
 void BM_HybridConv(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::ConvGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = g.filter_depth = l.cin;
-  g.output_depth = l.cout;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::ConvGeometry g = SameConvGeometry(l);
   const size_t image = size_t{1} * l.h * l.w * l.cin;
   std::vector<float> input(image);
   std::mt19937 rng(1);

@@ -228,12 +228,8 @@ DLG_TARGET_AVX2 void BatchedRow(Isa isa, const reference::TransposeConvGeometry&
   for (int32_t phase = 0; phase < s && phase < g.output_width; ++phase) {
     for (int32_t x = phase; x < g.output_width;) {
       const InputRange rx = Contributors(x, g.pad_width, g.filter_width, s, g.input_width);
-      const int32_t last = x + (kBatch - 1) * s;
-      bool batch = last < g.output_width;
-      if (batch) {
-        const InputRange rl = Contributors(last, g.pad_width, g.filter_width, s, g.input_width);
-        batch = rl.begin == rx.begin + (kBatch - 1) && rl.end == rx.end + (kBatch - 1);
-      }
+      const bool batch = SharedTapsRun(x, kBatch, rx, g.pad_width, g.filter_width, s,
+                                       g.input_width, g.output_width);
       float* o = out + int64_t{x} * g.output_depth;
       if (!batch) {
         if (isa == Isa::kAvx2)

@@ -24,4 +24,17 @@ inline InputRange Contributors(int32_t out, int32_t pad, int32_t taps, int32_t s
   return r;
 }
 
+// Whether output positions out, out + stride, ..., out + (count - 1) stride
+// (all below out_size) have as contributors `first` (out's) shifted by one
+// input position each: no border clips them, so they share their taps (the
+// gather kernels run them together). Contributors are monotone in out, so
+// checking the last suffices.
+inline bool SharedTapsRun(int32_t out, int count, const InputRange& first, int32_t pad,
+                          int32_t taps, int32_t stride, int32_t size, int32_t out_size) {
+  const int32_t last = out + (count - 1) * stride;
+  if (last >= out_size) return false;
+  const InputRange r = Contributors(last, pad, taps, stride, size);
+  return r.begin == first.begin + (count - 1) && r.end == first.end + (count - 1);
+}
+
 }  // namespace delegato::optimized
