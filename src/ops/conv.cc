@@ -965,9 +965,13 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     const optimized::FloatDepthwise& fast = *d.fast_float;
     const float* in = input.data_as<float>();
     float* out = output.data_as<float>();
-    // About 8 µs of work at the kernel's 25-35 G MAC/s: below it the
-    // hand-off and the other core fetching this one's data cost more.
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
+    // About 2 µs of work at the kernel's 25-35 G MAC/s. A layer split across
+    // threads leaves its output in both cores' caches, and a depthwise layer
+    // run by the caller alone then fetches half its input from the other
+    // core: 14x14x576 stride 2 took 20 µs so at 2 threads against 11 at 1,
+    // 11 again split (2^18 before; zoo:mobilenet_v2_float32 at 2 threads:
+    // 0.90 -> 0.75 of LiteRT's time).
+    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
     if (fast.macs() < kMinParallelMacs) {
       fast.RunRows(0, fast.rows(), in, out);
       return;

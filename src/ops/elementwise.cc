@@ -53,10 +53,12 @@ std::string DimsText(const std::vector<int32_t>& dims) {
 // Below this many elements a kernel runs on the calling thread only.
 constexpr int64_t kMinParallelElements = 4096;
 // The same for the float vector loops of ADD/SUB/MUL/DIV, which pass over
-// memory at a few bytes per cycle: below about 5 µs of work another thread
-// costs more (the hand-off, and the other core fetching the operands from
-// this one's cache) than it saves.
-constexpr int64_t kMinParallelVectorElements = int64_t{1} << 15;
+// memory at a few bytes per cycle: below about 1-2 µs of work another
+// thread costs more than it saves. Operands written by a layer split across
+// threads lie half in the other core's cache, which an ADD run by the caller
+// alone then fetches (2^15 before: float32 MobileNet V2's residual ADDs ran
+// slower at 2 threads than at 1).
+constexpr int64_t kMinParallelVectorElements = int64_t{1} << 13;
 
 template <class Fn>
 void ParallelElements(const KernelContext& ctx, int64_t n, const Fn& fn) {
