@@ -267,7 +267,11 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(FcCase{1, 1, 1}, FcCase{1, 1280, 1001},
                                          FcCase{1, 64, 31}, FcCase{2, 7, 33},
                                          FcCase{5, 100, 16}, FcCase{9, 33, 65},
-                                         FcCase{64, 512, 10})),
+                                         FcCase{64, 512, 10},
+                                         // Few units: one (dot products of 16
+                                         // rows), up to 8 (two taps per vector).
+                                         FcCase{20, 37, 1}, FcCase{33, 16, 1},
+                                         FcCase{3, 9, 5}, FcCase{17, 48, 8})),
     [](const ::testing::TestParamInfo<FloatFullyConnectedTest::ParamType>& info) {
       const FcCase& c = std::get<1>(info.param);
       return IsaCaseName(std::get<0>(info.param), std::to_string(c.batches) + "x" +
