@@ -39,69 +39,6 @@ DLG_TARGET_AVX512 inline V Max(V a, V b) { return _mm512_max_ps(a, b); }
 #undef FK_TARGET
 #undef FK_MAX_ROWS
 
-// Layers of at most 8 output channels (FloatConv::pairs_): a 16-lane vector
-// holds two taps of 8 channels, lane 2j tap k and lane 2j + 1 tap k + 1 of
-// channel j, so each multiply-add does 16 useful products instead of 8. A
-// row's two consecutive values are broadcast as one 64-bit element (a plain
-// load); weights are [segment][tap pair][channel][2], a segment's odd last
-// tap paired with zeros (and its value broadcast alone: the value after it
-// may lie past the input). The pair halves are added at the end.
-template <int R>
-DLG_TARGET_AVX512 void GemmPairsBlock(int segs, int run, const float* const* a, const float* w,
-                                      const float* bias, float lo, float hi, float* c,
-                                      size_t ldc, int ncols) {
-  V acc[R];
-  const V b = Load(bias);  // channel j's bias in lane 2j, zeros between
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) acc[r] = b;
-  const int pairs = run / 2;
-  for (int s = 0; s < segs; ++s) {
-    const float* ap[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) ap[r] = a[s * R + r];
-    for (int i = 0; i < pairs; ++i, w += kLanes) {
-      const V wv = Load(w);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        double two;
-        std::memcpy(&two, ap[r] + 2 * i, sizeof(two));
-        acc[r] = Fma(_mm512_castpd_ps(_mm512_set1_pd(two)), wv, acc[r]);
-      }
-    }
-    if (run % 2 != 0) {
-      const V wv = Load(w);
-      w += kLanes;
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) acc[r] = Fma(Set1(ap[r][run - 1]), wv, acc[r]);
-    }
-  }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __mmask8 mask = static_cast<__mmask8>((1u << ncols) - 1);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    const V sums = _mm512_add_ps(acc[r], _mm512_permute_ps(acc[r], 0xB1));  // pair halves
-    const __m256 v = _mm512_castps512_ps256(_mm512_permutexvar_ps(even, sums));
-    _mm256_mask_storeu_ps(c + static_cast<size_t>(r) * ldc, mask,
-                          _mm256_min_ps(vhi, _mm256_max_ps(vlo, v)));
-  }
-}
-
-DLG_TARGET_AVX512 void GemmPairs(int rows, int segs, int run, const float* const* a, const float* w,
-                         const float* bias, float lo, float hi, float* c, size_t ldc, int ncols) {
-  switch (rows) {
-    case 1: GemmPairsBlock<1>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 2: GemmPairsBlock<2>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 3: GemmPairsBlock<3>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 4: GemmPairsBlock<4>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 5: GemmPairsBlock<5>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 6: GemmPairsBlock<6>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 7: GemmPairsBlock<7>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    case 8: GemmPairsBlock<8>(segs, run, a, w, bias, lo, hi, c, ldc, ncols); break;
-    default: break;
-  }
-}
-
 // One output channel of a 1x1 convolution (FloatConv::dot_): 16 pixels'
 // dot products with the weight vector, each accumulated across 16-lane
 // vectors of its k values, then the 16 sums reduced together (pair, quad
@@ -416,24 +353,6 @@ void FloatConv::PackWeights(const FloatConvParams& p) {
     bias_[0] = p.bias != nullptr ? p.bias[0] : 0.0f;
     return;
   }
-  // AVX-512 with at most 8 channels: tap pairs (avx512::GemmPairsBlock),
-  // twice the useful products per multiply-add (kernels_bench conv_float
-  // 24x24x16 -> 8 3x3: see docs/performance_notes.md).
-  pairs_ = isa_ == Isa::kAvx512Vnni && n_ <= 8;
-  if (pairs_) {
-    const int pairs = (run_ + 1) / 2;
-    weights_.Resize(static_cast<size_t>(segs_) * pairs * 16);  // zeroed
-    bias_.Resize(16);
-    for (int n = 0; n < n_; ++n) {
-      const float* src = p.filter + static_cast<size_t>(n) * k_;
-      for (int seg = 0; seg < segs_; ++seg)
-        for (int i = 0; i < run_; ++i)
-          weights_[(static_cast<size_t>(seg) * pairs + i / 2) * 16 + 2 * n + i % 2] =
-              src[seg * run_ + i];
-      bias_[2 * n] = p.bias != nullptr ? p.bias[n] : 0.0f;
-    }
-    return;
-  }
   weights_.Resize(static_cast<size_t>(panels_) * k_ * nr_);
   bias_.Resize(static_cast<size_t>(panels_) * nr_);
   for (int n = 0; n < n_; ++n) {
@@ -545,7 +464,7 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
                           float, float*, size_t, int);
   GemmFn gemm = scalar::Gemm;
 #if DELEGATO_X86
-  if (isa_ == Isa::kAvx512Vnni) gemm = pairs_ ? avx512::GemmPairs : avx512::Gemm;
+  if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
   if (isa_ == Isa::kAvx2) gemm = avx2::Gemm;
 #endif
 #if DELEGATO_ARM

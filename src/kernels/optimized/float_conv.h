@@ -13,10 +13,9 @@
 // packed once (Prepare) into panels of NR output channels ([panel][k][NR],
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
 // AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
-// vector of channels uses a one-vector variant; AVX-512 layers of at most 8
-// channels put two taps in each vector instead, see avx512::GemmPairsBlock,
-// and 1x1 layers of one channel take dot products of 16 pixels at a time,
-// see avx512::DotRows16). 1x1 convolutions (any stride) and
+// vector of channels uses a one-vector variant; on AVX-512, 1x1 layers of
+// one channel take dot products of 16 pixels at a time, see
+// avx512::DotRows16). 1x1 convolutions (any stride) and
 // FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
 // in place as one run per filter row (per tap when dilated along x) when it
 // is inside the image, and gather border pixels into per-task scratch
@@ -93,11 +92,9 @@ class FloatConv {
   int segs_ = 1, run_ = 0;
   std::vector<int64_t> seg_offsets_;
   int block_rows_ = 0;
-  // [panel][k][nr]; pairs_: [segment][tap pair][8 channels][2]
-  AlignedBuffer<float> weights_;
-  AlignedBuffer<float> bias_;  // [panel * nr]; pairs_: channel j at 2j
-  bool pairs_ = false;  // AVX-512, at most 8 channels: two taps per vector
-  bool dot_ = false;    // AVX-512, one channel, 1x1: dot products over pixels
+  AlignedBuffer<float> weights_;  // [panel][k][nr]; dot_: [k] padded to 16
+  AlignedBuffer<float> bias_;     // [panel * nr]
+  bool dot_ = false;  // AVX-512, one channel, 1x1: dot products over pixels
   int num_tasks_ = 1;
   bool split_rows_ = true;
   size_t per_task_bytes_ = 0;
