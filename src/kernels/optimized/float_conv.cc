@@ -365,26 +365,12 @@ void FloatConv::PackWeights(const FloatConvParams& p) {
 
 void FloatConv::RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const {
 #if DELEGATO_X86
-  Pixel px;
-  px.x = static_cast<int32_t>(m_begin % g_.output_width);
-  px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
-  px.batch = m_begin / g_.output_width / g_.output_height;
+  Pixel px = PixelOf(m_begin);
+  const bool contiguous = ContiguousRows();
   const float* rows[16];
-  // Stride 1 (no padding here): output pixel m reads input pixel m.
-  const bool contiguous = g_.stride_height == 1 && g_.stride_width == 1;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += 16) {
     const int count = static_cast<int>(std::min<int64_t>(16, m_end - m0));
-    for (int i = 0; i < count && contiguous; ++i) rows[i] = input + (m0 + i) * k_;
-    for (int i = 0; i < count && !contiguous; ++i) {
-      rows[i] = RowPointer(input, px);
-      if (++px.x == g_.output_width) {
-        px.x = 0;
-        if (++px.y == g_.output_height) {
-          px.y = 0;
-          ++px.batch;
-        }
-      }
-    }
+    for (int i = 0; i < count; ++i) rows[i] = DirectRow(input, m0 + i, px, contiguous);
     for (int i = count; i < 16; ++i) rows[i] = rows[0];
     avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_, output + m0,
                       count);
@@ -392,6 +378,14 @@ void FloatConv::RunDot(int64_t m_begin, int64_t m_end, const float* input, float
 #else
   (void)m_begin, (void)m_end, (void)input, (void)output;
 #endif
+}
+
+FloatConv::Pixel FloatConv::PixelOf(int64_t m) const {
+  Pixel px;
+  px.x = static_cast<int32_t>(m % g_.output_width);
+  px.y = static_cast<int32_t>(m / g_.output_width % g_.output_height);
+  px.batch = m / g_.output_width / g_.output_height;
+  return px;
 }
 
 const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
@@ -471,38 +465,25 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
   if (IsArmIsa(isa_)) gemm = neon::GemmByLane;
 #endif
   // The output pixel of row m0, advanced row by row (no division per row).
-  Pixel px;
-  px.x = static_cast<int32_t>(m_begin % g_.output_width);
-  px.y = static_cast<int32_t>(m_begin / g_.output_width % g_.output_height);
-  px.batch = m_begin / g_.output_width / g_.output_height;
-  const bool contiguous_rows = direct_ && g_.stride_height == 1 && g_.stride_width == 1;
+  Pixel px = PixelOf(m_begin);
+  const bool contiguous = ContiguousRows();
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int count = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
     for (int i = 0; i < count; ++i) {
-      if (contiguous_rows) {  // no pixel arithmetic: row m is input pixel m
-        rows[i] = input + (m0 + i) * k_;
-        gathered[i] = false;
+      gathered[i] = false;
+      if (direct_) {
+        rows[i] = DirectRow(input, m0 + i, px, contiguous);
         continue;
       }
-      if (direct_) {
-        rows[i] = RowPointer(input, px);
-        gathered[i] = false;
-      } else if (const float* origin = WindowInside(input, px); origin != nullptr) {
+      if (const float* origin = WindowInside(input, px); origin != nullptr) {
         rows[i] = origin;
-        gathered[i] = false;
       } else {
         float* dst = panel + static_cast<size_t>(i) * k_;
         GatherRow(input, px, dst);
         rows[i] = dst;
         gathered[i] = true;
       }
-      if (++px.x == g_.output_width) {
-        px.x = 0;
-        if (++px.y == g_.output_height) {
-          px.y = 0;
-          ++px.batch;
-        }
-      }
+      Advance(px);
     }
     // Small weights (they stay in L1): each group of rows through every
     // panel, so output rows are written whole; otherwise each panel over

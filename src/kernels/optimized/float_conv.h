@@ -72,6 +72,30 @@ class FloatConv {
   void PackWeights(const FloatConvParams& p);
   // dot_: output rows [m_begin, m_end) by avx512::DotRows16.
   void RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const;
+  // The output pixel of GEMM row m; the next row's pixel (no division).
+  Pixel PixelOf(int64_t m) const;
+  void Advance(Pixel& px) const {
+    if (++px.x == g_.output_width) {
+      px.x = 0;
+      if (++px.y == g_.output_height) {
+        px.y = 0;
+        ++px.batch;
+      }
+    }
+  }
+  // Direct (1x1, unpadded) with stride 1: GEMM row m is input pixel m.
+  bool ContiguousRows() const {
+    return direct_ && g_.stride_height == 1 && g_.stride_width == 1;
+  }
+  // A direct layer's row m, px its pixel: advanced past it unless
+  // `contiguous` (ContiguousRows()), where row m is found without pixel
+  // arithmetic and px is no longer used.
+  const float* DirectRow(const float* input, int64_t m, Pixel& px, bool contiguous) const {
+    if (contiguous) return input + m * k_;
+    const float* row = RowPointer(input, px);
+    Advance(px);
+    return row;
+  }
   const float* RowPointer(const float* input, const Pixel& px) const;
   void GatherRow(const float* input, const Pixel& px, float* dst) const;
   // The first input value of px's window when the whole window is inside the
