@@ -770,7 +770,7 @@ uint8_t* InterpreterImpl::DynamicBuffer::Reserve(size_t bytes) {
 void InterpreterImpl::Defer(int index, int32_t value_tensor) {
   DeferredNode& d = deferred_[index];
   d.active = true;
-  // Prepared during Invoke, after the arena is planned: no PAD folded in.
+  // Prepared during Invoke, after the arena is planned: no producer folded in.
   nodes_[index].fused = Node::FusedProducer();
   if (value_tensor >= 0) d.value_inputs.push_back(value_tensor);
   for (int32_t t : nodes_[index].outputs) {
@@ -956,7 +956,7 @@ std::string InterpreterImpl::Invoke(const std::function<void(int)>* after_node) 
   for (int index : execution_plan_) {
     const Node& node = nodes_[index];
     // Folded: computed in Prepare, its outputs are constants now. Elided: a
-    // PAD the convolution after it reads through.
+    // producer the node after it took in (a PAD, a tabulated ADD/SUB/MUL).
     if (folded_[index] || fused_into_[index] >= 0) {
       if (after_node != nullptr) (*after_node)(node.index);
       continue;

@@ -91,7 +91,9 @@ class InterpreterImpl {
   // outputs) is prepared during Invoke: Defer marks it and makes its outputs
   // dynamic; PrepareDeferred prepares it again when its inputs' dims or the
   // values it reads changed, and sizes its outputs. Returns "" or the error.
-  // Offers each convolution reading a spatial-only PAD the PAD's input (Node::FusedProducer).
+  // Offers a node its sole-reader producer's work (Node::FusedProducer): a
+  // convolution the spatial-only PAD before it, an 8-bit ADD/SUB/MUL by a
+  // constant the one before it.
   void OfferFusions();
 
   void Defer(int index, int32_t value_tensor);
@@ -137,8 +139,8 @@ class InterpreterImpl {
   // Nodes folded by the last Prepare, and the tensors they made constant
   // (restored to the arena before the next Prepare).
   std::vector<uint8_t> folded_;
-  // Per node: the convolution a PAD was folded into (Node::FusedProducer; Invoke
-  // skips the PAD), else -1.
+  // Per node: the node it was folded into (Node::FusedProducer; Invoke skips
+  // it), else -1.
   std::vector<int> fused_into_;
   bool fuse_nodes_ = false;
   std::vector<int32_t> folded_tensors_;

@@ -309,7 +309,7 @@ int Diff(const Args& args) {
       {.num_threads = num_threads,
        .kernels = test_kernels,
        .max_memory_bytes = max_memory_bytes,
-       .fuse_nodes = !per_layer},  // a folded PAD's output is never written
+       .fuse_nodes = !per_layer},  // a folded node's output is never written
       &status);
   if (!status.ok()) Fail("test: ", status.message());
   std::string target_id;
