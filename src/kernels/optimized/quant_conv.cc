@@ -1021,14 +1021,14 @@ struct Avx2Ops : ScalarOps {
   }
   static void Slab(const QuantConv& c, const QuantConv::Slab& s, const Elem* panel, int rows,
                    const int32_t*, uint8_t* out) {
-    // Most layers' multipliers are below 1 (no left shift): that variant skips the shift.
-    const int32_t* left = c.requant_.left_shift.data() + s.n0;
-    const bool left_shift = std::any_of(left, left + 16, [](int32_t v) { return v != 0; });
     if (c.n_ == 1) {
       Avx2DotKernel(panel, c.k_padded_, rows, c.k_padded_, c.dot_weights_.data(),
                     c.column_bias_[0], c.requant_, c.DoubleScale(), out);
       return;
     }
+    // Most layers' multipliers are below 1 (no left shift): that variant skips the shift.
+    const int32_t* left = c.requant_.left_shift.data() + s.n0;
+    const bool left_shift = std::any_of(left, left + 16, [](int32_t v) { return v != 0; });
     // A block with at most 8 real channels: the 8-channel kernel.
     if (c.n_ - s.n0 <= 8)
       left_shift ? Run<12, 1, true>(c, s, panel, rows, out) : Run<12, 1, false>(c, s, panel, rows, out);

@@ -125,7 +125,8 @@ class QuantConv {
 
   // Packed weight bytes (for memory reports).
   size_t packed_bytes() const {
-    return weights8_.bytes() + weights16_.bytes() + weight_abs_sum_.bytes() + magnitude_.bytes();
+    return weights8_.bytes() + weights16_.bytes() + dot_weights_.bytes() +
+           weight_abs_sum_.bytes() + magnitude_.bytes();
   }
 
  private:
