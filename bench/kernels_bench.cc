@@ -176,7 +176,12 @@ void Float32ScaleMultipliers(int channels, int k, std::vector<int32_t>* m,
   }
 }
 
-void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
+// The CONV_2D cases: int8 with fixed-point multipliers, int8 with those of
+// float32 scales, and uint8 with a weight zero point (each row's input sum
+// corrects for it) and one per-tensor multiplier, as in uint8 MobileNets.
+enum class ConvCase { kInt8, kInt8Float32Scales, kUint8 };
+
+void BM_Conv(benchmark::State& state, Layer l, ConvCase kind) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
   const ref::ConvGeometry g = SameConvGeometry(l);
@@ -184,34 +189,46 @@ void BM_Conv(benchmark::State& state, Layer l, bool float32_scales) {
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * k * l.cout, 2);
   std::vector<int32_t> bias(l.cout, 100), mult, shift;
-  if (float32_scales)
+  const bool is_uint8 = kind == ConvCase::kUint8;
+  if (kind == ConvCase::kInt8Float32Scales)
     Float32ScaleMultipliers(l.cout, k, &mult, &shift);
   else
-    Multipliers(l.cout, k, &mult, &shift);
+    Multipliers(is_uint8 ? 1 : l.cout, k, &mult, &shift);
+  mult.resize(l.cout, mult[0]);
+  shift.resize(l.cout, shift[0]);
   std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
   const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
 
   if (isa == kReference) {
     std::vector<int16_t> packed(g.packed_filter_elements());
-    ref::PackConvFilter(g, reinterpret_cast<const int8_t*>(filter.data()), 0, packed.data());
     ref::ConvQuantParams q;
-    q.input_offset = 3;
-    q.output_offset = -2;
-    q.act_min = -128;
-    q.act_max = 127;
+    q.input_offset = is_uint8 ? -128 : 3;
+    q.output_offset = is_uint8 ? 128 : -2;
+    q.act_min = is_uint8 ? 0 : -128;
+    q.act_max = is_uint8 ? 255 : 127;
     q.multiplier = mult.data();
     q.shift = shift.data();
-    for (auto _ : state)
-      ref::ConvQuantized(g, reinterpret_cast<const int8_t*>(input.data()), packed.data(),
-                         bias.data(), q, reinterpret_cast<int8_t*>(output.data()), 0,
-                         g.output_rows());
+    if (is_uint8) {
+      ref::PackConvFilter(g, filter.data(), -120, packed.data());
+      for (auto _ : state)
+        ref::ConvQuantized(g, input.data(), packed.data(), bias.data(), q, output.data(), 0,
+                           g.output_rows());
+    } else {
+      ref::PackConvFilter(g, reinterpret_cast<const int8_t*>(filter.data()), 0, packed.data());
+      for (auto _ : state)
+        ref::ConvQuantized(g, reinterpret_cast<const int8_t*>(input.data()), packed.data(),
+                           bias.data(), q, reinterpret_cast<int8_t*>(output.data()), 0,
+                           g.output_rows());
+    }
   } else {
     opt::QuantConvParams p;
     p.geometry = g;
-    p.input_zero_point = -3;
-    p.output_zero_point = -2;
-    p.act_min = -128;
-    p.act_max = 127;
+    p.is_uint8 = is_uint8;
+    p.filter_zero_point = is_uint8 ? 120 : 0;
+    p.input_zero_point = is_uint8 ? 128 : -3;
+    p.output_zero_point = is_uint8 ? 128 : -2;
+    p.act_min = is_uint8 ? 0 : -128;
+    p.act_max = is_uint8 ? 255 : 127;
     p.multiplier = mult.data();
     p.shift = shift.data();
     p.filter = filter.data();
@@ -260,7 +277,12 @@ void BM_Pool8(benchmark::State& state, int h, int w, int c, int window, bool ave
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(output.size()));
 }
 
-void BM_Depthwise(benchmark::State& state, Layer l, bool tied_multipliers) {
+// The depthwise cases: int8 with random multipliers, int8 with the trailing
+// zero bits of converter-made multipliers, and uint8 with a weight zero point
+// (w - w_zp in [-120, 135], past a signed byte, as in uint8 MobileNets).
+enum class DepthwiseCase { kInt8, kTied, kUint8 };
+
+void BM_Depthwise(benchmark::State& state, Layer l, DepthwiseCase kind) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
   ref::DepthwiseGeometry g;
@@ -283,31 +305,42 @@ void BM_Depthwise(benchmark::State& state, Layer l, bool tied_multipliers) {
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * taps * l.cout, 2);
   std::vector<int32_t> bias(l.cout, 100), mult, shift;
   Multipliers(l.cout, taps, &mult, &shift);
-  if (tied_multipliers)
+  if (kind == DepthwiseCase::kTied)
     for (int32_t& m : mult) m = m >> 14 << 14;
+  const bool is_uint8 = kind == DepthwiseCase::kUint8;
   std::vector<uint8_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
   const int64_t macs = g.output_rows() * g.output_width * int64_t{taps} * l.cout;
   if (isa == kReference) {
     std::vector<int16_t> packed(g.filter_elements());
-    ref::PackDepthwiseFilter(g, reinterpret_cast<const int8_t*>(filter.data()), 0, packed.data());
     ref::ConvQuantParams q;
-    q.input_offset = 3;
-    q.output_offset = -2;
-    q.act_min = -128;
-    q.act_max = 127;
+    q.input_offset = is_uint8 ? -128 : 3;
+    q.output_offset = is_uint8 ? 128 : -2;
+    q.act_min = is_uint8 ? 0 : -128;
+    q.act_max = is_uint8 ? 255 : 127;
     q.multiplier = mult.data();
     q.shift = shift.data();
-    for (auto _ : state)
-      ref::DepthwiseConvQuantized(g, reinterpret_cast<const int8_t*>(input.data()), packed.data(),
-                                  bias.data(), q, reinterpret_cast<int8_t*>(output.data()), 0,
-                                  g.output_rows());
+    if (is_uint8) {
+      ref::PackDepthwiseFilter(g, filter.data(), -120, packed.data());
+      for (auto _ : state)
+        ref::DepthwiseConvQuantized(g, input.data(), packed.data(), bias.data(), q, output.data(),
+                                    0, g.output_rows());
+    } else {
+      ref::PackDepthwiseFilter(g, reinterpret_cast<const int8_t*>(filter.data()), 0,
+                               packed.data());
+      for (auto _ : state)
+        ref::DepthwiseConvQuantized(g, reinterpret_cast<const int8_t*>(input.data()),
+                                    packed.data(), bias.data(), q,
+                                    reinterpret_cast<int8_t*>(output.data()), 0, g.output_rows());
+    }
   } else {
     opt::QuantDepthwiseParams p;
     p.geometry = g;
-    p.input_zero_point = -3;
-    p.output_zero_point = -2;
-    p.act_min = -128;
-    p.act_max = 127;
+    p.is_uint8 = is_uint8;
+    p.filter_offset = is_uint8 ? -120 : 0;
+    p.input_zero_point = is_uint8 ? 128 : -3;
+    p.output_zero_point = is_uint8 ? 128 : -2;
+    p.act_min = is_uint8 ? 0 : -128;
+    p.act_max = is_uint8 ? 255 : 127;
     p.multiplier = mult.data();
     p.shift = shift.data();
     p.filter = filter.data();
@@ -1150,15 +1183,19 @@ void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
 
 int RegisterAll() {
   for (const Layer& l : kConvLayers)
-    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, false)
+    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, ConvCase::kInt8)
         ->Apply(GemmIsaArgs);
   // One output channel (the encoder-decoder's last layer).
   benchmark::RegisterBenchmark(Name(Layer{32, 32, 8, 1, 1, 1}, "conv_int8").c_str(), BM_Conv,
-                               Layer{32, 32, 8, 1, 1, 1}, false)
+                               Layer{32, 32, 8, 1, 1, 1}, ConvCase::kInt8)
       ->Apply(GemmIsaArgs);
-  for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]})
-    benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l, true)
+  for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]}) {
+    benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l,
+                                 ConvCase::kInt8Float32Scales)
         ->Apply(GemmIsaArgs);
+    benchmark::RegisterBenchmark(Name(l, "conv_uint8").c_str(), BM_Conv, l, ConvCase::kUint8)
+        ->Apply(GemmIsaArgs);
+  }
   // float32: a MobileNet expand layer, and few output channels (the
   // encoder-decoder's 3x3 and final 1x1, DenseNet's growth layer).
   for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
@@ -1166,11 +1203,17 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
         ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
-    benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l, false)
+    benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l,
+                                 DepthwiseCase::kInt8)
         ->Apply(IsaArgs);
-  for (const Layer& l : {kDepthwiseLayers[0], kDepthwiseLayers[1], kDepthwiseLayers[2]})
-    benchmark::RegisterBenchmark(Name(l, "depthwise_int8_tied").c_str(), BM_Depthwise, l, true)
+  for (const Layer& l : {kDepthwiseLayers[0], kDepthwiseLayers[1], kDepthwiseLayers[2]}) {
+    benchmark::RegisterBenchmark(Name(l, "depthwise_int8_tied").c_str(), BM_Depthwise, l,
+                                 DepthwiseCase::kTied)
         ->Apply(IsaArgs);
+    benchmark::RegisterBenchmark(Name(l, "depthwise_uint8").c_str(), BM_Depthwise, l,
+                                 DepthwiseCase::kUint8)
+        ->Apply(IsaArgs);
+  }
   benchmark::RegisterBenchmark("fully_connected_int8/1280->1001", BM_FullyConnected, 1, 1280, 1001)
       ->Apply(GemmIsaArgs);
   benchmark::RegisterBenchmark("fully_connected_int8/16x32->32", BM_FullyConnected, 16, 32, 32)

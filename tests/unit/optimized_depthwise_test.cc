@@ -327,13 +327,14 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
   // four, then two, then one interior pixel at a time: every width 1..40
   // (interior runs of every length modulo 4, windows wider than the image),
   // heights from 1, dilated rows, channels around the 16-channel blocks,
-  // int8 and uint8 (weights within 128 of their zero point, else the
-  // tap-pair path), the four requantizations (the magnitude form, with
+  // int8 and uint8 (weights within 128 of their zero point; else, within
+  // [-256, 254], split into two signed bytes; else the tap-pair path), the
+  // four requantizations (the magnitude form, with
   // 52-bit multiply-adds when every |acc| < 2^20, else with 64-bit products;
   // without it requantize64.h's 64-bit rounding shift when every channel
   // shifts right, else the general one).
   std::mt19937 rng(61);
-  int dot_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
+  int dot_cases = 0, split_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
       requant64_cases = 0, general_cases = 0;
   for (int width = 1; width <= 40; ++width) {
     for (int variant = 0; variant < 6; ++variant) {
@@ -371,14 +372,28 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
         for (auto& v : c.filter)
           v = static_cast<uint8_t>(std::clamp<int>(
               c.filter_zp + std::uniform_int_distribution<int>(-128, 127)(rng), 0, 255));
+      // Wide uint8 weights at the split's ends: w - w_zp of -255 and 254, and
+      // 255 (zero point 0), which no two signed bytes sum to.
+      if (variant == 5 && width % 4 != 3) {
+        c.filter_zp = width % 4 == 0 ? 0 : width % 4 == 1 ? 255 : 1;
+        c.filter[c.filter.size() / 2] = width % 4 == 1 ? 0 : 255;
+      }
+      const bool splittable = std::none_of(c.filter.begin(), c.filter.end(), [&](uint8_t v) {
+        return v - c.filter_zp > 254;
+      });
       const std::vector<uint8_t> expected = ReferenceOutput(c);
       for (Isa isa : SupportedIsas()) {
         if (isa == Isa::kAvx512Vnni && CpuHasDotPath()) {
           const optimized::QuantDepthwise dw(MakeParams(c), isa);
           const int dots = dw.dot_channels();
-          if (!is_uint8 || narrow) {
+          if (!is_uint8 || narrow || splittable) {
             EXPECT_EQ(dots, depth / 16 * 16) << c.Describe();
+            const bool wide = is_uint8 && std::any_of(c.filter.begin(), c.filter.end(), [&](uint8_t v) {
+              return v - c.filter_zp < -128 || v - c.filter_zp > 127;
+            });
+            EXPECT_EQ(dw.dot_split(), wide) << c.Describe();
             ++dot_cases;
+            split_cases += dw.dot_split();
             (dw.dot_ifma()              ? ifma_cases
              : dw.magnitude_requant()   ? magnitude_cases
              : dw.dot_requant64()       ? requant64_cases
@@ -397,8 +412,9 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
     }
   }
   if (CpuHasDotPath()) {
-    EXPECT_GT(dot_cases, 150);
-    EXPECT_GT(uint8_pair_cases, 20);
+    EXPECT_GT(dot_cases, 190);
+    EXPECT_GT(split_cases, 25);
+    EXPECT_GT(uint8_pair_cases, 8);
     EXPECT_GT(ifma_cases, 60);
     EXPECT_GT(magnitude_cases, 5);
     EXPECT_GT(requant64_cases, 8);

@@ -1059,8 +1059,18 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512
   }
 }
 
+// acc + the column times its weights (both halves when split: b.w + 48
+// holds the second).
+template <bool kSplit>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotTap(
+    __m512i acc, __m512i column, const int32_t* w) {
+  acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(w));
+  if constexpr (kSplit) acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(w + 48));
+  return acc;
+}
+
 // One output pixel. kCheck: columns outside the image read the zero pixel.
-template <bool kSigned, int kMode, bool kCheck>
+template <bool kSigned, int kMode, bool kSplit, bool kCheck>
 DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
     const PairBlock512& b, int32_t ox) {
   const int32_t ix0 = ox * b.stride_w - b.pad_w;
@@ -1073,7 +1083,7 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
     const __m512i column = DotColumn<kSigned>(inside ? b.rows[0] + at : b.zero,
                                               inside ? b.rows[1] + at : b.zero,
                                               inside ? b.rows[2] + at : b.zero, b.spread);
-    acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(b.w + fx * 16));
+    acc = DotTap<kSplit>(acc, column, b.w + fx * 16);
   }
   const __m512i words = DotWords512<kSigned, kMode>(b, acc, acc);
   const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words));
@@ -1084,7 +1094,7 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
 // Output x in [begin, end) (a multiple of kPixels, every column inside the
 // image), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
 // step loads kStride * kPixels new columns and keeps the last 3 - kStride.
-template <bool kSigned, int kMode, int kStride, int kPixels>
+template <bool kSigned, int kMode, bool kSplit, int kStride, int kPixels>
 DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert((kPixels == 2 || kPixels == 4) && (kStride == 1 || kStride == 2),
                 "2 or 4 pixels, stride 1 or 2");
@@ -1111,6 +1121,11 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
       acc[i] = _mm512_dpbusd_epi32(b.bias, col[kStride * i], w0);
       acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 1], w1);
       acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], w2);
+      if constexpr (kSplit) {
+        acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i], _mm512_load_si512(b.w + 48));
+        acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 1], _mm512_load_si512(b.w + 64));
+        acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], _mm512_load_si512(b.w + 80));
+      }
     }
     // Four pixels' words clamp, pack and reorder together.
     const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
@@ -1134,22 +1149,22 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
   }
 }
 
-template <bool kSigned, int kMode, int kStride>
+template <bool kSigned, int kMode, bool kSplit, int kStride>
 DLG_TARGET_AVX512_VBMI void DotInterior512(const PairBlock512& b, int32_t begin, int32_t end) {
   const int32_t quads = begin + (end - begin) / 4 * 4;
-  DotPixels512<kSigned, kMode, kStride, 4>(b, begin, quads);
+  DotPixels512<kSigned, kMode, kSplit, kStride, 4>(b, begin, quads);
   int32_t ox = quads;
   if (end - ox >= 2) {
-    DotPixels512<kSigned, kMode, kStride, 2>(b, ox, ox + 2);
+    DotPixels512<kSigned, kMode, kSplit, kStride, 2>(b, ox, ox + 2);
     ox += 2;
   }
-  if (ox < end) DotPixel512<kSigned, kMode, false>(b, ox);
+  if (ox < end) DotPixel512<kSigned, kMode, kSplit, false>(b, ox);
 }
 
 // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: blocks of 16
 // channels; a last block of 8 goes through the AVX2 pair code and the rest
 // through ScalarRows.
-template <bool kSigned, int kMode>
+template <bool kSigned, int kMode, bool kSplit>
 DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                           const uint8_t* input, uint8_t* output) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -1186,7 +1201,7 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
                         : d.pair_zero_row() + cb;
       }
       b.zero = d.pair_zero_row() + cb;
-      b.w = d.dot_weights() + static_cast<size_t>(cb) * 3;
+      b.w = d.dot_weights() + static_cast<size_t>(cb) * (kSplit ? 6 : 3);
       b.bias = _mm512_load_si512(d.dot_bias() + cb);
       if constexpr (kMode == kDotGeneral) {
         b.rq = LoadPairRequant512(rq, cb);
@@ -1196,15 +1211,15 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
         b.mq = LoadMagnitudeRequant512(d.magnitude(), cb, kMode == kDotMagnitudeIfma);
       }
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, true>(b, ox);
+      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, kSplit, true>(b, ox);
       if (ib < ie) {
         if (g.stride_width == 1)
-          DotInterior512<kSigned, kMode, 1>(b, ib, ie);
+          DotInterior512<kSigned, kMode, kSplit, 1>(b, ib, ie);
         else
-          DotInterior512<kSigned, kMode, 2>(b, ib, ie);
+          DotInterior512<kSigned, kMode, kSplit, 2>(b, ib, ie);
       }
       for (int32_t ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        DotPixel512<kSigned, kMode, true>(b, ox);
+        DotPixel512<kSigned, kMode, kSplit, true>(b, ox);
     }
   }
   if (full < channels) {
@@ -1215,17 +1230,17 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
   }
 }
 
-template <bool kSigned>
+template <bool kSigned, bool kSplit>
 void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                        uint8_t* out) {
   if (d.dot_ifma())
-    Avx512DotRows<kSigned, kDotMagnitudeIfma>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotMagnitudeIfma, kSplit>(d, begin, end, in, out);
   else if (d.magnitude_requant())
-    Avx512DotRows<kSigned, kDotMagnitude>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotMagnitude, kSplit>(d, begin, end, in, out);
   else if (d.dot_requant64())
-    Avx512DotRows<kSigned, kDotRequant64>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotRequant64, kSplit>(d, begin, end, in, out);
   else
-    Avx512DotRows<kSigned, kDotGeneral>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotGeneral, kSplit>(d, begin, end, in, out);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1633,24 +1648,32 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
       g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
     return;
   if (!CpuHasAvx512Vbmi() || !CpuHasAvx512Ifma()) return;
-  // Weights (w + w_off) must be signed bytes: always for int8, for uint8
-  // when every weight lies within 128 of the zero point.
+  // Weights (w + w_off) as signed bytes: always for int8, for uint8 when
+  // every weight lies within 128 of the zero point. Otherwise (uint8 weights
+  // in [-256, 254]) each splits into two signed bytes, ceil(w / 2) and
+  // floor(w / 2), and every column takes a second vpdpbusd.
+  bool split = false;
   for (int t = 0; t < 9; ++t)
     for (int c = 0; c < channels; ++c) {
       const int32_t w = WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]);
-      if (w < -128 || w > 127) return;
+      if (w < -256 || w > 254) return;
+      split = split || w < -128 || w > 127;
     }
   const int full = channels / 16 * 16;
-  dot_weights_.Resize(static_cast<size_t>(full) * 3);
+  const int vectors = split ? 6 : 3;  // per 16 channels: 3 columns, twice when split
+  dot_weights_.Resize(static_cast<size_t>(full) * vectors);
   dot_bias_.Resize(padded_channels_);
   int8_t* bytes = reinterpret_cast<int8_t*>(dot_weights_.data());
   for (int c = 0; c < full; ++c) {
     const int cb = c / 16 * 16, j = c % 16;
+    int8_t* block = bytes + static_cast<size_t>(cb) * 4 * vectors;
     uint32_t sum = 0;
     for (int fy = 0; fy < 3; ++fy)
       for (int fx = 0; fx < 3; ++fx) {
         const int32_t w = WeightOf(weights_[static_cast<size_t>(fy * 3 + fx) * padded_channels_ + c]);
-        bytes[static_cast<size_t>(cb) * 12 + fx * 64 + 4 * j + fy] = static_cast<int8_t>(w);
+        const int32_t low = split ? w >> 1 : 0;  // floor
+        block[fx * 64 + 4 * j + fy] = static_cast<int8_t>(w - low);
+        if (split) block[(3 + fx) * 64 + 4 * j + fy] = static_cast<int8_t>(low);
         sum += static_cast<uint32_t>(w);
       }
     // int8 inputs enter as x + 128.
@@ -1658,6 +1681,7 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
                                         (is_uint8_ ? 0u : 128u * sum));
   }
   dot_channels_ = full;
+  dot_split_ = split;
   dot_ifma_ = magnitude_requant_ && magnitude_bound_ < (int64_t{1} << 20);
   // Without the magnitude form, the single 64-bit rounding shift (exact for
   // any accumulator) when every channel has a right shift (no 64-bit clamp).
@@ -1750,10 +1774,14 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
         return;
       }
       if (dot_channels_ > 0) {
-        if (is_uint8_)
-          Avx512DotDispatch<false>(*this, begin, end, in, out);
+        if (is_uint8_ && dot_split_)
+          Avx512DotDispatch<false, true>(*this, begin, end, in, out);
+        else if (is_uint8_)
+          Avx512DotDispatch<false, false>(*this, begin, end, in, out);
+        else if (dot_split_)  // int8 weights with a zero point (not from TFLite converters)
+          Avx512DotDispatch<true, true>(*this, begin, end, in, out);
         else
-          Avx512DotDispatch<true>(*this, begin, end, in, out);
+          Avx512DotDispatch<true, false>(*this, begin, end, in, out);
       } else if (pair_channels_ > 0) {
         if (is_uint8_)
           Avx512PairDispatch<false>(*this, begin, end, in, out);

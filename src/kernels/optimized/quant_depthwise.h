@@ -30,9 +30,11 @@
 //
 // AVX-512 with VBMI and IFMA (Ice Lake and later), 3x3, multiplier 1,
 // stride 1 or 2, dilation 1 across, weights that fit a signed byte (int8
-// always; uint8 when every w - w_zp lies in [-128, 127]): byte dot products
-// instead. A 4-byte lane per channel holds one filter column's three input
-// bytes (three 16-byte loads placed in one vector, reordered by vpermb; int8
+// always; uint8 when every w - w_zp lies in [-128, 127], else, within
+// [-256, 254], as the sum of two signed bytes, which doubles the vpdpbusd
+// per column): byte dot products instead. A 4-byte lane per channel holds
+// one filter column's three input bytes (three 16-byte loads placed in one
+// vector, reordered by vpermb; int8
 // inputs offset by 128 to unsigned, which the bias takes back as 128 * sum
 // of weights), so vpdpbusd multiplies a whole column by its three weights
 // (the fourth byte meets a zero weight): three per output pixel instead of
@@ -160,9 +162,12 @@ class QuantDepthwise {
 
   // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
   // [0, dot_channels()) in blocks of 16, each block three vectors (filter
-  // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0);
-  // per channel, the bias for inputs entering as unsigned bytes.
+  // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0),
+  // six when split (uint8 weights past a signed byte: the columns' ceil(w / 2),
+  // then their floor(w / 2)); per channel, the bias for inputs entering as
+  // unsigned bytes.
   int32_t dot_channels() const { return dot_channels_; }
+  bool dot_split() const { return dot_split_; }
   // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
   // requantization with every |acc| below 2^20).
   bool dot_ifma() const { return dot_ifma_; }
@@ -196,6 +201,7 @@ class QuantDepthwise {
   MagnitudeChannels magnitude_;
   int64_t magnitude_bound_ = 0;  // largest |acc| bound over the channels
   int32_t dot_channels_ = 0;
+  bool dot_split_ = false;
   bool dot_ifma_ = false;
   bool dot_requant64_ = false;
   Requant64Channels requant64_;
