@@ -646,20 +646,51 @@ DLG_TARGET_AVX512 void VnniIm2col(const reference::ConvGeometry& g, int k, int k
   }
 }
 
+// One row's vpsadbw partial sums (8 int64 lanes): `full` bytes in 64-byte
+// loads, then the bytes under `tail`.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i RowPartials(const uint8_t* p,
+                                                                            size_t full,
+                                                                            __mmask64 tail) {
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i sum = zero;
+  for (size_t k = 0; k < full; k += 64)
+    sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_loadu_si512(p + k), zero));
+  if (tail != 0)
+    sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(tail, p + full), zero));
+  return sum;
+}
+
+// 128-bit lanes 0 + 1 and 2 + 3 of a, then of b.
+DLG_TARGET_AVX512 inline __attribute__((always_inline)) __m512i FoldLanes(__m512i a, __m512i b) {
+  return _mm512_add_epi64(_mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// coef times each row's byte sum (wrapping like the reference's int32).
+// Eight rows at a time: their partial sums reduce together by a
+// transpose-and-add tree, row i ending in lane i, in place of one horizontal
+// reduction per row.
 DLG_TARGET_AVX512 void VnniRowSums(const uint8_t* panel, size_t stride, int rows, int32_t coef,
                                    int32_t* out) {
-  const __m512i zero = _mm512_setzero_si512();
-  for (int r = 0; r < rows; ++r) {
+  const size_t full = stride / 64 * 64;
+  const __mmask64 tail = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(stride - full));
+  const __m256i coefficient = _mm256_set1_epi32(coef);
+  int r = 0;
+  for (; r + 8 <= rows; r += 8) {
     const uint8_t* p = panel + static_cast<size_t>(r) * stride;
-    __m512i sum = zero;
-    size_t k = 0;
-    for (; k + 64 <= stride; k += 64)
-      sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_loadu_si512(p + k), zero));
-    if (k < stride) {
-      const __mmask64 mask = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(stride - k));
-      sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(mask, p + k), zero));
+    __m512i pairs[4];  // rows 2i and 2i + 1 alternating
+    for (int i = 0; i < 4; ++i) {
+      const __m512i a = RowPartials(p + 2 * i * stride, full, tail);
+      const __m512i b = RowPartials(p + (2 * i + 1) * stride, full, tail);
+      pairs[i] = _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
     }
-    const uint64_t total = static_cast<uint64_t>(_mm512_reduce_add_epi64(sum));
+    const __m512i sums = FoldLanes(FoldLanes(pairs[0], pairs[1]), FoldLanes(pairs[2], pairs[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r),
+                        _mm256_mullo_epi32(_mm512_cvtepi64_epi32(sums), coefficient));
+  }
+  for (; r < rows; ++r) {
+    const uint64_t total = static_cast<uint64_t>(
+        _mm512_reduce_add_epi64(RowPartials(panel + static_cast<size_t>(r) * stride, full, tail)));
     out[r] = static_cast<int32_t>(static_cast<uint32_t>(coef) * static_cast<uint32_t>(total));
   }
 }
@@ -1391,6 +1422,13 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   }
   row_coefficient_ = vnni && is_uint8_ ? 128 - w_zp : dot && is_uint8_ ? -w_zp : 0;
   xor_mask_ = vnni && !is_uint8_ ? 0x80 : 0;
+  // uint8 1x1 stride-1 convolutions whose rows need no padding: the input is
+  // the panel already (int8 inputs are flipped to x + 128 by the copy; AMX
+  // reads whole 64-tap chunks, past a shorter row).
+  in_place_rows_ = vnni && is_uint8_ && k_padded_ == k_ && k_weights_ == k_ &&
+                   g_.filter_height == 1 && g_.filter_width == 1 && g_.stride_height == 1 &&
+                   g_.stride_width == 1 && g_.pad_height == 0 && g_.pad_width == 0 &&
+                   g_.output_height == g_.input_height && g_.output_width == g_.input_width;
   pad_byte_ = static_cast<uint8_t>(static_cast<uint8_t>(x_zp) ^ xor_mask_);
   if (p.output_scale != nullptr) {
     // Fixed-point constants unused; zeros keep the arrays defined.
@@ -1583,9 +1621,23 @@ void QuantConv::Run(int task, const uint8_t* input, uint8_t* output, uint8_t* sc
   Ops::Begin(*this);
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int rows = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
-    PackPanel<Ops>(input, m0, rows, panel, row_terms);
+    const Elem* source = panel;
+    const int padded_rows =
+        static_cast<int>(std::min<size_t>(RoundUp(rows, kPanelRowMultiple), block_rows_));
+    if (Ops::kOwnIm2col && in_place_rows_ && m0 + padded_rows <= m_) {
+      // The kernels read the input rows where they are (rows past `rows`
+      // are computed and dropped, so they must exist: m0 + padded_rows <= m).
+      source = reinterpret_cast<const Elem*>(input + static_cast<size_t>(m0) * k_);
+      if (row_coefficient_ != 0) {
+        Ops::RowSums(*this, source, rows, row_terms);
+        std::fill(row_terms + rows, row_terms + padded_rows, 0);
+      }
+    } else {
+      PackPanel<Ops>(input, m0, rows, panel, row_terms);
+    }
     uint8_t* out = output + static_cast<size_t>(m0) * n_;
-    for (size_t s = s_begin; s < s_end; ++s) Ops::Slab(*this, slabs_[s], panel, rows, row_terms, out);
+    for (size_t s = s_begin; s < s_end; ++s)
+      Ops::Slab(*this, slabs_[s], source, rows, row_terms, out);
   }
   Ops::End(*this);
 }
