@@ -21,6 +21,7 @@ namespace delegato::optimized {
 namespace {
 
 constexpr int kPanelRowMultiple = 48;  // a multiple of every kernel's row count
+constexpr int kMaxTileRows = 16;       // the most rows a kernel computes at once (AMX)
 constexpr size_t kPanelTargetBytes = 96 * 1024;
 constexpr int kMaxBlockRows = 1536;
 // The vnni im2col copies write whole vectors: up to this many bytes past the
@@ -679,6 +680,7 @@ DLG_TARGET_AVX512 void VnniRowSums(const uint8_t* panel, size_t stride, int rows
   for (; r + 8 <= rows; r += 8) {
     const uint8_t* p = panel + static_cast<size_t>(r) * stride;
     __m512i pairs[4];  // rows 2i and 2i + 1 alternating
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const __m512i a = RowPartials(p + 2 * i * stride, full, tail);
       const __m512i b = RowPartials(p + (2 * i + 1) * stride, full, tail);
@@ -1514,6 +1516,14 @@ void QuantConv::PrepareMagnitudeRequant(const QuantConvParams& p, int padded_n) 
 #endif
 }
 
+// Rows a kernel may compute for `rows` rows of a block: whole tiles of its
+// MR (a divisor of kPanelRowMultiple, at most kMaxTileRows) rows.
+int QuantConv::TileRows(int rows) const {
+  return static_cast<int>(std::min<size_t>(
+      {RoundUp(rows, kPanelRowMultiple), static_cast<size_t>(rows) + kMaxTileRows - 1,
+       static_cast<size_t>(block_rows_)}));
+}
+
 template <class Ops>
 void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
                           int32_t* row_terms) const {
@@ -1593,8 +1603,7 @@ void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename O
   }
   // Kernels compute whole tiles of rows: give the rows past the end defined
   // (zero) values; their results are never stored.
-  const int padded_rows =
-      static_cast<int>(std::min<size_t>(RoundUp(rows, kPanelRowMultiple), block_rows_));
+  const int padded_rows = TileRows(rows);
   if (padded_rows > rows) Ops::Zero(panel + rows * kp, (padded_rows - rows) * kp);
   if (row_coefficient_ != 0) {
     Ops::RowSums(*this, panel, rows, row_terms);
@@ -1622,8 +1631,7 @@ void QuantConv::Run(int task, const uint8_t* input, uint8_t* output, uint8_t* sc
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int rows = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
     const Elem* source = panel;
-    const int padded_rows =
-        static_cast<int>(std::min<size_t>(RoundUp(rows, kPanelRowMultiple), block_rows_));
+    const int padded_rows = TileRows(rows);
     if (Ops::kOwnIm2col && in_place_rows_ && m0 + padded_rows <= m_) {
       // The kernels read the input rows where they are (rows past `rows`
       // are computed and dropped, so they must exist: m0 + padded_rows <= m).

@@ -139,6 +139,7 @@ class QuantConv {
 
   template <class Ops>
   void Run(int task, const uint8_t* input, uint8_t* output, uint8_t* scratch) const;
+  int TileRows(int rows) const;
   template <class Ops>
   void PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
                  int32_t* row_terms) const;
