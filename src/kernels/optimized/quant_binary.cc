@@ -1,10 +1,13 @@
 #include "kernels/optimized/quant_binary.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
 #include "kernels/optimized/requantize.h"
+#include "kernels/optimized/requantize_magnitude.h"
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -169,6 +172,62 @@ DLG_TARGET_AVX512 inline __m512i Load16(const uint8_t* p, __mmask16 mask) {
   return kSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
 }
 
+// ADD / SUB's rescales: requantize.h's general form, or (kMag) the
+// magnitude form (requantize_magnitude.h) where the constructor proved it
+// exact for every input byte and every sum.
+template <bool kMag>
+DLG_TARGET_AVX512 inline __m512i AddRescale512(__m512i x, const Requant512& r,
+                                               const MagnitudeRequant512& m) {
+  if constexpr (kMag) {
+    const __m512i magnitude = Magnitude512(x, m);
+    return _mm512_mask_sub_epi32(magnitude, _mm512_movepi32_mask(x), _mm512_setzero_si512(),
+                                 magnitude);
+  } else {
+    return MultiplyByQuantizedMultiplier512(x, r);
+  }
+}
+
+template <bool kSigned, Kind kKind, bool kMag>
+DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
+                                  const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  const reference::QuantizedAddParams& p = k.add();
+  const Requant512 r1 = BroadcastRequant512(p.input1_multiplier, p.input1_shift);
+  const Requant512 r2 = BroadcastRequant512(p.input2_multiplier, p.input2_shift);
+  const Requant512 ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
+  MagnitudeRequant512 m1{}, m2{}, mo{};
+  if constexpr (kMag) {
+    m1 = LoadMagnitudeRequant512(k.add_magnitude_constants(), 0);
+    m2 = LoadMagnitudeRequant512(k.add_magnitude_constants(), 16);
+    mo = LoadMagnitudeRequant512(k.add_magnitude_constants(), 32);
+  }
+  const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
+  const __m512i off2 = _mm512_set1_epi32(p.input2_offset);
+  const __m512i out_off = _mm512_set1_epi32(p.output_offset);
+  const __m512i lo = _mm512_set1_epi32(p.act_min);
+  const __m512i hi = _mm512_set1_epi32(p.act_max);
+  const __m128i shift = _mm_cvtsi32_si128(p.left_shift);
+  const __m512i a_const = _mm512_set1_epi32(RescaleAddInput(
+      Load8(a, !kSigned), p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift));
+  const __m512i b_const = _mm512_set1_epi32(RescaleAddInput(
+      Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    const __m512i va =
+        sa ? AddRescale512<kMag>(
+                 _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(a + i, mask), off1), shift),
+                 r1, m1)
+           : a_const;
+    const __m512i vb =
+        sb ? AddRescale512<kMag>(
+                 _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(b + i, mask), off2), shift),
+                 r2, m2)
+           : b_const;
+    const __m512i raw = kKind == Kind::kSub ? _mm512_sub_epi32(va, vb) : _mm512_add_epi32(va, vb);
+    const __m512i v = OutputStage512(AddRescale512<kMag>(raw, ro, mo), out_off, lo, hi);
+    _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
+  }
+}
+
 template <bool kSigned, Kind kKind>
 DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
@@ -190,33 +249,10 @@ DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_
                                        out_off, lo, hi);
       _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
     }
+  } else if (k.add_magnitude()) {
+    AddSpan512<kSigned, kKind, true>(k, a, sa, b, sb, out, n);
   } else {
-    const reference::QuantizedAddParams& p = k.add();
-    const Requant512 r1 = BroadcastRequant512(p.input1_multiplier, p.input1_shift);
-    const Requant512 r2 = BroadcastRequant512(p.input2_multiplier, p.input2_shift);
-    const Requant512 ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
-    const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
-    const __m512i off2 = _mm512_set1_epi32(p.input2_offset);
-    const __m512i out_off = _mm512_set1_epi32(p.output_offset);
-    const __m512i lo = _mm512_set1_epi32(p.act_min);
-    const __m512i hi = _mm512_set1_epi32(p.act_max);
-    const __m128i shift = _mm_cvtsi32_si128(p.left_shift);
-    const __m512i a_const = _mm512_set1_epi32(RescaleAddInput(
-        Load8(a, !kSigned), p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift));
-    const __m512i b_const = _mm512_set1_epi32(RescaleAddInput(
-        Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
-    for (int64_t i = 0; i < n; i += 16) {
-      const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
-      const __m512i va = sa ? MultiplyByQuantizedMultiplier512(
-                                  _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(a + i, mask), off1), shift), r1)
-                            : a_const;
-      const __m512i vb = sb ? MultiplyByQuantizedMultiplier512(
-                                  _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(b + i, mask), off2), shift), r2)
-                            : b_const;
-      const __m512i raw = kKind == Kind::kSub ? _mm512_sub_epi32(va, vb) : _mm512_add_epi32(va, vb);
-      const __m512i v = OutputStage512(MultiplyByQuantizedMultiplier512(raw, ro), out_off, lo, hi);
-      _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
-    }
+    AddSpan512<kSigned, kKind, false>(k, a, sa, b, sb, out, n);
   }
 }
 
@@ -224,6 +260,57 @@ template <bool kSigned>
 DLG_TARGET_AVX2 inline __m256i Load8Lanes(const uint8_t* p) {
   const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   return kSigned ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+}
+
+// As AddRescale512 (vpsignd applies the sign; a zero sum's magnitude is 0).
+template <bool kMag>
+DLG_TARGET_AVX2 inline __m256i AddRescale256(__m256i x, const Requant256& r,
+                                             const MagnitudeRequant256& m) {
+  if constexpr (kMag)
+    return _mm256_sign_epi32(Magnitude256(x, m), x);
+  else
+    return MultiplyByQuantizedMultiplier256(x, r);
+}
+
+// n: a multiple of 8.
+template <bool kSigned, Kind kKind, bool kMag>
+DLG_TARGET_AVX2 void AddSpan256(const QuantBinary& k, const uint8_t* a, int64_t sa,
+                                const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  const reference::QuantizedAddParams& p = k.add();
+  const Requant256 r1 = BroadcastRequant256(p.input1_multiplier, p.input1_shift);
+  const Requant256 r2 = BroadcastRequant256(p.input2_multiplier, p.input2_shift);
+  const Requant256 ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
+  MagnitudeRequant256 m1{}, m2{}, mo{};
+  if constexpr (kMag) {
+    m1 = LoadMagnitudeRequant256(k.add_magnitude_constants(), 0);
+    m2 = LoadMagnitudeRequant256(k.add_magnitude_constants(), 16);
+    mo = LoadMagnitudeRequant256(k.add_magnitude_constants(), 32);
+  }
+  const __m256i off1 = _mm256_set1_epi32(p.input1_offset);
+  const __m256i off2 = _mm256_set1_epi32(p.input2_offset);
+  const __m256i out_off = _mm256_set1_epi32(p.output_offset);
+  const __m256i lo = _mm256_set1_epi32(p.act_min);
+  const __m256i hi = _mm256_set1_epi32(p.act_max);
+  const __m128i shift = _mm_cvtsi32_si128(p.left_shift);
+  const __m256i a_const = _mm256_set1_epi32(RescaleAddInput(
+      Load8(a, !kSigned), p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift));
+  const __m256i b_const = _mm256_set1_epi32(RescaleAddInput(
+      Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i va =
+        sa ? AddRescale256<kMag>(
+                 _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(a + i), off1), shift), r1,
+                 m1)
+           : a_const;
+    const __m256i vb =
+        sb ? AddRescale256<kMag>(
+                 _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2), shift), r2,
+                 m2)
+           : b_const;
+    const __m256i raw = kKind == Kind::kSub ? _mm256_sub_epi32(va, vb) : _mm256_add_epi32(va, vb);
+    const __m256i v = OutputStage256(AddRescale256<kMag>(raw, ro, mo), out_off, lo, hi);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
+  }
 }
 
 // Whole groups of 8; the caller finishes the tail with the scalar loop.
@@ -248,32 +335,10 @@ DLG_TARGET_AVX2 int64_t Avx2Span(const QuantBinary& k, const uint8_t* a, int64_t
                                        out_off, lo, hi);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
     }
+  } else if (k.add_magnitude()) {
+    AddSpan256<kSigned, kKind, true>(k, a, sa, b, sb, out, full);
   } else {
-    const reference::QuantizedAddParams& p = k.add();
-    const Requant256 r1 = BroadcastRequant256(p.input1_multiplier, p.input1_shift);
-    const Requant256 r2 = BroadcastRequant256(p.input2_multiplier, p.input2_shift);
-    const Requant256 ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
-    const __m256i off1 = _mm256_set1_epi32(p.input1_offset);
-    const __m256i off2 = _mm256_set1_epi32(p.input2_offset);
-    const __m256i out_off = _mm256_set1_epi32(p.output_offset);
-    const __m256i lo = _mm256_set1_epi32(p.act_min);
-    const __m256i hi = _mm256_set1_epi32(p.act_max);
-    const __m128i shift = _mm_cvtsi32_si128(p.left_shift);
-    const __m256i a_const = _mm256_set1_epi32(RescaleAddInput(
-        Load8(a, !kSigned), p.input1_offset, p.left_shift, p.input1_multiplier, p.input1_shift));
-    const __m256i b_const = _mm256_set1_epi32(RescaleAddInput(
-        Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
-    for (int64_t i = 0; i < full; i += 8) {
-      const __m256i va = sa ? MultiplyByQuantizedMultiplier256(
-                                  _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(a + i), off1), shift), r1)
-                            : a_const;
-      const __m256i vb = sb ? MultiplyByQuantizedMultiplier256(
-                                  _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2), shift), r2)
-                            : b_const;
-      const __m256i raw = kKind == Kind::kSub ? _mm256_sub_epi32(va, vb) : _mm256_add_epi32(va, vb);
-      const __m256i v = OutputStage256(MultiplyByQuantizedMultiplier256(raw, ro), out_off, lo, hi);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
-    }
+    AddSpan256<kSigned, kKind, false>(k, a, sa, b, sb, out, full);
   }
   return full;
 }
@@ -875,7 +940,41 @@ bool QuantBinary::CoversMul(const reference::QuantizedMulDivParams& p) {
 
 QuantBinary::QuantBinary(Kind kind, bool is_uint8, const reference::QuantizedAddParams& add,
                          const reference::QuantizedMulDivParams& mul, Isa isa)
-    : kind_(kind), is_uint8_(is_uint8), add_(add), mul_(mul), isa_(isa) {}
+    : kind_(kind), is_uint8_(is_uint8), add_(add), mul_(mul), isa_(isa) {
+  if (kind_ != Kind::kMul) PrepareAddMagnitude();
+}
+
+// The magnitude form for ADD / SUB's three rescales when it equals the
+// reference: for each input, checked on all 256 bytes (a bound argument
+// would refuse the usual multiplier of 1/2, whose ties a multiple of
+// 2^left_shift never meets); for the output, MagnitudeExact over the largest
+// sum of two rescaled inputs.
+void QuantBinary::PrepareAddMagnitude() {
+  const reference::QuantizedAddParams& p = add_;
+  const int32_t lo = is_uint8_ ? 0 : -128, hi = is_uint8_ ? 255 : 127;
+  if (p.left_shift < 0 || p.left_shift > 22) return;  // |(x + offset) << left_shift| < 2^31
+  int64_t sum_bound = 0;
+  for (const auto [offset, multiplier, shift] :
+       {std::array<int32_t, 3>{p.input1_offset, p.input1_multiplier, p.input1_shift},
+        std::array<int32_t, 3>{p.input2_offset, p.input2_multiplier, p.input2_shift}}) {
+    if (multiplier < 0 || shift > 0 || shift < -31) return;
+    int64_t largest = 0;
+    for (int32_t x = lo; x <= hi; ++x) {
+      const int32_t scaled = RescaleAddInput(x, offset, p.left_shift, multiplier, shift);
+      if (MagnitudeValue((x + offset) * (1 << p.left_shift), multiplier, shift) != scaled) return;
+      largest = std::max<int64_t>(largest, std::abs(int64_t{scaled}));
+    }
+    sum_bound += largest;
+  }
+  if (!MagnitudeExact(p.output_multiplier, p.output_shift, sum_bound)) return;
+  add_magnitude_.Init(48);
+  for (int c = 0; c < 16; ++c) {
+    add_magnitude_.Set(c, p.input1_multiplier, p.input1_shift);
+    add_magnitude_.Set(16 + c, p.input2_multiplier, p.input2_shift);
+    add_magnitude_.Set(32 + c, p.output_multiplier, p.output_shift);
+  }
+  add_magnitude_exact_ = true;
+}
 
 void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb,
                           uint8_t* out, int64_t n) const {

@@ -30,6 +30,7 @@
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/reference/elementwise.h"
 
 namespace delegato::optimized {
@@ -76,13 +77,23 @@ class QuantBinary {
   bool is_uint8() const { return is_uint8_; }
   const reference::QuantizedAddParams& add() const { return add_; }
   const reference::QuantizedMulDivParams& mul() const { return mul_; }
+  // ADD / SUB: whether the x86 runs rescale in the magnitude form
+  // (requantize_magnitude.h; proven exact here for every input byte and
+  // sum), and its constants: input 1's in channels 0-15, input 2's in
+  // 16-31, the output's in 32-47.
+  bool add_magnitude() const { return add_magnitude_exact_; }
+  const MagnitudeChannels& add_magnitude_constants() const { return add_magnitude_; }
 
  private:
+  void PrepareAddMagnitude();
+
   Kind kind_;
   bool is_uint8_;
   reference::QuantizedAddParams add_;
   reference::QuantizedMulDivParams mul_;
   Isa isa_;
+  bool add_magnitude_exact_ = false;
+  MagnitudeChannels add_magnitude_;
   // TabulateConstant: [phase][byte] outputs (then padding for 4-byte
   // gathers) and (i % P) * 256 for i < P + 16.
   int64_t table_period_ = 0;

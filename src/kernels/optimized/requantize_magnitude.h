@@ -58,6 +58,19 @@ inline bool MagnitudeExact(int32_t multiplier, int32_t shift, int64_t bound) {
   return static_cast<int64_t>(q0 << z) > bound;  // q0 < 2^32, z <= 30
 }
 
+// The magnitude form of one value, sign applied (what the vector forms
+// compute; for checks against the reference where no bound argument is
+// tight enough). Requires 0 <= multiplier, -31 <= shift <= 0, and
+// acc > INT32_MIN.
+inline int32_t MagnitudeValue(int32_t acc, int32_t multiplier, int32_t shift) {
+  const int e = -shift;
+  const uint64_t round = (uint64_t{1} << 30) + (e > 0 ? uint64_t{1} << (30 + e) : 0);
+  const uint64_t magnitude =
+      (static_cast<uint64_t>(std::abs(acc)) * static_cast<uint64_t>(multiplier) + round) >>
+      (31 + e);
+  return acc < 0 ? -static_cast<int32_t>(magnitude) : static_cast<int32_t>(magnitude);
+}
+
 // Largest |x - x_zp| of an 8-bit input value.
 inline int64_t MaxInputDeviation(bool is_uint8, int32_t input_zero_point) {
   const int64_t lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
