@@ -79,6 +79,14 @@ def _mobilenet_v3_small(keras):
         include_preprocessing=False), (96, 96, 3)
 
 
+def _efficientnet_b0(keras):
+    # Swish activations (LOGISTIC and MUL once converted), squeeze-and-
+    # excitation blocks, stochastic depth (inactive at inference), its own
+    # rescaling and normalization layers in front.
+    return keras.applications.EfficientNetB0(
+        input_shape=(96, 96, 3), weights=None, classes=10), (96, 96, 3)
+
+
 def _resnet_small(keras):
     """ResNet-style: a strided stem and max pool, then basic residual blocks
     (two 3x3 conv + batch norm, identity or 1x1 strided projection shortcut)."""
@@ -197,6 +205,7 @@ ARCHITECTURES = {
     "mobilenet_v2": ("Keras MobileNetV2, alpha 0.35, 96x96, 10 classes", _mobilenet_v2, "keras"),
     "mobilenet_v3_small": ("Keras MobileNetV3Small, alpha 0.75, 96x96, not minimalistic",
                            _mobilenet_v3_small, "keras"),
+    "efficientnet_b0": ("Keras EfficientNetB0, 96x96, 10 classes", _efficientnet_b0, "keras"),
     "resnet_small": ("ResNet-style CNN: stem, max pool, 4 basic residual blocks, 64x64",
                      _resnet_small, "keras"),
     "densenet_small": ("DenseNet-style CNN: 2 dense blocks of 3 layers, 48x48", _densenet_small,

@@ -195,7 +195,15 @@ struct BinaryData {
   // float32 ADD/SUB/MUL/DIV in vectors (bit-exact), when allowed.
   bool fast_float = false;
   optimized::Isa isa = optimized::Isa::kScalar;
+  // 8-bit MUL(x, LOGISTIC(x)) (swish) with the LOGISTIC taken in
+  // (AcceptSwishFusion): the output byte of each byte of x, computed by the
+  // reference LOGISTIC and MUL in Prepare.
+  optimized::RequantizeTable8 swish;
+  bool swish_fused = false;
 };
+
+// The 8-bit LOGISTIC node's table (its output byte per input byte), or null.
+const uint8_t* LogisticTable(const Node& node);
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
@@ -334,6 +342,34 @@ void AcceptTableFusion(Node& node, BinaryData& d) {
   fused.accepted = d.fast->ComposeAfter(*first->fast);
 }
 
+// MUL(x, LOGISTIC(x)) of one shape (Node::FusedProducer offered by the
+// interpreter, the LOGISTIC in input `slot`): every output is a function of
+// one byte of x, so one table of the reference's results replaces both
+// nodes; the interpreter then skips the LOGISTIC.
+template <class T>
+void AcceptSwishFusion(Node& node, const Tensor& in1, const Tensor& in2, BinaryData& d) {
+  Node::FusedProducer& fused = node.fused;
+  if (fused.source < 0 || fused.producer_node == nullptr || fused.producer_node->fused.accepted ||
+      in1.dims != in2.dims || node.inputs[1 - fused.slot] != fused.source)
+    return;
+  const uint8_t* logistic = LogisticTable(*fused.producer_node);
+  if (logistic == nullptr) return;
+  uint8_t x[256], l[256];
+  for (int v = 0; v < 256; ++v) {
+    x[v] = static_cast<uint8_t>(v);
+    l[v] = logistic[v];
+  }
+  const uint8_t* a = fused.slot == 0 ? l : x;
+  const uint8_t* b = fused.slot == 0 ? x : l;
+  const reference::BroadcastPlan plan = reference::MakeBroadcastPlan({256}, {256}, {256});
+  reference::QuantizedMulBroadcast(plan, reinterpret_cast<const T*>(a),
+                                   reinterpret_cast<const T*>(b),
+                                   reinterpret_cast<T*>(d.swish.table), d.mul_div, 0, 256);
+  d.swish.SelectLookup();
+  d.swish_fused = true;
+  fused.accepted = true;
+}
+
 void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
   ctx.CheckInputCount(node, 2, 2);
   ctx.CheckOutputCount(node, 1);
@@ -392,7 +428,14 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
         if (constant.bytes >= static_cast<size_t>(constant.NumElements()))
           data->fast->TabulateConstant(data->plan, constant.data, in1.is_constant());
       }
-      AcceptTableFusion(node, *data);
+      if (op == BinaryOp::kMul && !in1.is_constant() && !in2.is_constant()) {
+        if (in1.type == DataType::kUInt8)
+          AcceptSwishFusion<uint8_t>(node, in1, in2, *data);
+        else
+          AcceptSwishFusion<int8_t>(node, in1, in2, *data);
+      } else {
+        AcceptTableFusion(node, *data);
+      }
     }
   } else {
     data->float_range = PlainActivationRange<float>(act);
@@ -467,6 +510,14 @@ void EvalQuantizedBinary(const KernelContext& ctx, const BinaryData& d, const Te
 
 void EvalBinary(KernelContext& ctx, const Node& node) {
   const BinaryData& d = *node.data<BinaryData>();
+  if (d.swish_fused) {
+    const uint8_t* x = ctx.tensor(node.fused.source).data;
+    uint8_t* out = ctx.out(node, 0).data;
+    ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
+      d.swish.Run(x, out, begin, end);
+    });
+    return;
+  }
   // With a fused producer (AcceptTableFusion) its input takes that input's place.
   const Node::FusedProducer& fused = node.fused;
   const Tensor& a = fused.accepted && fused.slot == 0 ? ctx.tensor(fused.source) : ctx.in(node, 0);
@@ -653,6 +704,17 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   }
   if (data->fast_lookup) data->lookup.SelectLookup();
   node.op_data = std::move(data);
+}
+
+const uint8_t* LogisticTable(const Node& node) {
+  if (node.kernel == nullptr || node.kernel->custom_code != nullptr ||
+      node.kernel->builtin != BuiltinOp::kLogistic)
+    return nullptr;
+  const ActivationData* d = node.data<ActivationData>();
+  return d != nullptr && d->kind == ActivationKind::kLogistic &&
+                 (d->type == DataType::kUInt8 || d->type == DataType::kInt8)
+             ? d->lookup.table
+             : nullptr;
 }
 
 void EvalActivation(KernelContext& ctx, const Node& node) {

@@ -633,6 +633,21 @@ void InterpreterImpl::OfferFusions() {
   };
   for (int index : execution_plan_) {
     Node& node = nodes_[index];
+    if (binary_8bit(node) && builtin(node, BuiltinOp::kMul) && variable_slot(node) < 0 &&
+        node.inputs[0] != node.inputs[1]) {
+      // MUL(x, LOGISTIC(x)) (swish, either order): the MUL tabulates the
+      // pair, one output byte per byte of x (its Prepare checks the shapes).
+      for (int slot = 0; slot < 2; ++slot) {
+        const Node* logistic = sole_producer(node.inputs[slot]);
+        if (logistic != nullptr && builtin(*logistic, BuiltinOp::kLogistic) &&
+            logistic->inputs.size() == 1 && logistic->outputs.size() == 1 &&
+            logistic->inputs[0] == node.inputs[1 - slot]) {
+          offer(node, slot, *logistic, logistic->inputs[0]);
+          break;
+        }
+      }
+      if (node.fused.source >= 0) continue;
+    }
     if (binary_8bit(node)) {
       // ADD/SUB/MUL by a constant after another: the consumer composes the
       // tables (its Prepare checks that both are tabulated and compatible).

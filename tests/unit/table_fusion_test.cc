@@ -1,7 +1,8 @@
 // An 8-bit ADD/SUB/MUL by a constant per-channel operand right after another
 // (a batch norm's scale then shift) runs as one composed table with the
-// optimized kernels: results must equal the reference kernels' bit for bit,
-// and the fold must happen exactly where it is sound.
+// optimized kernels, and so does MUL(x, LOGISTIC(x)) (swish): results must
+// equal the reference kernels' bit for bit, and the fold must happen exactly
+// where it is sound.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -196,6 +197,79 @@ TEST(TableFusion, ComposeAfterRefusesLongPeriods) {
   ASSERT_TRUE(k24->ComposeAfter(*k16));
   k24->Run(p24, x.data(), c24.data(), got.data(), 0, 240);
   EXPECT_EQ(want, got);
+}
+
+// x -> LOGISTIC -> MUL with x (EfficientNet's swish), every byte of x in the
+// input; the MUL may take the LOGISTIC in only when the LOGISTIC's output has
+// no other reader and the MUL's other input is the LOGISTIC's input.
+struct SwishCase {
+  DataType type = DataType::kInt8;
+  bool logistic_left = false;   // MUL(LOGISTIC(x), x)
+  bool logistic_output = false;  // the LOGISTIC's output is also a graph output
+  bool other_input = false;      // MUL(y, LOGISTIC(x)), y another graph input
+  Activation act = Activation::kNone;
+  bool expect_fused() const { return !logistic_output && !other_input; }
+  std::string Describe() const {
+    return std::string(DataTypeName(type)) + (logistic_left ? " logistic left" : "") +
+           (logistic_output ? " logistic output read" : "") + (other_input ? " other input" : "") +
+           " act " + std::to_string(static_cast<int>(act));
+  }
+};
+
+std::vector<uint8_t> RunSwish(const SwishCase& c, KernelSet kernels, int threads,
+                              int* fused_into) {
+  const int zp = c.type == DataType::kUInt8 ? 128 : 0;
+  const int channels = 32, h = 4, w = 16;  // 2048 values: every byte 8 times
+  OpModel m;
+  const int x = m.AddInput(c.type, {1, h, w, channels}, Q(0.047f, zp + 11), "x");
+  const int y = c.other_input ? m.AddInput(c.type, {1, h, w, channels}, Q(0.03f, zp - 4), "y") : x;
+  const Quantization logistic_q = Q(1.0f / 256, c.type == DataType::kUInt8 ? 0 : -128);
+  const int l = c.logistic_output ? m.AddOutput(c.type, logistic_q, {}, "l")
+                                  : m.AddTensor(c.type, logistic_q);
+  const int out = m.AddOutput(c.type, Q(0.025f, zp - 100), {}, "out");
+  m.AddOp(BuiltinOp::kLogistic, {x}, {l});
+  ElementwiseParams params;
+  params.activation = c.act;
+  m.AddOp(BuiltinOp::kMul, c.logistic_left ? std::vector<int>{l, y} : std::vector<int>{y, l}, {out},
+          params);
+  m.Build(threads, kernels);
+  if (::testing::Test::HasFailure()) return {};
+  std::vector<uint8_t> bytes(static_cast<size_t>(h) * w * channels);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  m.SetInput<uint8_t>(0, bytes);
+  if (c.other_input) {
+    std::mt19937 rng(5);
+    m.SetInput<uint8_t>(1, Bytes(rng, bytes.size()));
+  }
+  m.Invoke();
+  *fused_into = m.interpreter().node(0).fused_into;
+  std::vector<uint8_t> result = m.GetOutput<uint8_t>(c.logistic_output ? 1 : 0);
+  if (c.logistic_output) {
+    const std::vector<uint8_t> logistic = m.GetOutput<uint8_t>(0);
+    result.insert(result.end(), logistic.begin(), logistic.end());
+  }
+  return result;
+}
+
+TEST(TableFusion, SwishIsOneTable) {
+  int trial = 0;
+  for (DataType type : {DataType::kInt8, DataType::kUInt8})
+    for (bool left : {false, true})
+      for (int variant = 0; variant < 3; ++variant) {
+        SwishCase c;
+        c.type = type;
+        c.logistic_left = left;
+        c.logistic_output = variant == 1;
+        c.other_input = variant == 2;
+        c.act = trial++ % 3 == 0 ? Activation::kRelu : Activation::kNone;
+        int ref_fused = -2, fused = -2;
+        const std::vector<uint8_t> want = RunSwish(c, KernelSet::kReference, 1, &ref_fused);
+        EXPECT_EQ(ref_fused, -1) << c.Describe();
+        for (int threads : {1, 2}) {
+          EXPECT_EQ(want, RunSwish(c, KernelSet::kOptimized, threads, &fused)) << c.Describe();
+          EXPECT_EQ(fused, c.expect_fused() ? 1 : -1) << c.Describe();
+        }
+      }
 }
 
 }  // namespace
