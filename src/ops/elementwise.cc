@@ -200,10 +200,15 @@ struct BinaryData {
   // reference LOGISTIC and MUL in Prepare.
   optimized::RequantizeTable8 swish;
   bool swish_fused = false;
+  // float32 MUL(x, LOGISTIC(x)) with the LOGISTIC taken in: one pass of
+  // optimized::FloatSwish (the same two roundings).
+  bool swish_float = false;
 };
 
 // The 8-bit LOGISTIC node's table (its output byte per input byte), or null.
 const uint8_t* LogisticTable(const Node& node);
+// Whether the node is a float32 LOGISTIC computed by optimized::FloatLogistic.
+bool VectorFloatLogistic(const Node& node);
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
@@ -445,6 +450,16 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
     if (in1.type == DataType::kFloat32 && op != BinaryOp::kFloorDiv && ctx.optimized()) {
       data->isa = optimized::SelectedIsa();
       data->fast_float = optimized::HasFloatBinary(data->isa);
+      // MUL(x, LOGISTIC(x)) without an activation (Node::FusedProducer):
+      // both in one pass.
+      Node::FusedProducer& fused = node.fused;
+      if (op == BinaryOp::kMul && act == Activation::kNone && fused.source >= 0 &&
+          fused.producer_node != nullptr && !fused.producer_node->fused.accepted &&
+          in1.dims == in2.dims && node.inputs[1 - fused.slot] == fused.source &&
+          VectorFloatLogistic(*fused.producer_node) && optimized::HasFloatLogistic(data->isa)) {
+        data->swish_float = true;
+        fused.accepted = true;
+      }
     }
     if (op == BinaryOp::kFloorDiv || (op == BinaryOp::kDiv && in1.type == DataType::kInt32)) {
       data->check_divisor = true;
@@ -510,6 +525,14 @@ void EvalQuantizedBinary(const KernelContext& ctx, const BinaryData& d, const Te
 
 void EvalBinary(KernelContext& ctx, const Node& node) {
   const BinaryData& d = *node.data<BinaryData>();
+  if (d.swish_float) {
+    const float* x = ctx.tensor(node.fused.source).data_as<float>();
+    float* out = ctx.out(node, 0).data_as<float>();
+    ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
+      optimized::FloatSwish(d.isa, x, out, begin, end);
+    });
+    return;
+  }
   if (d.swish_fused) {
     const uint8_t* x = ctx.tensor(node.fused.source).data;
     uint8_t* out = ctx.out(node, 0).data;
@@ -715,6 +738,15 @@ const uint8_t* LogisticTable(const Node& node) {
                  (d->type == DataType::kUInt8 || d->type == DataType::kInt8)
              ? d->lookup.table
              : nullptr;
+}
+
+bool VectorFloatLogistic(const Node& node) {
+  if (node.kernel == nullptr || node.kernel->custom_code != nullptr ||
+      node.kernel->builtin != BuiltinOp::kLogistic)
+    return false;
+  const ActivationData* d = node.data<ActivationData>();
+  return d != nullptr && d->kind == ActivationKind::kLogistic && d->type == DataType::kFloat32 &&
+         d->fast_logistic;
 }
 
 void EvalActivation(KernelContext& ctx, const Node& node) {

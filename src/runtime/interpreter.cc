@@ -633,10 +633,16 @@ void InterpreterImpl::OfferFusions() {
   };
   for (int index : execution_plan_) {
     Node& node = nodes_[index];
-    if (binary_8bit(node) && builtin(node, BuiltinOp::kMul) && variable_slot(node) < 0 &&
-        node.inputs[0] != node.inputs[1]) {
-      // MUL(x, LOGISTIC(x)) (swish, either order): the MUL tabulates the
-      // pair, one output byte per byte of x (its Prepare checks the shapes).
+    const auto float32 = [&](int32_t t) { return tensors_[t].type == DataType::kFloat32; };
+    const bool float_mul = builtin(node, BuiltinOp::kMul) && node.inputs.size() == 2 &&
+                           node.outputs.size() == 1 && node.inputs[0] >= 0 &&
+                           node.inputs[1] >= 0 && float32(node.inputs[0]) &&
+                           float32(node.inputs[1]);
+    if ((binary_8bit(node) || float_mul) && builtin(node, BuiltinOp::kMul) &&
+        variable_slot(node) < 0 && node.inputs[0] != node.inputs[1]) {
+      // MUL(x, LOGISTIC(x)) (swish, either order): an 8-bit MUL tabulates
+      // the pair, one output byte per byte of x, a float32 one computes both
+      // in one pass (its Prepare checks the shapes).
       for (int slot = 0; slot < 2; ++slot) {
         const Node* logistic = sole_producer(node.inputs[slot]);
         if (logistic != nullptr && builtin(*logistic, BuiltinOp::kLogistic) &&

@@ -5,12 +5,16 @@
 // where it is sound.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/quantization.h"
+#include "kernels/reference/activations.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -270,6 +274,60 @@ TEST(TableFusion, SwishIsOneTable) {
           EXPECT_EQ(fused, c.expect_fused() ? 1 : -1) << c.Describe();
         }
       }
+}
+
+// float32 swish: the MUL takes the LOGISTIC in and computes both in one pass
+// (optimized::FloatSwish), bit for bit what the two optimized nodes give
+// (fuse_nodes off), in either operand order; not with an activation on the
+// MUL or when the LOGISTIC's output has another reader.
+TEST(TableFusion, FloatSwishIsOnePass) {
+  if (!optimized::HasFloatLogistic(optimized::BestIsa())) GTEST_SKIP() << "no vector LOGISTIC";
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-30.0f, 30.0f);
+  std::vector<float> x(3 * 5 * 37);
+  for (float& v : x) v = dist(rng);
+  x[0] = 0.0f;
+  x[1] = -100.0f;
+  x[2] = 100.0f;
+  x[3] = 1e-30f;
+  for (bool left : {false, true})
+    for (int variant = 0; variant < 3; ++variant) {
+      OpModel m;
+      const int in = m.AddInput(DataType::kFloat32, {1, 3, 5, 37}, {}, "x");
+      const int l = variant == 2 ? m.AddOutput(DataType::kFloat32, {}, {}, "l")
+                                 : m.AddTensor(DataType::kFloat32, {});
+      const int out = m.AddOutput(DataType::kFloat32, {}, {}, "out");
+      m.AddOp(BuiltinOp::kLogistic, {in}, {l});
+      ElementwiseParams params;
+      params.activation = variant == 1 ? Activation::kRelu : Activation::kNone;
+      m.AddOp(BuiltinOp::kMul, left ? std::vector<int>{l, in} : std::vector<int>{in, l}, {out},
+              params);
+      m.Build(1, KernelSet::kOptimized);
+      const bool expect_fused = variant == 0;
+      const int out_index = variant == 2 ? 1 : 0;
+      std::vector<std::vector<float>> results;
+      for (bool fuse : {false, true}) {
+        InterpreterOptions options;
+        options.fuse_nodes = fuse;
+        options.num_threads = fuse ? 2 : 1;
+        Status status;
+        auto interpreter = Interpreter::Create(
+            std::shared_ptr<const ModelDef>(&m.model(), [](const ModelDef*) {}), options, &status);
+        ASSERT_TRUE(status.ok()) << status.message();
+        ASSERT_TRUE(interpreter->AllocateTensors().ok());
+        std::memcpy(interpreter->input(0).data, x.data(), x.size() * sizeof(float));
+        ASSERT_TRUE(interpreter->Invoke().ok());
+        const float* y = static_cast<const float*>(interpreter->output(out_index).data);
+        results.emplace_back(y, y + x.size());
+        EXPECT_EQ(interpreter->node(0).fused_into, fuse && expect_fused ? 1 : -1)
+            << "left " << left << " variant " << variant;
+      }
+      EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), x.size() * sizeof(float)))
+          << "left " << left << " variant " << variant;
+      for (size_t i = 0; i < x.size() && variant != 1; ++i)  // near the reference's x * logistic(x)
+        EXPECT_NEAR(results[1][i], x[i] * reference::LogisticValue(x[i]),
+                    1e-5f * std::abs(x[i]) + 1e-30f) << i;
+    }
 }
 
 }  // namespace

@@ -22,6 +22,9 @@ namespace delegato::optimized {
 bool HasFloatLogistic(Isa isa);
 // out[i] = logistic(in[i]) for i in [begin, end); needs HasFloatLogistic(isa).
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+// out[i] = in[i] * logistic(in[i]) (swish: a MUL after a LOGISTIC, the same
+// two roundings); needs HasFloatLogistic(isa).
+void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 
 // HARD_SWISH: the reference's operations lane by lane (bit-exact).
 void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
