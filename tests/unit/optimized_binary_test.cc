@@ -170,32 +170,40 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
   }
 }
 
-// ADD / SUB of two contiguous inputs over every pair of bytes (a 256 x 256
-// grid): on x86 the rescales take the magnitude form where the kernel finds
-// it exact (QuantBinary::add_magnitude), the general form otherwise; some
-// output multipliers get 16 trailing zero bits, whose ties can rule it out.
-TEST(OptimizedBinaryTest, AddMagnitudeFormEveryBytePair) {
+// ADD / SUB / MUL of two contiguous inputs over every pair of bytes (a
+// 256 x 256 grid): on x86 the rescales take the magnitude form where the
+// kernel finds it exact (QuantBinary::magnitude_form), the general form
+// otherwise; some output multipliers get 16 trailing zero bits, whose ties
+// can rule it out.
+TEST(OptimizedBinaryTest, MagnitudeFormEveryBytePair) {
   std::mt19937 rng(47);
-  int magnitude = 0, general = 0;
+  int magnitude[3] = {}, general[3] = {};
   std::vector<uint8_t> a(65536), b(65536);
   for (int i = 0; i < 65536; ++i) {
     a[i] = static_cast<uint8_t>(i);
     b[i] = static_cast<uint8_t>(i >> 8);
   }
   const reference::BroadcastPlan plan = reference::MakeBroadcastPlan({65536}, {65536}, {65536});
-  for (int trial = 0; trial < 48; ++trial) {
-    const Case c = RandomCase(rng, trial % 2 == 0 ? QuantBinary::Kind::kAdd : QuantBinary::Kind::kSub,
-                              trial % 4 < 2);
+  const QuantBinary::Kind kinds[] = {QuantBinary::Kind::kAdd, QuantBinary::Kind::kSub,
+                                     QuantBinary::Kind::kMul};
+  for (int trial = 0; trial < 72; ++trial) {
+    const int kind = trial % 3;
+    const Case c = RandomCase(rng, kinds[kind], trial % 6 < 3);
     reference::QuantizedAddParams add;
     reference::QuantizedMulDivParams mul;
     Params(c, &add, &mul);
-    if (trial % 3 == 2) add.output_multiplier = add.output_multiplier >> 16 << 16;
+    if (trial % 4 == 2) {
+      add.output_multiplier = add.output_multiplier >> 16 << 16;
+      mul.output_multiplier = mul.output_multiplier >> 16 << 16;
+    }
     ASSERT_NO_FATAL_FAILURE(ExpectEveryIsaMatches(c, plan, a, b, add, mul, {1, 3}, trial));
     const QuantBinary k(c.kind, c.is_uint8, add, mul, Isa::kScalar);
-    (k.add_magnitude() ? magnitude : general) += 1;
+    (k.magnitude_form() ? magnitude[kind] : general[kind]) += 1;
   }
-  EXPECT_GT(magnitude, 30);
-  EXPECT_GT(general, 0);
+  for (int kind = 0; kind < 3; ++kind) {
+    EXPECT_GT(magnitude[kind], 10) << kind;
+    EXPECT_GT(general[kind], 0) << kind;
+  }
 }
 
 // Short inner rows repeating or spread along the output: a [P] row against

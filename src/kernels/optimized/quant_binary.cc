@@ -196,9 +196,9 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   const Requant512 ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
   MagnitudeRequant512 m1{}, m2{}, mo{};
   if constexpr (kMag) {
-    m1 = LoadMagnitudeRequant512(k.add_magnitude_constants(), 0);
-    m2 = LoadMagnitudeRequant512(k.add_magnitude_constants(), 16);
-    mo = LoadMagnitudeRequant512(k.add_magnitude_constants(), 32);
+    m1 = LoadMagnitudeRequant512(k.magnitude_constants(), 0);
+    m2 = LoadMagnitudeRequant512(k.magnitude_constants(), 16);
+    mo = LoadMagnitudeRequant512(k.magnitude_constants(), 32);
   }
   const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
   const __m512i off2 = _mm512_set1_epi32(p.input2_offset);
@@ -228,10 +228,39 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   }
 }
 
+// MUL with the magnitude form: the product of the offset inputs (|p| <=
+// 255^2, so vpmaddwd of the low 16-bit halves gives it exactly) rescaled as
+// AddRescale512<true>.
+template <bool kSigned>
+DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
+                                  const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  const reference::QuantizedMulDivParams& p = k.mul();
+  const MagnitudeRequant512 mo = LoadMagnitudeRequant512(k.magnitude_constants(), 0);
+  const Requant512 unused{};
+  const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
+  const __m512i off2 = _mm512_set1_epi32(p.input2_offset);
+  const __m512i out_off = _mm512_set1_epi32(p.output_offset);
+  const __m512i lo = _mm512_set1_epi32(p.act_min);
+  const __m512i hi = _mm512_set1_epi32(p.act_max);
+  const __m512i low_words = _mm512_set1_epi32(0xFFFF);
+  const __m512i a_const = _mm512_set1_epi32(Load8(a, !kSigned) + p.input1_offset);
+  const __m512i b_const = _mm512_set1_epi32(Load8(b, !kSigned) + p.input2_offset);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    const __m512i va = sa ? _mm512_add_epi32(Load16<kSigned>(a + i, mask), off1) : a_const;
+    const __m512i vb = sb ? _mm512_add_epi32(Load16<kSigned>(b + i, mask), off2) : b_const;
+    const __m512i product =
+        _mm512_madd_epi16(_mm512_and_si512(va, low_words), _mm512_and_si512(vb, low_words));
+    const __m512i v = OutputStage512(AddRescale512<true>(product, unused, mo), out_off, lo, hi);
+    _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
+  }
+}
+
 template <bool kSigned, Kind kKind>
 DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   if constexpr (kKind == Kind::kMul) {
+    if (k.magnitude_form()) return MulSpan512<kSigned>(k, a, sa, b, sb, out, n);
     const reference::QuantizedMulDivParams& p = k.mul();
     const Requant512 rq = BroadcastRequant512(p.output_multiplier, p.output_shift);
     const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
@@ -249,7 +278,7 @@ DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_
                                        out_off, lo, hi);
       _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
     }
-  } else if (k.add_magnitude()) {
+  } else if (k.magnitude_form()) {
     AddSpan512<kSigned, kKind, true>(k, a, sa, b, sb, out, n);
   } else {
     AddSpan512<kSigned, kKind, false>(k, a, sa, b, sb, out, n);
@@ -282,9 +311,9 @@ DLG_TARGET_AVX2 void AddSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
   const Requant256 ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
   MagnitudeRequant256 m1{}, m2{}, mo{};
   if constexpr (kMag) {
-    m1 = LoadMagnitudeRequant256(k.add_magnitude_constants(), 0);
-    m2 = LoadMagnitudeRequant256(k.add_magnitude_constants(), 16);
-    mo = LoadMagnitudeRequant256(k.add_magnitude_constants(), 32);
+    m1 = LoadMagnitudeRequant256(k.magnitude_constants(), 0);
+    m2 = LoadMagnitudeRequant256(k.magnitude_constants(), 16);
+    mo = LoadMagnitudeRequant256(k.magnitude_constants(), 32);
   }
   const __m256i off1 = _mm256_set1_epi32(p.input1_offset);
   const __m256i off2 = _mm256_set1_epi32(p.input2_offset);
@@ -313,12 +342,41 @@ DLG_TARGET_AVX2 void AddSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
   }
 }
 
+// As MulSpan512; n a multiple of 8.
+template <bool kSigned>
+DLG_TARGET_AVX2 void MulSpan256(const QuantBinary& k, const uint8_t* a, int64_t sa,
+                                const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  const reference::QuantizedMulDivParams& p = k.mul();
+  const MagnitudeRequant256 mo = LoadMagnitudeRequant256(k.magnitude_constants(), 0);
+  const Requant256 unused{};
+  const __m256i off1 = _mm256_set1_epi32(p.input1_offset);
+  const __m256i off2 = _mm256_set1_epi32(p.input2_offset);
+  const __m256i out_off = _mm256_set1_epi32(p.output_offset);
+  const __m256i lo = _mm256_set1_epi32(p.act_min);
+  const __m256i hi = _mm256_set1_epi32(p.act_max);
+  const __m256i low_words = _mm256_set1_epi32(0xFFFF);
+  const __m256i a_const = _mm256_set1_epi32(Load8(a, !kSigned) + p.input1_offset);
+  const __m256i b_const = _mm256_set1_epi32(Load8(b, !kSigned) + p.input2_offset);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i va = sa ? _mm256_add_epi32(Load8Lanes<kSigned>(a + i), off1) : a_const;
+    const __m256i vb = sb ? _mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2) : b_const;
+    const __m256i product =
+        _mm256_madd_epi16(_mm256_and_si256(va, low_words), _mm256_and_si256(vb, low_words));
+    const __m256i v = OutputStage256(AddRescale256<true>(product, unused, mo), out_off, lo, hi);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
+  }
+}
+
 // Whole groups of 8; the caller finishes the tail with the scalar loop.
 template <bool kSigned, Kind kKind>
 DLG_TARGET_AVX2 int64_t Avx2Span(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                  const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   const int64_t full = n / 8 * 8;
   if constexpr (kKind == Kind::kMul) {
+    if (k.magnitude_form()) {
+      MulSpan256<kSigned>(k, a, sa, b, sb, out, full);
+      return full;
+    }
     const reference::QuantizedMulDivParams& p = k.mul();
     const Requant256 rq = BroadcastRequant256(p.output_multiplier, p.output_shift);
     const __m256i off1 = _mm256_set1_epi32(p.input1_offset);
@@ -335,7 +393,7 @@ DLG_TARGET_AVX2 int64_t Avx2Span(const QuantBinary& k, const uint8_t* a, int64_t
                                        out_off, lo, hi);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
     }
-  } else if (k.add_magnitude()) {
+  } else if (k.magnitude_form()) {
     AddSpan256<kSigned, kKind, true>(k, a, sa, b, sb, out, full);
   } else {
     AddSpan256<kSigned, kKind, false>(k, a, sa, b, sb, out, full);
@@ -941,7 +999,25 @@ bool QuantBinary::CoversMul(const reference::QuantizedMulDivParams& p) {
 QuantBinary::QuantBinary(Kind kind, bool is_uint8, const reference::QuantizedAddParams& add,
                          const reference::QuantizedMulDivParams& mul, Isa isa)
     : kind_(kind), is_uint8_(is_uint8), add_(add), mul_(mul), isa_(isa) {
-  if (kind_ != Kind::kMul) PrepareAddMagnitude();
+  if (kind_ != Kind::kMul)
+    PrepareAddMagnitude();
+  else
+    PrepareMulMagnitude();
+}
+
+// MUL: MagnitudeExact over the largest |(x + offset1) (y + offset2)|.
+void QuantBinary::PrepareMulMagnitude() {
+  const reference::QuantizedMulDivParams& p = mul_;
+  const int64_t lo = is_uint8_ ? 0 : -128, hi = is_uint8_ ? 255 : 127;
+  const auto deviation = [&](int32_t offset) {
+    return std::max(std::abs(lo + offset), std::abs(hi + offset));
+  };
+  if (!MagnitudeExact(p.output_multiplier, p.output_shift,
+                      deviation(p.input1_offset) * deviation(p.input2_offset)))
+    return;
+  magnitude_.Init(16);
+  for (int c = 0; c < 16; ++c) magnitude_.Set(c, p.output_multiplier, p.output_shift);
+  magnitude_form_ = true;
 }
 
 // The magnitude form for ADD / SUB's three rescales when it equals the
@@ -967,13 +1043,13 @@ void QuantBinary::PrepareAddMagnitude() {
     sum_bound += largest;
   }
   if (!MagnitudeExact(p.output_multiplier, p.output_shift, sum_bound)) return;
-  add_magnitude_.Init(48);
+  magnitude_.Init(48);
   for (int c = 0; c < 16; ++c) {
-    add_magnitude_.Set(c, p.input1_multiplier, p.input1_shift);
-    add_magnitude_.Set(16 + c, p.input2_multiplier, p.input2_shift);
-    add_magnitude_.Set(32 + c, p.output_multiplier, p.output_shift);
+    magnitude_.Set(c, p.input1_multiplier, p.input1_shift);
+    magnitude_.Set(16 + c, p.input2_multiplier, p.input2_shift);
+    magnitude_.Set(32 + c, p.output_multiplier, p.output_shift);
   }
-  add_magnitude_exact_ = true;
+  magnitude_form_ = true;
 }
 
 void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb,

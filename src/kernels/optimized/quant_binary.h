@@ -77,23 +77,25 @@ class QuantBinary {
   bool is_uint8() const { return is_uint8_; }
   const reference::QuantizedAddParams& add() const { return add_; }
   const reference::QuantizedMulDivParams& mul() const { return mul_; }
-  // ADD / SUB: whether the x86 runs rescale in the magnitude form
-  // (requantize_magnitude.h; proven exact here for every input byte and
-  // sum), and its constants: input 1's in channels 0-15, input 2's in
-  // 16-31, the output's in 32-47.
-  bool add_magnitude() const { return add_magnitude_exact_; }
-  const MagnitudeChannels& add_magnitude_constants() const { return add_magnitude_; }
+  // Whether the x86 runs rescale in the magnitude form
+  // (requantize_magnitude.h), proven exact here: ADD / SUB for every input
+  // byte and every sum, MUL for every product. Its constants: ADD / SUB
+  // input 1's in channels 0-15, input 2's in 16-31, the output's in 32-47;
+  // MUL the output's in 0-15.
+  bool magnitude_form() const { return magnitude_form_; }
+  const MagnitudeChannels& magnitude_constants() const { return magnitude_; }
 
  private:
   void PrepareAddMagnitude();
+  void PrepareMulMagnitude();
 
   Kind kind_;
   bool is_uint8_;
   reference::QuantizedAddParams add_;
   reference::QuantizedMulDivParams mul_;
   Isa isa_;
-  bool add_magnitude_exact_ = false;
-  MagnitudeChannels add_magnitude_;
+  bool magnitude_form_ = false;
+  MagnitudeChannels magnitude_;
   // TabulateConstant: [phase][byte] outputs (then padding for 4-byte
   // gathers) and (i % P) * 256 for i < P + 16.
   int64_t table_period_ = 0;
