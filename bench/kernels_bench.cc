@@ -115,6 +115,10 @@ const Layer kDepthwiseLayers[] = {
     {14, 14, 576, 576, 3, 1},
     {7, 7, 960, 960, 3, 1},
     {96, 96, 1, 8, 3, 2},  // person_detect's first layer: depth multiplier 8
+    // EfficientNetB0 at 96x96: 5x5 filters, small images (most pixels border).
+    {24, 24, 144, 144, 5, 2},
+    {12, 12, 240, 240, 5, 1},
+    {6, 6, 672, 672, 5, 1},
 };
 
 std::vector<uint8_t> RandomBytes(size_t n, uint32_t seed) {

@@ -321,25 +321,26 @@ bool CpuHasDotPath() {
   return optimized::CpuHasAvx512Vbmi() && optimized::CpuHasAvx512Ifma();
 }
 
-TEST(OptimizedDepthwiseTest, DotProductShapes) {
-  // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: AVX-512 with VBMI
-  // and IFMA runs 16-channel blocks as byte dot products (a filter column per lane),
-  // four, then two, then one interior pixel at a time: every width 1..40
-  // (interior runs of every length modulo 4, windows wider than the image),
-  // heights from 1, dilated rows, channels around the 16-channel blocks,
-  // int8 and uint8 (weights within 128 of their zero point; else, within
-  // [-256, 254], split into two signed bytes; else the tap-pair path), the
-  // four requantizations (the magnitude form, with
-  // 52-bit multiply-adds when every |acc| < 2^20, else with 64-bit products;
-  // without it requantize64.h's 64-bit rounding shift when every channel
-  // shifts right, else the general one).
-  std::mt19937 rng(61);
+// 3x3 or 5x5 (`filter`), multiplier 1, stride 1 or 2, dilation 1 across:
+// AVX-512 with VBMI and IFMA runs 16-channel blocks as byte dot products (a
+// filter column per lane; 5x5: rows 0-3 so, row 4 by four columns and one),
+// four, then two, then one interior pixel at a time: every width 1..40
+// (interior runs of every length modulo 4, windows wider than the image),
+// heights from 1, dilated rows, channels around the 16-channel blocks, int8
+// and uint8 (weights within 128 of their zero point; else, within [-256,
+// 254], split into two signed bytes; else the tap-pair path), the four
+// requantizations (the magnitude form, with 52-bit multiply-adds when every
+// |acc| < 2^20, else with 64-bit products; without it requantize64.h's
+// 64-bit rounding shift when every channel shifts right, else the general
+// one).
+void CheckDotProductShapes(int filter, unsigned seed) {
+  std::mt19937 rng(seed);
   int dot_cases = 0, split_cases = 0, uint8_pair_cases = 0, ifma_cases = 0, magnitude_cases = 0,
       requant64_cases = 0, general_cases = 0;
   for (int width = 1; width <= 40; ++width) {
     for (int variant = 0; variant < 6; ++variant) {
       FixedShape fixed;
-      fixed.filter = 3;
+      fixed.filter = filter;
       fixed.width = width;
       fixed.stride_w = 1 + variant % 2;
       fixed.dilation_w = 1;
@@ -413,7 +414,7 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
   }
   if (CpuHasDotPath()) {
     EXPECT_GT(dot_cases, 190);
-    EXPECT_GT(split_cases, 25);
+    EXPECT_GT(split_cases, 20);
     EXPECT_GT(uint8_pair_cases, 8);
     EXPECT_GT(ifma_cases, 60);
     EXPECT_GT(magnitude_cases, 5);
@@ -421,6 +422,9 @@ TEST(OptimizedDepthwiseTest, DotProductShapes) {
     EXPECT_GT(general_cases, 10);
   }
 }
+
+TEST(OptimizedDepthwiseTest, DotProductShapes3x3) { CheckDotProductShapes(3, 61); }
+TEST(OptimizedDepthwiseTest, DotProductShapes5x5) { CheckDotProductShapes(5, 67); }
 
 TEST(OptimizedDepthwiseTest, MagnitudeExactIsExactlyWhenNoAccumulatorDiffers) {
   // The magnitude form sign(acc) * ((|acc| * M + 2^30 + r * 2^31) >> (31 + e))

@@ -1059,13 +1059,14 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotWords512
   }
 }
 
-// acc + the column times its weights (both halves when split: b.w + 48
-// holds the second).
-template <bool kSplit>
+// acc + the column times its weights (both halves when split: the block's
+// second set of kVectors vectors holds the second).
+template <bool kSplit, int kVectors = 3>
 DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotTap(
     __m512i acc, __m512i column, const int32_t* w) {
   acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(w));
-  if constexpr (kSplit) acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(w + 48));
+  if constexpr (kSplit)
+    acc = _mm512_dpbusd_epi32(acc, column, _mm512_load_si512(w + 16 * kVectors));
   return acc;
 }
 
@@ -1091,30 +1092,40 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
                    _mm512_castsi512_si128(bytes));
 }
 
-// Output x in [begin, end) (a multiple of kPixels, every column inside the
-// image), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
+// Row r's bytes at input column ix: in place, or (kCheck) the zero pixel
+// outside the image.
+template <bool kCheck>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) const uint8_t* ColumnAt(
+    const PairBlock512& b, int r, int32_t ix) {
+  if constexpr (kCheck) {
+    if (static_cast<uint32_t>(ix) >= static_cast<uint32_t>(b.width)) return b.zero;
+  }
+  return b.rows[r] + static_cast<ptrdiff_t>(ix) * static_cast<ptrdiff_t>(b.pixel);
+}
+
+// Output x in [begin, end) (a multiple of kPixels; kCheck: columns outside the image read
+// the zero pixel, else every column is inside it), kPixels at a time: pixel i reads columns kStride * i + 0..2, so a
 // step loads kStride * kPixels new columns and keeps the last 3 - kStride.
-template <bool kSigned, int kMode, bool kSplit, int kStride, int kPixels>
+template <bool kSigned, int kMode, bool kSplit, int kStride, int kPixels, bool kCheck>
 DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, int32_t end) {
   static_assert((kPixels == 2 || kPixels == 4) && (kStride == 1 || kStride == 2),
                 "2 or 4 pixels, stride 1 or 2");
   constexpr int kColumns = kStride * (kPixels - 1) + 3, kCarry = 3 - kStride;
   const size_t pixel = b.pixel;
-  const size_t first = static_cast<size_t>(begin * kStride - b.pad_w) * pixel;
-  const uint8_t* r0 = b.rows[0] + first;
-  const uint8_t* r1 = b.rows[1] + first;
-  const uint8_t* r2 = b.rows[2] + first;
+  int32_t ix = begin * kStride - b.pad_w;  // the step's first column
   const __m512i w0 = _mm512_load_si512(b.w), w1 = _mm512_load_si512(b.w + 16),
                 w2 = _mm512_load_si512(b.w + 32);
   __m512i col[kColumns];
 #pragma GCC unroll 2
   for (int k = 0; k < kCarry; ++k)
-    col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+    col[k] = DotColumn<kSigned>(ColumnAt<kCheck>(b, 0, ix + k), ColumnAt<kCheck>(b, 1, ix + k),
+                                ColumnAt<kCheck>(b, 2, ix + k), b.spread);
   uint8_t* out = b.out + static_cast<size_t>(begin) * pixel;
   for (int32_t ox = begin; ox + kPixels <= end; ox += kPixels) {
 #pragma GCC unroll 16
     for (int k = kCarry; k < kColumns; ++k)
-      col[k] = DotColumn<kSigned>(r0 + k * pixel, r1 + k * pixel, r2 + k * pixel, b.spread);
+      col[k] = DotColumn<kSigned>(ColumnAt<kCheck>(b, 0, ix + k), ColumnAt<kCheck>(b, 1, ix + k),
+                                  ColumnAt<kCheck>(b, 2, ix + k), b.spread);
     __m512i acc[kPixels];
 #pragma GCC unroll 8
     for (int i = 0; i < kPixels; ++i) {
@@ -1141,30 +1152,167 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
     }
 #pragma GCC unroll 2
     for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
-    const size_t step = static_cast<size_t>(kStride * kPixels) * pixel;
-    r0 += step;
-    r1 += step;
-    r2 += step;
+    ix += kStride * kPixels;
     out += kPixels * pixel;
   }
 }
 
-template <bool kSigned, int kMode, bool kSplit, int kStride>
-DLG_TARGET_AVX512_VBMI void DotInterior512(const PairBlock512& b, int32_t begin, int32_t end) {
-  const int32_t quads = begin + (end - begin) / 4 * 4;
-  DotPixels512<kSigned, kMode, kSplit, kStride, 4>(b, begin, quads);
-  int32_t ox = quads;
-  if (end - ox >= 2) {
-    DotPixels512<kSigned, kMode, kSplit, kStride, 2>(b, ox, ox + 2);
-    ox += 2;
+// ---- 5x5 as byte dot products: seven per output pixel. The filter's rows
+// 0-3 go by columns, a lane holding one column's four bytes (DotQuad of the
+// four rows); row 4 by a lane of its columns 0-3 (DotQuad of four pixels of
+// that row) and one of column 4 alone against weights (w, 0, 0, 0)
+// (DotSingle). Per 16 channels the weights are 7 vectors in that order
+// (14 when split).
+constexpr int kDot5Vectors = 7;
+
+// Lane j: bytes (p0[j], p1[j], p2[j], p3[j]) (int8 offset to unsigned).
+template <bool kSigned>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotQuad(
+    const uint8_t* p0, const uint8_t* p1, const uint8_t* p2, const uint8_t* p3, __m512i spread) {
+  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0)));
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)), 1);
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p2)), 2);
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p3)), 3);
+  v = _mm512_permutexvar_epi8(spread, v);
+  if constexpr (kSigned) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+  return v;
+}
+
+// Lane j: (p[j], 0, 0, 0) (int8 offset to unsigned).
+template <bool kSigned>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotSingle(const uint8_t* p) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (kSigned) v = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+  return _mm512_cvtepu8_epi32(v);
+}
+
+// Row 4's two terms of the pixel whose window starts at column pointer c
+// (column k at c[k]).
+template <bool kSigned, bool kSplit>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) __m512i DotLastRow5(
+    __m512i acc, const uint8_t* const (&c)[5], const PairBlock512& b) {
+  acc = DotTap<kSplit, kDot5Vectors>(acc, DotQuad<kSigned>(c[0], c[1], c[2], c[3], b.spread),
+                                     b.w + 5 * 16);
+  return DotTap<kSplit, kDot5Vectors>(acc, DotSingle<kSigned>(c[4]), b.w + 6 * 16);
+}
+
+// One output pixel. kCheck: columns outside the image read the zero pixel.
+template <bool kSigned, int kMode, bool kSplit, bool kCheck>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void Dot5Pixel512(
+    const PairBlock512& b, int32_t ox) {
+  const int32_t ix0 = ox * b.stride_w - b.pad_w;
+  __m512i acc = b.bias;
+  const uint8_t* last[5];
+#pragma GCC unroll 5
+  for (int fx = 0; fx < 5; ++fx) {
+    const int32_t ix = ix0 + fx;
+    const bool inside = !kCheck || static_cast<uint32_t>(ix) < static_cast<uint32_t>(b.width);
+    const size_t at = static_cast<size_t>(ix) * b.pixel;
+    const __m512i column = DotQuad<kSigned>(
+        inside ? b.rows[0] + at : b.zero, inside ? b.rows[1] + at : b.zero,
+        inside ? b.rows[2] + at : b.zero, inside ? b.rows[3] + at : b.zero, b.spread);
+    acc = DotTap<kSplit, kDot5Vectors>(acc, column, b.w + fx * 16);
+    last[fx] = inside ? b.rows[4] + at : b.zero;
   }
-  if (ox < end) DotPixel512<kSigned, kMode, kSplit, false>(b, ox);
+  acc = DotLastRow5<kSigned, kSplit>(acc, last, b);
+  const __m512i words = DotWords512<kSigned, kMode>(b, acc, acc);
+  const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, words, words));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b.out + static_cast<size_t>(ox) * b.pixel),
+                   _mm512_castsi512_si128(bytes));
+}
+
+// Output x in [begin, end) (a multiple of kPixels, every column inside the
+// image), kPixels at a time, sharing the rows-0-3 columns of their windows
+// as DotPixels512 does.
+template <bool kSigned, int kMode, bool kSplit, int kStride, int kPixels, bool kCheck>
+DLG_TARGET_AVX512_VBMI void Dot5Pixels512(const PairBlock512& b, int32_t begin, int32_t end) {
+  static_assert((kPixels == 2 || kPixels == 4) && (kStride == 1 || kStride == 2),
+                "2 or 4 pixels, stride 1 or 2");
+  constexpr int kColumns = kStride * (kPixels - 1) + 5, kCarry = 5 - kStride;
+  const size_t pixel = b.pixel;
+  int32_t ix = begin * kStride - b.pad_w;  // the step's first column
+  __m512i col[kColumns];
+#pragma GCC unroll 4
+  for (int k = 0; k < kCarry; ++k)
+    col[k] = DotQuad<kSigned>(ColumnAt<kCheck>(b, 0, ix + k), ColumnAt<kCheck>(b, 1, ix + k),
+                              ColumnAt<kCheck>(b, 2, ix + k), ColumnAt<kCheck>(b, 3, ix + k),
+                              b.spread);
+  uint8_t* out = b.out + static_cast<size_t>(begin) * pixel;
+  for (int32_t ox = begin; ox + kPixels <= end; ox += kPixels) {
+#pragma GCC unroll 16
+    for (int k = kCarry; k < kColumns; ++k)
+      col[k] = DotQuad<kSigned>(ColumnAt<kCheck>(b, 0, ix + k), ColumnAt<kCheck>(b, 1, ix + k),
+                                ColumnAt<kCheck>(b, 2, ix + k), ColumnAt<kCheck>(b, 3, ix + k),
+                                b.spread);
+    __m512i acc[kPixels];
+#pragma GCC unroll 4
+    for (int i = 0; i < kPixels; ++i) {
+      acc[i] = b.bias;
+#pragma GCC unroll 5
+      for (int fx = 0; fx < 5; ++fx)
+        acc[i] = DotTap<kSplit, kDot5Vectors>(acc[i], col[kStride * i + fx], b.w + fx * 16);
+      const int32_t c0 = ix + kStride * i;
+      const uint8_t* const columns[5] = {ColumnAt<kCheck>(b, 4, c0), ColumnAt<kCheck>(b, 4, c0 + 1),
+                                         ColumnAt<kCheck>(b, 4, c0 + 2),
+                                         ColumnAt<kCheck>(b, 4, c0 + 3),
+                                         ColumnAt<kCheck>(b, 4, c0 + 4)};
+      acc[i] = DotLastRow5<kSigned, kSplit>(acc[i], columns, b);
+    }
+    const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
+    const __m512i w23 =
+        kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
+    const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
+    if constexpr (kPixels == 4) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
+                       _mm512_extracti32x4_epi32(bytes, 3));
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
+    ix += kStride * kPixels;
+    out += kPixels * pixel;
+  }
+}
+
+// One output pixel of a kFilter x kFilter window (3 or 5).
+template <bool kSigned, int kMode, bool kSplit, bool kCheck, int kFilter>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotAnyPixel512(
+    const PairBlock512& b, int32_t ox) {
+  if constexpr (kFilter == 3)
+    DotPixel512<kSigned, kMode, kSplit, kCheck>(b, ox);
+  else
+    Dot5Pixel512<kSigned, kMode, kSplit, kCheck>(b, ox);
+}
+
+// Output x in [begin, end): four, then two, then one pixel at a time
+// (kCheck: as DotPixels512).
+template <bool kSigned, int kMode, bool kSplit, int kStride, int kFilter, bool kCheck>
+DLG_TARGET_AVX512_VBMI void DotRun512(const PairBlock512& b, int32_t begin, int32_t end) {
+  const int32_t quads = begin + (end - begin) / 4 * 4;
+  int32_t ox = quads;
+  if constexpr (kFilter == 3) {
+    DotPixels512<kSigned, kMode, kSplit, kStride, 4, kCheck>(b, begin, quads);
+    if (end - ox >= 2) {
+      DotPixels512<kSigned, kMode, kSplit, kStride, 2, kCheck>(b, ox, ox + 2);
+      ox += 2;
+    }
+  } else {
+    Dot5Pixels512<kSigned, kMode, kSplit, kStride, 4, kCheck>(b, begin, quads);
+    if (end - ox >= 2) {
+      Dot5Pixels512<kSigned, kMode, kSplit, kStride, 2, kCheck>(b, ox, ox + 2);
+      ox += 2;
+    }
+  }
+  if (ox < end) DotAnyPixel512<kSigned, kMode, kSplit, kCheck, kFilter>(b, ox);
 }
 
 // 3x3, multiplier 1, stride 1 or 2, dilation 1 across: blocks of 16
 // channels; a last block of 8 goes through the AVX2 pair code and the rest
 // through ScalarRows.
-template <bool kSigned, int kMode, bool kSplit>
+template <bool kSigned, int kMode, bool kSplit, int kFilter>
 DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin, int64_t end,
                                           const uint8_t* input, uint8_t* output) {
   const reference::DepthwiseGeometry g = d.geometry();
@@ -1183,25 +1331,36 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
   b.act_min = _mm512_set1_epi8(static_cast<char>(rq.clamp_min + rq.output_offset));
   b.act_max = _mm512_set1_epi8(static_cast<char>(rq.clamp_max + rq.output_offset));
   b.gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  // Byte k of lane j: byte j of the k-th loaded 16 (3x3: the fourth repeats
+  // the first, against a zero weight).
   alignas(64) uint8_t spread[64];
   for (int j = 0; j < 16; ++j)
-    for (int k = 0; k < 4; ++k) spread[4 * j + k] = static_cast<uint8_t>(16 * (k % 3) + j);
+    for (int k = 0; k < 4; ++k)
+      spread[4 * j + k] = static_cast<uint8_t>(16 * (kFilter == 3 ? k % 3 : k) + j);
   b.spread = _mm512_load_si512(spread);
+  constexpr int kVectors = kFilter == 3 ? 3 : kDot5Vectors;
   const int32_t ib = d.interior_x_begin(), ie = d.interior_x_end();
+  // Small images, many border pixels (EfficientNet's 6x6 to 24x24 with 5x5
+  // windows, 7x7 with 3x3): every pixel in groups, each column checked,
+  // rather than the border pixels one at a time (kernels_bench: 6x6x672 5x5
+  // 20.4 -> 11.4 us, 12x12x240 18.1 -> 12.8, 7x7x960 3x3 13.9 -> 13.1; at
+  // 112x112 3x3 the checks cost 7%).
+  const bool checked_rows =
+      (kFilter == 5 && g.output_width <= 32) || 4 * (ie - ib) < 3 * g.output_width;
   for (int64_t row = begin; row < end && full > 0; ++row) {
     const int32_t batch = static_cast<int32_t>(row / g.output_height);
     const int32_t oy = static_cast<int32_t>(row % g.output_height);
     const int32_t iy0 = oy * g.stride_height - g.pad_height;
     const uint8_t* in_batch = input + batch * batch_size;
     for (int32_t cb = 0; cb < full; cb += 16) {
-      for (int r = 0; r < 3; ++r) {
+      for (int r = 0; r < kFilter; ++r) {
         const int32_t iy = iy0 + r * g.dilation_height;
         b.rows[r] = static_cast<uint32_t>(iy) < static_cast<uint32_t>(g.input_height)
                         ? in_batch + static_cast<size_t>(iy) * row_stride + cb
                         : d.pair_zero_row() + cb;
       }
       b.zero = d.pair_zero_row() + cb;
-      b.w = d.dot_weights() + static_cast<size_t>(cb) * (kSplit ? 6 : 3);
+      b.w = d.dot_weights() + static_cast<size_t>(cb) * (kSplit ? 2 : 1) * kVectors;
       b.bias = _mm512_load_si512(d.dot_bias() + cb);
       if constexpr (kMode == kDotGeneral) {
         b.rq = LoadPairRequant512(rq, cb);
@@ -1211,36 +1370,57 @@ DLG_TARGET_AVX512_VBMI void Avx512DotRows(const QuantDepthwise& d, int64_t begin
         b.mq = LoadMagnitudeRequant512(d.magnitude(), cb, kMode == kDotMagnitudeIfma);
       }
       b.out = output + static_cast<size_t>(row) * g.output_width * channels + cb;
-      for (int32_t ox = 0; ox < ib; ++ox) DotPixel512<kSigned, kMode, kSplit, true>(b, ox);
+      if (checked_rows) {
+        if (g.stride_width == 1)
+          DotRun512<kSigned, kMode, kSplit, 1, kFilter, true>(b, 0, g.output_width);
+        else
+          DotRun512<kSigned, kMode, kSplit, 2, kFilter, true>(b, 0, g.output_width);
+        continue;
+      }
+      for (int32_t ox = 0; ox < ib; ++ox)
+        DotAnyPixel512<kSigned, kMode, kSplit, true, kFilter>(b, ox);
       if (ib < ie) {
         if (g.stride_width == 1)
-          DotInterior512<kSigned, kMode, kSplit, 1>(b, ib, ie);
+          DotRun512<kSigned, kMode, kSplit, 1, kFilter, false>(b, ib, ie);
         else
-          DotInterior512<kSigned, kMode, kSplit, 2>(b, ib, ie);
+          DotRun512<kSigned, kMode, kSplit, 2, kFilter, false>(b, ib, ie);
       }
       for (int32_t ox = std::max(ib, ie); ox < g.output_width; ++ox)
-        DotPixel512<kSigned, kMode, kSplit, true>(b, ox);
+        DotAnyPixel512<kSigned, kMode, kSplit, true, kFilter>(b, ox);
     }
   }
   if (full < channels) {
     if (d.magnitude_requant())
-      Avx2PairRows<kSigned, true, 3, 3>(d, begin, end, input, output, full);
+      Avx2PairRows<kSigned, true, kFilter, kFilter>(d, begin, end, input, output, full);
     else
-      Avx2PairRows<kSigned, false, 3, 3>(d, begin, end, input, output, full);
+      Avx2PairRows<kSigned, false, kFilter, kFilter>(d, begin, end, input, output, full);
   }
 }
 
-template <bool kSigned, bool kSplit>
+template <bool kSigned, bool kSplit, int kFilter>
 void Avx512DotDispatch(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
                        uint8_t* out) {
   if (d.dot_ifma())
-    Avx512DotRows<kSigned, kDotMagnitudeIfma, kSplit>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotMagnitudeIfma, kSplit, kFilter>(d, begin, end, in, out);
   else if (d.magnitude_requant())
-    Avx512DotRows<kSigned, kDotMagnitude, kSplit>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotMagnitude, kSplit, kFilter>(d, begin, end, in, out);
   else if (d.dot_requant64())
-    Avx512DotRows<kSigned, kDotRequant64, kSplit>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotRequant64, kSplit, kFilter>(d, begin, end, in, out);
   else
-    Avx512DotRows<kSigned, kDotGeneral, kSplit>(d, begin, end, in, out);
+    Avx512DotRows<kSigned, kDotGeneral, kSplit, kFilter>(d, begin, end, in, out);
+}
+
+template <int kFilter>
+void Avx512DotFilter(const QuantDepthwise& d, int64_t begin, int64_t end, const uint8_t* in,
+                     uint8_t* out) {
+  if (!d.is_uint8() && !d.dot_split())
+    Avx512DotDispatch<true, false, kFilter>(d, begin, end, in, out);
+  else if (d.is_uint8() && d.dot_split())
+    Avx512DotDispatch<false, true, kFilter>(d, begin, end, in, out);
+  else if (d.is_uint8())
+    Avx512DotDispatch<false, false, kFilter>(d, begin, end, in, out);
+  else  // int8 weights with a zero point (not from TFLite converters)
+    Avx512DotDispatch<true, true, kFilter>(d, begin, end, in, out);
 }
 
 // Depth multiplier > 1: output channel cb + j of an 8-channel block reads
@@ -1644,7 +1824,8 @@ QuantDepthwise::QuantDepthwise(const QuantDepthwiseParams& p, Isa isa)
 void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
 #if DELEGATO_X86
   const int channels = g_.output_depth;
-  if (isa_ != Isa::kAvx512Vnni || g_.filter_height != 3 || g_.filter_width != 3 ||
+  const int filter = g_.filter_height;
+  if (isa_ != Isa::kAvx512Vnni || (filter != 3 && filter != 5) || g_.filter_width != filter ||
       g_.dilation_width != 1 || g_.stride_width > 2 || channels < 16)
     return;
   if (!CpuHasAvx512Vbmi() || !CpuHasAvx512Ifma()) return;
@@ -1653,14 +1834,15 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
   // in [-256, 254]) each splits into two signed bytes, ceil(w / 2) and
   // floor(w / 2), and every column takes a second vpdpbusd.
   bool split = false;
-  for (int t = 0; t < 9; ++t)
+  for (int t = 0; t < filter * filter; ++t)
     for (int c = 0; c < channels; ++c) {
       const int32_t w = WeightOf(weights_[static_cast<size_t>(t) * padded_channels_ + c]);
       if (w < -256 || w > 254) return;
       split = split || w < -128 || w > 127;
     }
   const int full = channels / 16 * 16;
-  const int vectors = split ? 6 : 3;  // per 16 channels: 3 columns, twice when split
+  // Per 16 channels: 3x3, 3 columns; 5x5, kDot5Vectors; twice when split.
+  const int set = filter == 3 ? 3 : kDot5Vectors, vectors = split ? 2 * set : set;
   dot_weights_.Resize(static_cast<size_t>(full) * vectors);
   dot_bias_.Resize(padded_channels_);
   int8_t* bytes = reinterpret_cast<int8_t*>(dot_weights_.data());
@@ -1668,12 +1850,17 @@ void QuantDepthwise::PrepareDots(const QuantDepthwiseParams& p) {
     const int cb = c / 16 * 16, j = c % 16;
     int8_t* block = bytes + static_cast<size_t>(cb) * 4 * vectors;
     uint32_t sum = 0;
-    for (int fy = 0; fy < 3; ++fy)
-      for (int fx = 0; fx < 3; ++fx) {
-        const int32_t w = WeightOf(weights_[static_cast<size_t>(fy * 3 + fx) * padded_channels_ + c]);
+    for (int fy = 0; fy < filter; ++fy)
+      for (int fx = 0; fx < filter; ++fx) {
+        const int32_t w =
+            WeightOf(weights_[static_cast<size_t>(fy * filter + fx) * padded_channels_ + c]);
         const int32_t low = split ? w >> 1 : 0;  // floor
-        block[fx * 64 + 4 * j + fy] = static_cast<int8_t>(w - low);
-        if (split) block[(3 + fx) * 64 + 4 * j + fy] = static_cast<int8_t>(low);
+        // Its vector and byte: 3x3, column fx, row fy; 5x5, rows 0-3 as
+        // 3x3, row 4's columns 0-3 in vector 5, its column 4 in vector 6.
+        const int vector = fy < 4 ? fx : fx < 4 ? 5 : 6;
+        const int byte = fy < 4 ? fy : fx < 4 ? fx : 0;
+        block[vector * 64 + 4 * j + byte] = static_cast<int8_t>(w - low);
+        if (split) block[(set + vector) * 64 + 4 * j + byte] = static_cast<int8_t>(low);
         sum += static_cast<uint32_t>(w);
       }
     // int8 inputs enter as x + 128.
@@ -1774,14 +1961,10 @@ void QuantDepthwise::RunRows(int64_t begin, int64_t end, const void* input, void
         return;
       }
       if (dot_channels_ > 0) {
-        if (is_uint8_ && dot_split_)
-          Avx512DotDispatch<false, true>(*this, begin, end, in, out);
-        else if (is_uint8_)
-          Avx512DotDispatch<false, false>(*this, begin, end, in, out);
-        else if (dot_split_)  // int8 weights with a zero point (not from TFLite converters)
-          Avx512DotDispatch<true, true>(*this, begin, end, in, out);
+        if (g_.filter_height == 3)
+          Avx512DotFilter<3>(*this, begin, end, in, out);
         else
-          Avx512DotDispatch<true, false>(*this, begin, end, in, out);
+          Avx512DotFilter<5>(*this, begin, end, in, out);
       } else if (pair_channels_ > 0) {
         if (is_uint8_)
           Avx512PairDispatch<false>(*this, begin, end, in, out);
