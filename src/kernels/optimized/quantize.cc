@@ -42,6 +42,36 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void VbmiLookup(
   }
 }
 
+// out = table[in], 32 bytes at a time: the low nibble indexes each 16-entry
+// row of the table (vpshufb), then the high nibble's bits pick among the 16
+// results by a tree of byte blends, bit 4 first (each bit shifted to its
+// byte's top, which vpblendvb reads; the 16-bit shift moves no other bit
+// there).
+DLG_TARGET_AVX2 void Avx2Lookup(const uint8_t* table, const uint8_t* in, uint8_t* out,
+                                int64_t begin, int64_t end) {
+  __m256i rows[16];
+  for (int r = 0; r < 16; ++r)
+    rows[r] = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * r)));
+  const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+  int64_t i = begin;
+  for (; i + 32 <= end; i += 32) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    const __m256i index = _mm256_and_si256(x, low_nibble);
+    __m256i v[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r) v[r] = _mm256_shuffle_epi8(rows[r], index);
+#pragma GCC unroll 4
+    for (int bit = 0, n = 16; bit < 4; ++bit, n /= 2) {
+      const __m256i select = _mm256_slli_epi16(x, 3 - bit);
+#pragma GCC unroll 8
+      for (int k = 0; k < n / 2; ++k) v[k] = _mm256_blendv_epi8(v[2 * k], v[2 * k + 1], select);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v[0]);
+  }
+  for (; i < end; ++i) out[i] = table[in[i]];
+}
+
 DLG_TARGET_AVX512 void Avx512Quantize(const QuantizeFloat8& q, const float* in, uint8_t* out,
                                       int64_t begin, int64_t end) {
   const __m512 scale = _mm512_set1_ps(q.scale);
@@ -154,12 +184,18 @@ void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier
 
 void RequantizeTable8::SelectLookup() {
   vbmi = SelectedIsa() == Isa::kAvx512Vnni && CpuHasAvx512Vbmi();
+  avx2 = !vbmi && IsaSupported(Isa::kAvx2) &&
+         (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512Vnni);
 }
 
 void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
 #if DELEGATO_X86
   if (vbmi) {
     VbmiLookup(table, in, out, begin, end);
+    return;
+  }
+  if (avx2) {
+    Avx2Lookup(table, in, out, begin, end);
     return;
   }
 #endif

@@ -17,8 +17,11 @@ namespace delegato::optimized {
 struct RequantizeTable8 {
   alignas(64) uint8_t table[256] = {};
   // Lookups 64 at a time with AVX-512 VBMI byte permutes (chosen by Build
-  // when the selected ISA is avx512vnni and the CPU has VBMI).
+  // when the selected ISA is avx512vnni and the CPU has VBMI), else 32 at a
+  // time with AVX2 byte shuffles and blends (the selected ISA avx2 or
+  // avx512vnni without VBMI).
   bool vbmi = false;
+  bool avx2 = false;
   // in/out: uint8 when *_signed is false, else int8.
   void Build(bool in_signed, bool out_signed, int32_t multiplier, int shift,
              int32_t input_zero_point, int32_t output_zero_point);
