@@ -15,8 +15,13 @@
 
 #include <gtest/gtest.h>
 
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/quant_binary.h"
+#include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/elementwise.h"
 #include "test_util.h"
@@ -172,12 +177,12 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
 
 // ADD / SUB / MUL of two contiguous inputs over every pair of bytes (a
 // 256 x 256 grid): on x86 the rescales take the magnitude form where the
-// kernel finds it exact (QuantBinary::magnitude_form), the general form
-// otherwise; some output multipliers get 16 trailing zero bits, whose ties
-// can rule it out.
+// kernel finds it exact (QuantBinary::form), else the output that form with
+// its tie term; some output multipliers get 16 trailing zero bits, whose
+// ties rule the plain form out.
 TEST(OptimizedBinaryTest, MagnitudeFormEveryBytePair) {
   std::mt19937 rng(47);
-  int magnitude[3] = {}, general[3] = {};
+  int magnitude[3] = {}, tie[3] = {};
   std::vector<uint8_t> a(65536), b(65536);
   for (int i = 0; i < 65536; ++i) {
     a[i] = static_cast<uint8_t>(i);
@@ -198,12 +203,107 @@ TEST(OptimizedBinaryTest, MagnitudeFormEveryBytePair) {
     }
     ASSERT_NO_FATAL_FAILURE(ExpectEveryIsaMatches(c, plan, a, b, add, mul, {1, 3}, trial));
     const QuantBinary k(c.kind, c.is_uint8, add, mul, Isa::kScalar);
-    (k.magnitude_form() ? magnitude[kind] : general[kind]) += 1;
+    magnitude[kind] += k.form() == QuantBinary::kMagnitudeForm;
+    tie[kind] += k.form() == QuantBinary::kMagnitudeTieForm;
   }
   for (int kind = 0; kind < 3; ++kind) {
     EXPECT_GT(magnitude[kind], 10) << kind;
-    EXPECT_GT(general[kind], 0) << kind;
+    EXPECT_GT(tie[kind], 0) << kind;
   }
+}
+
+#if DELEGATO_X86
+// GCC 12 reports false "used uninitialized" warnings from inside its own
+// AVX-512 intrinsic headers here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The vector magnitude forms with the tie term, the sign applied: 16 lanes
+// through MagnitudeTie512, or two halves of 8 through MagnitudeTie256.
+DLG_TARGET_AVX512 void VectorTie512(const int32_t* acc, const optimized::MagnitudeChannels& mc,
+                                    int32_t* out) {
+  const __m512i v = _mm512_loadu_si512(acc);
+  const __m512i m = optimized::MagnitudeTie512(v, optimized::LoadMagnitudeRequant512(mc, 0));
+  _mm512_storeu_si512(out, _mm512_mask_sub_epi32(m, _mm512_movepi32_mask(v),
+                                                 _mm512_setzero_si512(), m));
+}
+DLG_TARGET_AVX2 void VectorTie256(const int32_t* acc, const optimized::MagnitudeChannels& mc,
+                                  int32_t* out) {
+  for (int half = 0; half < 2; ++half) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + 8 * half));
+    const __m256i m =
+        optimized::MagnitudeTie256(v, optimized::LoadMagnitudeRequant256(mc, 8 * half));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * half), _mm256_sign_epi32(m, v));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+// The magnitude form with its tie term, sign(acc) * ((|acc| M + 2^30 +
+// r 2^31 - [acc < 0]) >> (31 + e)), is MultiplyByQuantizedMultiplier for
+// every acc: random values and the ties (|acc| M = 2^30 mod 2^31, both
+// roundings at once), multipliers with 0..30 trailing zero bits, right
+// shifts 0..31.
+TEST(OptimizedBinaryTest, MagnitudeTieTermIsTheReference) {
+  std::mt19937 rng(53);
+  int ties = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int v = std::uniform_int_distribution<int>(0, 30)(rng);
+    const int32_t m = static_cast<int32_t>(
+        ((static_cast<uint32_t>(rng()) | 1u) << v & 0x3FFFFFFFu) | 0x40000000u);
+    const int32_t shift = -std::uniform_int_distribution<int>(0, 31)(rng);
+    int64_t magnitude = std::uniform_int_distribution<int64_t>(0, (int64_t{1} << 31) - 1)(rng);
+    if (trial % 2 == 0) {
+      // Both roundings tie (MagnitudeExact's derivation): |acc| = 2^z q, z =
+      // 30 - v, q odd with q m = 2^e - 1 modulo 2^(e + 1) (m: M's odd part);
+      // for e = 0 any odd q.
+      const int z = 30 - v, e = -shift;
+      const uint64_t odd = static_cast<uint64_t>(m) >> v;
+      uint64_t inverse = odd;
+      for (int i = 0; i < 5; ++i) inverse *= 2 - odd * inverse;
+      const uint64_t period = uint64_t{1} << (e + 1);
+      uint64_t q = e == 0 ? 1 : (((uint64_t{1} << e) - 1) * inverse) & (period - 1);
+      q += (rng() % 8) * (e == 0 ? 2 : period);
+      magnitude = static_cast<int64_t>(q << z);
+      if (magnitude >= (int64_t{1} << 31)) continue;
+    }
+    int32_t lanes[16], expected[16];
+    ties += trial % 2 == 0 && optimized::MagnitudeValue(-static_cast<int32_t>(magnitude), m, shift) !=
+                                  quant::MultiplyByQuantizedMultiplier(
+                                      -static_cast<int32_t>(magnitude), m, shift);
+    for (int sign : {1, -1}) {
+      const int32_t acc = static_cast<int32_t>(sign * magnitude);
+      ASSERT_EQ(optimized::MagnitudeValue(acc, m, shift, /*tie=*/true),
+                quant::MultiplyByQuantizedMultiplier(acc, m, shift))
+          << "acc " << acc << " m " << m << " shift " << shift;
+    }
+#if DELEGATO_X86
+    // Every lane (even and odd ones differ): this value and neighbours,
+    // each with either sign in both kinds of lane.
+    for (int i = 0; i < 16; ++i) {
+      const int64_t value = magnitude + (i / 4) - 1;
+      lanes[i] = static_cast<int32_t>((i / 2 % 2 == 0 ? 1 : -1) *
+                                      std::clamp<int64_t>(value, 0, (int64_t{1} << 31) - 1));
+      expected[i] = quant::MultiplyByQuantizedMultiplier(lanes[i], m, shift);
+    }
+    optimized::MagnitudeChannels mc;
+    mc.Init(16);
+    for (int c = 0; c < 16; ++c) mc.Set(c, m, shift);
+    for (Isa isa : SupportedIsas()) {
+      int32_t got[16];
+      if (isa == Isa::kAvx512Vnni)
+        VectorTie512(lanes, mc, got);
+      else if (isa == Isa::kAvx2)
+        VectorTie256(lanes, mc, got);
+      else
+        continue;
+      for (int i = 0; i < 16; ++i)
+        ASSERT_EQ(got[i], expected[i]) << optimized::IsaName(isa) << " lane " << i << " acc "
+                                       << lanes[i] << " m " << m << " shift " << shift;
+    }
+#endif
+  }
+  EXPECT_GT(ties, 1000);  // values where the plain form differs
 }
 
 // Short inner rows repeating or spread along the output: a [P] row against

@@ -172,30 +172,36 @@ DLG_TARGET_AVX512 inline __m512i Load16(const uint8_t* p, __mmask16 mask) {
   return kSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
 }
 
-// ADD / SUB's rescales: requantize.h's general form, or (kMag) the
-// magnitude form (requantize_magnitude.h) where the constructor proved it
-// exact for every input byte and every sum.
-template <bool kMag>
+// ADD / SUB / MUL rescales (QuantBinary::Form): requantize.h's general
+// form, the magnitude form (requantize_magnitude.h) where the constructor
+// proved it exact, or the magnitude form with its tie term, exact for any
+// value.
+template <int kForm>
 DLG_TARGET_AVX512 inline __m512i AddRescale512(__m512i x, const Requant512& r,
                                                const MagnitudeRequant512& m) {
-  if constexpr (kMag) {
-    const __m512i magnitude = Magnitude512(x, m);
+  if constexpr (kForm == QuantBinary::kGeneralForm) {
+    return MultiplyByQuantizedMultiplier512(x, r);
+  } else {
+    const __m512i magnitude =
+        kForm == QuantBinary::kMagnitudeForm ? Magnitude512(x, m) : MagnitudeTie512(x, m);
     return _mm512_mask_sub_epi32(magnitude, _mm512_movepi32_mask(x), _mm512_setzero_si512(),
                                  magnitude);
-  } else {
-    return MultiplyByQuantizedMultiplier512(x, r);
   }
 }
 
-template <bool kSigned, Kind kKind, bool kMag>
+// kOut: the output's rescale form; the inputs' is the magnitude form unless
+// it is the general one.
+template <bool kSigned, Kind kKind, int kOut>
 DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  constexpr int kIn =
+      kOut == QuantBinary::kGeneralForm ? QuantBinary::kGeneralForm : QuantBinary::kMagnitudeForm;
   const reference::QuantizedAddParams& p = k.add();
   const Requant512 r1 = BroadcastRequant512(p.input1_multiplier, p.input1_shift);
   const Requant512 r2 = BroadcastRequant512(p.input2_multiplier, p.input2_shift);
   const Requant512 ro = BroadcastRequant512(p.output_multiplier, p.output_shift);
   MagnitudeRequant512 m1{}, m2{}, mo{};
-  if constexpr (kMag) {
+  if constexpr (kOut != QuantBinary::kGeneralForm) {
     m1 = LoadMagnitudeRequant512(k.magnitude_constants(), 0);
     m2 = LoadMagnitudeRequant512(k.magnitude_constants(), 16);
     mo = LoadMagnitudeRequant512(k.magnitude_constants(), 32);
@@ -213,25 +219,25 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
     const __m512i va =
-        sa ? AddRescale512<kMag>(
+        sa ? AddRescale512<kIn>(
                  _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(a + i, mask), off1), shift),
                  r1, m1)
            : a_const;
     const __m512i vb =
-        sb ? AddRescale512<kMag>(
+        sb ? AddRescale512<kIn>(
                  _mm512_sll_epi32(_mm512_add_epi32(Load16<kSigned>(b + i, mask), off2), shift),
                  r2, m2)
            : b_const;
     const __m512i raw = kKind == Kind::kSub ? _mm512_sub_epi32(va, vb) : _mm512_add_epi32(va, vb);
-    const __m512i v = OutputStage512(AddRescale512<kMag>(raw, ro, mo), out_off, lo, hi);
+    const __m512i v = OutputStage512(AddRescale512<kOut>(raw, ro, mo), out_off, lo, hi);
     _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
   }
 }
 
-// MUL with the magnitude form: the product of the offset inputs (|p| <=
-// 255^2, so vpmaddwd of the low 16-bit halves gives it exactly) rescaled as
-// AddRescale512<true>.
-template <bool kSigned>
+// MUL with the magnitude form (kOut, with or without its tie term): the
+// product of the offset inputs (|p| <= 255^2, so vpmaddwd of the low 16-bit
+// halves gives it exactly) rescaled by AddRescale512.
+template <bool kSigned, int kOut>
 DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   const reference::QuantizedMulDivParams& p = k.mul();
@@ -251,7 +257,7 @@ DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_
     const __m512i vb = sb ? _mm512_add_epi32(Load16<kSigned>(b + i, mask), off2) : b_const;
     const __m512i product =
         _mm512_madd_epi16(_mm512_and_si512(va, low_words), _mm512_and_si512(vb, low_words));
-    const __m512i v = OutputStage512(AddRescale512<true>(product, unused, mo), out_off, lo, hi);
+    const __m512i v = OutputStage512(AddRescale512<kOut>(product, unused, mo), out_off, lo, hi);
     _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
   }
 }
@@ -260,7 +266,10 @@ template <bool kSigned, Kind kKind>
 DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   if constexpr (kKind == Kind::kMul) {
-    if (k.magnitude_form()) return MulSpan512<kSigned>(k, a, sa, b, sb, out, n);
+    if (k.form() == QuantBinary::kMagnitudeForm)
+      return MulSpan512<kSigned, QuantBinary::kMagnitudeForm>(k, a, sa, b, sb, out, n);
+    if (k.form() == QuantBinary::kMagnitudeTieForm)
+      return MulSpan512<kSigned, QuantBinary::kMagnitudeTieForm>(k, a, sa, b, sb, out, n);
     const reference::QuantizedMulDivParams& p = k.mul();
     const Requant512 rq = BroadcastRequant512(p.output_multiplier, p.output_shift);
     const __m512i off1 = _mm512_set1_epi32(p.input1_offset);
@@ -278,10 +287,12 @@ DLG_TARGET_AVX512 void Avx512Span(const QuantBinary& k, const uint8_t* a, int64_
                                        out_off, lo, hi);
       _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
     }
-  } else if (k.magnitude_form()) {
-    AddSpan512<kSigned, kKind, true>(k, a, sa, b, sb, out, n);
+  } else if (k.form() == QuantBinary::kMagnitudeForm) {
+    AddSpan512<kSigned, kKind, QuantBinary::kMagnitudeForm>(k, a, sa, b, sb, out, n);
+  } else if (k.form() == QuantBinary::kMagnitudeTieForm) {
+    AddSpan512<kSigned, kKind, QuantBinary::kMagnitudeTieForm>(k, a, sa, b, sb, out, n);
   } else {
-    AddSpan512<kSigned, kKind, false>(k, a, sa, b, sb, out, n);
+    AddSpan512<kSigned, kKind, QuantBinary::kGeneralForm>(k, a, sa, b, sb, out, n);
   }
 }
 
@@ -292,25 +303,29 @@ DLG_TARGET_AVX2 inline __m256i Load8Lanes(const uint8_t* p) {
 }
 
 // As AddRescale512 (vpsignd applies the sign; a zero sum's magnitude is 0).
-template <bool kMag>
+template <int kForm>
 DLG_TARGET_AVX2 inline __m256i AddRescale256(__m256i x, const Requant256& r,
                                              const MagnitudeRequant256& m) {
-  if constexpr (kMag)
+  if constexpr (kForm == QuantBinary::kMagnitudeForm)
     return _mm256_sign_epi32(Magnitude256(x, m), x);
+  else if constexpr (kForm == QuantBinary::kMagnitudeTieForm)
+    return _mm256_sign_epi32(MagnitudeTie256(x, m), x);
   else
     return MultiplyByQuantizedMultiplier256(x, r);
 }
 
 // n: a multiple of 8.
-template <bool kSigned, Kind kKind, bool kMag>
+template <bool kSigned, Kind kKind, int kOut>
 DLG_TARGET_AVX2 void AddSpan256(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                 const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
+  constexpr int kIn =
+      kOut == QuantBinary::kGeneralForm ? QuantBinary::kGeneralForm : QuantBinary::kMagnitudeForm;
   const reference::QuantizedAddParams& p = k.add();
   const Requant256 r1 = BroadcastRequant256(p.input1_multiplier, p.input1_shift);
   const Requant256 r2 = BroadcastRequant256(p.input2_multiplier, p.input2_shift);
   const Requant256 ro = BroadcastRequant256(p.output_multiplier, p.output_shift);
   MagnitudeRequant256 m1{}, m2{}, mo{};
-  if constexpr (kMag) {
+  if constexpr (kOut != QuantBinary::kGeneralForm) {
     m1 = LoadMagnitudeRequant256(k.magnitude_constants(), 0);
     m2 = LoadMagnitudeRequant256(k.magnitude_constants(), 16);
     mo = LoadMagnitudeRequant256(k.magnitude_constants(), 32);
@@ -327,23 +342,23 @@ DLG_TARGET_AVX2 void AddSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
       Load8(b, !kSigned), p.input2_offset, p.left_shift, p.input2_multiplier, p.input2_shift));
   for (int64_t i = 0; i < n; i += 8) {
     const __m256i va =
-        sa ? AddRescale256<kMag>(
+        sa ? AddRescale256<kIn>(
                  _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(a + i), off1), shift), r1,
                  m1)
            : a_const;
     const __m256i vb =
-        sb ? AddRescale256<kMag>(
+        sb ? AddRescale256<kIn>(
                  _mm256_sll_epi32(_mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2), shift), r2,
                  m2)
            : b_const;
     const __m256i raw = kKind == Kind::kSub ? _mm256_sub_epi32(va, vb) : _mm256_add_epi32(va, vb);
-    const __m256i v = OutputStage256(AddRescale256<kMag>(raw, ro, mo), out_off, lo, hi);
+    const __m256i v = OutputStage256(AddRescale256<kOut>(raw, ro, mo), out_off, lo, hi);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
   }
 }
 
 // As MulSpan512; n a multiple of 8.
-template <bool kSigned>
+template <bool kSigned, int kOut>
 DLG_TARGET_AVX2 void MulSpan256(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                 const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   const reference::QuantizedMulDivParams& p = k.mul();
@@ -362,7 +377,7 @@ DLG_TARGET_AVX2 void MulSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
     const __m256i vb = sb ? _mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2) : b_const;
     const __m256i product =
         _mm256_madd_epi16(_mm256_and_si256(va, low_words), _mm256_and_si256(vb, low_words));
-    const __m256i v = OutputStage256(AddRescale256<true>(product, unused, mo), out_off, lo, hi);
+    const __m256i v = OutputStage256(AddRescale256<kOut>(product, unused, mo), out_off, lo, hi);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
   }
 }
@@ -373,8 +388,12 @@ DLG_TARGET_AVX2 int64_t Avx2Span(const QuantBinary& k, const uint8_t* a, int64_t
                                  const uint8_t* b, int64_t sb, uint8_t* out, int64_t n) {
   const int64_t full = n / 8 * 8;
   if constexpr (kKind == Kind::kMul) {
-    if (k.magnitude_form()) {
-      MulSpan256<kSigned>(k, a, sa, b, sb, out, full);
+    if (k.form() == QuantBinary::kMagnitudeForm) {
+      MulSpan256<kSigned, QuantBinary::kMagnitudeForm>(k, a, sa, b, sb, out, full);
+      return full;
+    }
+    if (k.form() == QuantBinary::kMagnitudeTieForm) {
+      MulSpan256<kSigned, QuantBinary::kMagnitudeTieForm>(k, a, sa, b, sb, out, full);
       return full;
     }
     const reference::QuantizedMulDivParams& p = k.mul();
@@ -393,10 +412,12 @@ DLG_TARGET_AVX2 int64_t Avx2Span(const QuantBinary& k, const uint8_t* a, int64_t
                                        out_off, lo, hi);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
     }
-  } else if (k.magnitude_form()) {
-    AddSpan256<kSigned, kKind, true>(k, a, sa, b, sb, out, full);
+  } else if (k.form() == QuantBinary::kMagnitudeForm) {
+    AddSpan256<kSigned, kKind, QuantBinary::kMagnitudeForm>(k, a, sa, b, sb, out, full);
+  } else if (k.form() == QuantBinary::kMagnitudeTieForm) {
+    AddSpan256<kSigned, kKind, QuantBinary::kMagnitudeTieForm>(k, a, sa, b, sb, out, full);
   } else {
-    AddSpan256<kSigned, kKind, false>(k, a, sa, b, sb, out, full);
+    AddSpan256<kSigned, kKind, QuantBinary::kGeneralForm>(k, a, sa, b, sb, out, full);
   }
   return full;
 }
@@ -1012,12 +1033,22 @@ void QuantBinary::PrepareMulMagnitude() {
   const auto deviation = [&](int32_t offset) {
     return std::max(std::abs(lo + offset), std::abs(hi + offset));
   };
-  if (!MagnitudeExact(p.output_multiplier, p.output_shift,
-                      deviation(p.input1_offset) * deviation(p.input2_offset)))
-    return;
+  const Form output = OutputForm(p.output_multiplier, p.output_shift,
+                                 deviation(p.input1_offset) * deviation(p.input2_offset));
+  if (output == kGeneralForm) return;
   magnitude_.Init(16);
   for (int c = 0; c < 16; ++c) magnitude_.Set(c, p.output_multiplier, p.output_shift);
-  magnitude_form_ = true;
+  form_ = output;
+}
+
+// The output's rescale of values up to `bound`: the magnitude form where
+// MagnitudeExact holds, else with its tie term where the form applies at all
+// (no left shift, a bound below 2^31), else the general form.
+QuantBinary::Form QuantBinary::OutputForm(int32_t multiplier, int32_t shift, int64_t bound) {
+  if (MagnitudeExact(multiplier, shift, bound)) return kMagnitudeForm;
+  if (multiplier >= 0 && shift <= 0 && shift >= -31 && bound < (int64_t{1} << 31))
+    return kMagnitudeTieForm;
+  return kGeneralForm;
 }
 
 // The magnitude form for ADD / SUB's three rescales when it equals the
@@ -1042,14 +1073,15 @@ void QuantBinary::PrepareAddMagnitude() {
     }
     sum_bound += largest;
   }
-  if (!MagnitudeExact(p.output_multiplier, p.output_shift, sum_bound)) return;
+  const Form output = OutputForm(p.output_multiplier, p.output_shift, sum_bound);
+  if (output == kGeneralForm) return;
   magnitude_.Init(48);
   for (int c = 0; c < 16; ++c) {
     magnitude_.Set(c, p.input1_multiplier, p.input1_shift);
     magnitude_.Set(16 + c, p.input2_multiplier, p.input2_shift);
     magnitude_.Set(32 + c, p.output_multiplier, p.output_shift);
   }
-  magnitude_form_ = true;
+  form_ = output;
 }
 
 void QuantBinary::RunSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb,

@@ -77,24 +77,30 @@ class QuantBinary {
   bool is_uint8() const { return is_uint8_; }
   const reference::QuantizedAddParams& add() const { return add_; }
   const reference::QuantizedMulDivParams& mul() const { return mul_; }
-  // Whether the x86 runs rescale in the magnitude form
-  // (requantize_magnitude.h), proven exact here: ADD / SUB for every input
-  // byte and every sum, MUL for every product. Its constants: ADD / SUB
-  // input 1's in channels 0-15, input 2's in 16-31, the output's in 32-47;
-  // MUL the output's in 0-15.
-  bool magnitude_form() const { return magnitude_form_; }
+  // How the x86 runs rescale (requantize_magnitude.h): the general form;
+  // the magnitude form, proven exact here (ADD / SUB: each input on every
+  // byte, the output by MagnitudeExact over the largest sum; MUL: over the
+  // largest product); or, where MagnitudeExact refuses the output's, the
+  // inputs as before and the output in the magnitude form with its tie term
+  // (exact for any value). Its constants: ADD / SUB input 1's in channels
+  // 0-15, input 2's in 16-31, the output's in 32-47; MUL the output's in
+  // 0-15.
+  enum Form { kGeneralForm = 0, kMagnitudeForm = 1, kMagnitudeTieForm = 2 };
+  Form form() const { return form_; }
+  bool magnitude_form() const { return form_ != kGeneralForm; }
   const MagnitudeChannels& magnitude_constants() const { return magnitude_; }
 
  private:
   void PrepareAddMagnitude();
   void PrepareMulMagnitude();
+  static Form OutputForm(int32_t multiplier, int32_t shift, int64_t bound);
 
   Kind kind_;
   bool is_uint8_;
   reference::QuantizedAddParams add_;
   reference::QuantizedMulDivParams mul_;
   Isa isa_;
-  bool magnitude_form_ = false;
+  Form form_ = kGeneralForm;
   MagnitudeChannels magnitude_;
   // TabulateConstant: [phase][byte] outputs (then padding for 4-byte
   // gathers) and (i % P) * 256 for i < P + 16.
