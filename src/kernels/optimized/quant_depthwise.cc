@@ -1092,6 +1092,26 @@ DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void DotPixel512(
                    _mm512_castsi512_si128(bytes));
 }
 
+// kPixels (2 or 4) adjacent output pixels' accumulators requantized, their
+// words clamped, packed and reordered together, and stored.
+template <bool kSigned, int kMode, int kPixels>
+DLG_TARGET_AVX512_VBMI inline __attribute__((always_inline)) void StoreDotPixels512(
+    const PairBlock512& b, const __m512i (&acc)[kPixels], uint8_t* out) {
+  const size_t pixel = b.pixel;
+  const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
+  const __m512i w23 =
+      kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
+  const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
+  if constexpr (kPixels == 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
+                     _mm512_extracti32x4_epi32(bytes, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
+                     _mm512_extracti32x4_epi32(bytes, 3));
+  }
+}
+
 // Row r's bytes at input column ix: in place, or (kCheck) the zero pixel
 // outside the image.
 template <bool kCheck>
@@ -1138,18 +1158,7 @@ DLG_TARGET_AVX512_VBMI void DotPixels512(const PairBlock512& b, int32_t begin, i
         acc[i] = _mm512_dpbusd_epi32(acc[i], col[kStride * i + 2], _mm512_load_si512(b.w + 80));
       }
     }
-    // Four pixels' words clamp, pack and reorder together.
-    const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
-    const __m512i w23 = kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
-    const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
-    if constexpr (kPixels == 4) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
-                       _mm512_extracti32x4_epi32(bytes, 2));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
-                       _mm512_extracti32x4_epi32(bytes, 3));
-    }
+    StoreDotPixels512<kSigned, kMode, kPixels>(b, acc, out);
 #pragma GCC unroll 2
     for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
     ix += kStride * kPixels;
@@ -1258,18 +1267,7 @@ DLG_TARGET_AVX512_VBMI void Dot5Pixels512(const PairBlock512& b, int32_t begin, 
                                          ColumnAt<kCheck>(b, 4, c0 + 4)};
       acc[i] = DotLastRow5<kSigned, kSplit>(acc[i], columns, b);
     }
-    const __m512i w01 = DotWords512<kSigned, kMode>(b, acc[0], acc[1]);
-    const __m512i w23 =
-        kPixels == 4 ? DotWords512<kSigned, kMode>(b, acc[kPixels - 2], acc[kPixels - 1]) : w01;
-    const __m512i bytes = _mm512_permutexvar_epi32(b.gather, ClampedBytes512<kSigned>(b, w01, w23));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pixel), _mm512_extracti32x4_epi32(bytes, 1));
-    if constexpr (kPixels == 4) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pixel),
-                       _mm512_extracti32x4_epi32(bytes, 2));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pixel),
-                       _mm512_extracti32x4_epi32(bytes, 3));
-    }
+    StoreDotPixels512<kSigned, kMode, kPixels>(b, acc, out);
 #pragma GCC unroll 4
     for (int k = 0; k < kCarry; ++k) col[k] = col[k + kStride * kPixels];
     ix += kStride * kPixels;

@@ -28,20 +28,24 @@
 // every pixel takes the same path. With stride 1 or 2 and dilation 1, two
 // output pixels share the interleaved columns of their windows.
 //
-// AVX-512 with VBMI and IFMA (Ice Lake and later), 3x3, multiplier 1,
-// stride 1 or 2, dilation 1 across, weights that fit a signed byte (int8
+// AVX-512 with VBMI and IFMA (Ice Lake and later), 3x3 or 5x5, multiplier
+// 1, stride 1 or 2, dilation 1 across, weights that fit a signed byte (int8
 // always; uint8 when every w - w_zp lies in [-128, 127], else, within
 // [-256, 254], as the sum of two signed bytes, which doubles the vpdpbusd
 // per column): byte dot products instead. A 4-byte lane per channel holds
 // one filter column's three input bytes (three 16-byte loads placed in one
-// vector, reordered by vpermb; int8
-// inputs offset by 128 to unsigned, which the bias takes back as 128 * sum
-// of weights), so vpdpbusd multiplies a whole column by its three weights
-// (the fourth byte meets a zero weight): three per output pixel instead of
-// five tap pairs. Interior pixels go four at a time, sharing the columns of
-// their windows (stride 1: 4 new columns per step, stride 2: 8), and their
-// four results clamp and pack in one pass. Border taps read the zero-point
-// row as above. The last block of 8 channels runs the AVX2 pair code.
+// vector, reordered by vpermb; int8 inputs offset by 128 to unsigned, which
+// the bias takes back as 128 * sum of weights), so vpdpbusd multiplies a
+// whole column by its three weights (the fourth byte meets a zero weight):
+// three per output pixel instead of five tap pairs. 5x5: rows 0-3 the same
+// way (four bytes per column), row 4 as one lane of its columns 0-3 and one
+// of column 4 alone: seven per pixel. Interior pixels go four at a time,
+// sharing the columns of their windows (3x3 stride 1: 4 new columns per
+// step, stride 2: 8), and their four results clamp and pack in one pass.
+// Border taps read the zero-point row as above; on small images (5x5 up to
+// 32 wide, or a quarter of the pixels on the border) border pixels also go
+// in groups of four, each column checked, instead of one at a time. The
+// last block of 8 channels runs the AVX2 pair code.
 //
 // Requantization. For depthwise layers it costs about as much as the
 // multiply-adds (9 or 25 taps per output), so three cheaper exact forms
@@ -160,12 +164,13 @@ class QuantDepthwise {
   bool magnitude_requant() const { return magnitude_requant_; }
   const MagnitudeChannels& magnitude() const { return magnitude_; }
 
-  // 3x3 byte dot products (AVX-512 path, empty unless it runs): channels
-  // [0, dot_channels()) in blocks of 16, each block three vectors (filter
-  // columns) of 16 lanes of 4 signed bytes (the column's three weights, 0),
-  // six when split (uint8 weights past a signed byte: the columns' ceil(w / 2),
-  // then their floor(w / 2)); per channel, the bias for inputs entering as
-  // unsigned bytes.
+  // 3x3 / 5x5 byte dot products (AVX-512 path, empty unless it runs):
+  // channels [0, dot_channels()) in blocks of 16, each block vectors of 16
+  // lanes of 4 signed bytes: 3x3, three (filter columns: the column's three
+  // weights, 0); 5x5, seven (rows 0-3 of each column, row 4's columns 0-3,
+  // row 4's column 4 and three zeros); twice that when split (uint8 weights
+  // past a signed byte: the ceil(w / 2) set, then the floor(w / 2) set); per
+  // channel, the bias for inputs entering as unsigned bytes.
   int32_t dot_channels() const { return dot_channels_; }
   bool dot_split() const { return dot_split_; }
   // Whether the dot path requantizes with 52-bit multiply-adds (magnitude
