@@ -78,8 +78,9 @@ struct InterpreterOptions {
   // into it and skipped (its output tensor is then never written): a PAD of
   // height and width into the CONV_2D or DEPTHWISE_CONV_2D after it (as
   // padding), an 8-bit ADD/SUB/MUL by a constant per-channel operand into
-  // another such after it (one table). Per-layer inspection of those
-  // tensors (diff --per_layer) turns this off.
+  // another such after it (one table), a LOGISTIC into the MUL of its input
+  // by it (swish: one table for 8 bits, one pass for float32). Per-layer
+  // inspection of those tensors (diff --per_layer) turns this off.
   bool fuse_nodes = true;
 };
 
