@@ -1339,6 +1339,9 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
     : g_(p.geometry), isa_(isa), is_uint8_(p.is_uint8) {
   const reference::ConvGeometry& g = g_;
   k_ = g.filter_height * g.filter_width * g.input_depth;
+  pointwise_ = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
+               g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0 &&
+               g.output_height == g.input_height && g.output_width == g.input_width;
   n_ = g.output_depth;
   m_ = int64_t{g.batches} * g.output_height * g.output_width;
   input_zero_point_ = p.input_zero_point;
@@ -1483,10 +1486,7 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
   // uint8 1x1 stride-1 convolutions whose rows need no padding: the input is
   // the panel already (int8 inputs are flipped to x + 128 by the copy; AMX
   // reads whole 64-tap chunks, past a shorter row).
-  in_place_rows_ = vnni && is_uint8_ && k_padded_ == k_ && k_weights_ == k_ &&
-                   g_.filter_height == 1 && g_.filter_width == 1 && g_.stride_height == 1 &&
-                   g_.stride_width == 1 && g_.pad_height == 0 && g_.pad_width == 0 &&
-                   g_.output_height == g_.input_height && g_.output_width == g_.input_width;
+  in_place_rows_ = vnni && is_uint8_ && pointwise_ && k_padded_ == k_ && k_weights_ == k_;
   pad_byte_ = static_cast<uint8_t>(static_cast<uint8_t>(x_zp) ^ xor_mask_);
   if (p.output_scale != nullptr) {
     // Fixed-point constants unused; zeros keep the arrays defined.
@@ -1587,10 +1587,7 @@ void QuantConv::PackPanel(const uint8_t* input, int64_t m0, int rows, typename O
   const reference::ConvGeometry& g = g_;
   const size_t cin = g.input_depth;
   const size_t kp = k_padded_;
-  const bool pointwise = g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 &&
-                         g.stride_width == 1 && g.pad_height == 0 && g.pad_width == 0 &&
-                         g.output_height == g.input_height && g.output_width == g.input_width;
-  if (pointwise) {
+  if (pointwise_) {
     const uint8_t* src = input + static_cast<size_t>(m0) * cin;
     if (kp == cin) {
       Ops::Copy(*this, panel, src, static_cast<size_t>(rows) * cin);

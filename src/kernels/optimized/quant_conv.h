@@ -186,6 +186,8 @@ class QuantConv {
   int32_t row_coefficient_ = 0;  // uint8: times each row's sum of x (vnni 128 - w_zp, dotprod -w_zp)
   uint8_t pad_byte_ = 0;         // vnni/dotprod: packed value of a padded tap
   uint8_t xor_mask_ = 0;         // vnni: 0x80 turns int8 into x + 128
+  // 1x1, stride 1, unpadded: GEMM row m is input pixel m (no im2col).
+  bool pointwise_ = false;
   bool in_place_rows_ = false;   // vnni: kernels read 1x1 uint8 input rows in place
   int32_t input_zero_point_ = 0;
   int block_rows_ = 0;  // rows packed at a time (a multiple of 48)
