@@ -347,16 +347,24 @@ void AcceptTableFusion(Node& node, BinaryData& d) {
   fused.accepted = d.fast->ComposeAfter(*first->fast);
 }
 
-// MUL(x, LOGISTIC(x)) of one shape (Node::FusedProducer offered by the
-// interpreter, the LOGISTIC in input `slot`): every output is a function of
+// Whether the interpreter offered this MUL its producer as MUL(x,
+// LOGISTIC(x)) of one shape: the producer (in input `slot`) reads the MUL's
+// other input and took in nothing itself. Then the caller may check it is a
+// LOGISTIC it can fold.
+bool SwishOffered(const Node& node, const Tensor& in1, const Tensor& in2) {
+  const Node::FusedProducer& fused = node.fused;
+  return fused.source >= 0 && fused.producer_node != nullptr &&
+         !fused.producer_node->fused.accepted && in1.dims == in2.dims &&
+         node.inputs[1 - fused.slot] == fused.source;
+}
+
+// 8-bit MUL(x, LOGISTIC(x)) (SwishOffered): every output is a function of
 // one byte of x, so one table of the reference's results replaces both
 // nodes; the interpreter then skips the LOGISTIC.
 template <class T>
 void AcceptSwishFusion(Node& node, const Tensor& in1, const Tensor& in2, BinaryData& d) {
   Node::FusedProducer& fused = node.fused;
-  if (fused.source < 0 || fused.producer_node == nullptr || fused.producer_node->fused.accepted ||
-      in1.dims != in2.dims || node.inputs[1 - fused.slot] != fused.source)
-    return;
+  if (!SwishOffered(node, in1, in2)) return;
   const uint8_t* logistic = LogisticTable(*fused.producer_node);
   if (logistic == nullptr) return;
   uint8_t x[256], l[256];
@@ -452,13 +460,11 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
       data->fast_float = optimized::HasFloatBinary(data->isa);
       // MUL(x, LOGISTIC(x)) without an activation (Node::FusedProducer):
       // both in one pass.
-      Node::FusedProducer& fused = node.fused;
-      if (op == BinaryOp::kMul && act == Activation::kNone && fused.source >= 0 &&
-          fused.producer_node != nullptr && !fused.producer_node->fused.accepted &&
-          in1.dims == in2.dims && node.inputs[1 - fused.slot] == fused.source &&
-          VectorFloatLogistic(*fused.producer_node) && optimized::HasFloatLogistic(data->isa)) {
+      if (op == BinaryOp::kMul && act == Activation::kNone && SwishOffered(node, in1, in2) &&
+          VectorFloatLogistic(*node.fused.producer_node) &&
+          optimized::HasFloatLogistic(data->isa)) {
         data->swish_float = true;
-        fused.accepted = true;
+        node.fused.accepted = true;
       }
     }
     if (op == BinaryOp::kFloorDiv || (op == BinaryOp::kDiv && in1.type == DataType::kInt32)) {
@@ -729,24 +735,25 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
   node.op_data = std::move(data);
 }
 
-const uint8_t* LogisticTable(const Node& node) {
+// A prepared LOGISTIC node's data, or null for any other node.
+const ActivationData* LogisticData(const Node& node) {
   if (node.kernel == nullptr || node.kernel->custom_code != nullptr ||
       node.kernel->builtin != BuiltinOp::kLogistic)
     return nullptr;
   const ActivationData* d = node.data<ActivationData>();
-  return d != nullptr && d->kind == ActivationKind::kLogistic &&
-                 (d->type == DataType::kUInt8 || d->type == DataType::kInt8)
+  return d != nullptr && d->kind == ActivationKind::kLogistic ? d : nullptr;
+}
+
+const uint8_t* LogisticTable(const Node& node) {
+  const ActivationData* d = LogisticData(node);
+  return d != nullptr && (d->type == DataType::kUInt8 || d->type == DataType::kInt8)
              ? d->lookup.table
              : nullptr;
 }
 
 bool VectorFloatLogistic(const Node& node) {
-  if (node.kernel == nullptr || node.kernel->custom_code != nullptr ||
-      node.kernel->builtin != BuiltinOp::kLogistic)
-    return false;
-  const ActivationData* d = node.data<ActivationData>();
-  return d != nullptr && d->kind == ActivationKind::kLogistic && d->type == DataType::kFloat32 &&
-         d->fast_logistic;
+  const ActivationData* d = LogisticData(node);
+  return d != nullptr && d->type == DataType::kFloat32 && d->fast_logistic;
 }
 
 void EvalActivation(KernelContext& ctx, const Node& node) {
