@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "kernels/fixed_point.h"
+#include "kernels/optimized/lstm.h"
 #include "kernels/quantization.h"
 #include "ops/kernel.h"
 #include "ops/layer_quant.h"
@@ -74,7 +75,34 @@ struct LstmData {
   std::vector<int32_t> projection_row_sums;
   std::array<std::vector<float>, 4> peephole_float;
   size_t hybrid_offsets[4] = {0, 0, 0, 0};  // quantized input, state, hidden; per-row arrays
+  // The vector products' packed weights (kernels/optimized/lstm.h) and their
+  // scratch after the step's own; null: the reference's loops.
+  std::unique_ptr<optimized::LstmPackedWeights> packed;
+  size_t packed_scratch_offset = 0;
 };
+
+// Packs the node's constant weight matrices (gates, projection) for the
+// vector products when the optimized kernels are on and this CPU has them.
+void PackWeights(KernelContext& ctx, Node& node, LstmData& d, DataType weight_type) {
+  if (!ctx.optimized() || !optimized::LstmVectorIsa(optimized::SelectedIsa())) return;
+  auto packed = std::make_unique<optimized::LstmPackedWeights>(optimized::SelectedIsa());
+  auto add = [&](int index) {
+    const Tensor* t = ctx.optional_input(node, index);
+    if (t == nullptr || !t->is_constant() || t->type != weight_type || t->rank() != 2) return;
+    if (weight_type == DataType::kFloat32)
+      packed->AddFloat(t->data_as<float>(), t->dim(0), t->dim(1));
+    else
+      packed->AddInt8(t->data_as<int8_t>(), t->dim(0), t->dim(1));
+  };
+  for (int g = 0; g < 4; ++g) {
+    add(kInputToGateWeights + g);
+    add(kRecurrentToGateWeights + g);
+  }
+  add(kProjectionWeights);
+  d.packed_scratch_offset = (node.scratch_bytes + 63) / 64 * 64;
+  node.scratch_bytes = d.packed_scratch_offset + packed->scratch_bytes();
+  d.packed = std::move(packed);
+}
 
 std::string Describe(const Tensor& t) { return "\"" + t.name + "\""; }
 
@@ -597,6 +625,8 @@ void PrepareLstmNode(KernelContext& ctx, Node& node, bool sequence) {
              DataTypeName(weight_type), " weights; INT8 input and weights expected");
   }
 
+  PackWeights(ctx, node, d, weight_type);
+
   std::vector<int32_t> output_dims = input.dims;
   output_dims.back() = s.n_output;
   ctx.SetOutputDims(node, 0, std::move(output_dims));
@@ -638,9 +668,17 @@ void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
   scratch.output_gate = reinterpret_cast<float*>(base + 3 * d.gate_scratch_bytes);
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  reference::UnidirectionalSequenceLstmFloat(
-      p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
-      cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch);
+  const float* input = ctx.in(node, kInput).data_as<float>();
+  float* output = ctx.out(node, 0).data_as<float>();
+  if (d.packed) {
+    optimized::FloatLstmOps ops;
+    ops.weights = d.packed.get();
+    reference::UnidirectionalSequenceLstmFloat(p, d.shape, input, output_state.data_as<float>(),
+                                               cell_state.data_as<float>(), output, scratch, ops);
+  } else {
+    reference::UnidirectionalSequenceLstmFloat(p, d.shape, input, output_state.data_as<float>(),
+                                               cell_state.data_as<float>(), output, scratch);
+  }
 }
 
 void EvalHybrid(KernelContext& ctx, const Node& node, const LstmData& d) {
@@ -684,9 +722,18 @@ void EvalHybrid(KernelContext& ctx, const Node& node, const LstmData& d) {
   scratch.hidden_zero_points = zero_points + 2 * batch;
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  reference::UnidirectionalSequenceLstmHybrid(
-      p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
-      cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch);
+  const float* input = ctx.in(node, kInput).data_as<float>();
+  float* output = ctx.out(node, 0).data_as<float>();
+  if (d.packed) {
+    optimized::HybridLstmOps ops;
+    ops.weights = d.packed.get();
+    ops.scratch = base + d.packed_scratch_offset;
+    reference::UnidirectionalSequenceLstmHybrid(p, d.shape, input, output_state.data_as<float>(),
+                                                cell_state.data_as<float>(), output, scratch, ops);
+  } else {
+    reference::UnidirectionalSequenceLstmHybrid(p, d.shape, input, output_state.data_as<float>(),
+                                                cell_state.data_as<float>(), output, scratch);
+  }
 }
 
 void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
@@ -731,9 +778,19 @@ void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
 
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  reference::UnidirectionalSequenceLstmInteger(
-      p, d.shape, ctx.in(node, kInput).data_as<int8_t>(), output_state.data_as<int8_t>(),
-      cell_state.data_as<int16_t>(), ctx.out(node, 0).data_as<int8_t>(), scratch);
+  const int8_t* input = ctx.in(node, kInput).data_as<int8_t>();
+  int8_t* output = ctx.out(node, 0).data_as<int8_t>();
+  if (d.packed) {
+    optimized::IntegerLstmOps ops;
+    ops.weights = d.packed.get();
+    ops.scratch = base + d.packed_scratch_offset;
+    reference::UnidirectionalSequenceLstmInteger(p, d.shape, input, output_state.data_as<int8_t>(),
+                                                 cell_state.data_as<int16_t>(), output, scratch,
+                                                 ops);
+  } else {
+    reference::UnidirectionalSequenceLstmInteger(p, d.shape, input, output_state.data_as<int8_t>(),
+                                                 cell_state.data_as<int16_t>(), output, scratch);
+  }
 }
 
 // LSTM runs the same step functions with one time step.

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -179,12 +181,21 @@ LstmSpec FullSpec() {
   return s;
 }
 
-class LstmThreads : public ::testing::TestWithParam<int> {};
+// Each case at 1 and 2 threads with every ISA this CPU runs (the vector
+// products of kernels/optimized/lstm.h, or the reference's loops).
+class LstmThreads : public ::testing::TestWithParam<std::tuple<int, optimized::Isa>> {
+ protected:
+  void SetUp() override { isa_.emplace(std::get<1>(GetParam())); }
+  int Threads() const { return std::get<0>(GetParam()); }
+
+ private:
+  std::optional<optimized::ScopedIsaOverride> isa_;
+};
 
 TEST_P(LstmThreads, BasicMatchesReferenceAndCarriesState) {
   OpModel m;
   BuildLstm(m, BasicSpec());
-  m.Build(GetParam());
+  m.Build(Threads());
   EXPECT_THAT(m.GetOutputShape(0), ElementsAre(2, 3, 2));
   m.SetInput<int8_t>(
       0, {103, 28, 81, -124, 2, -80, 68, 91, -82, -109, -16, -77, -5, 33, -104, -103, 45, -90});
@@ -202,7 +213,7 @@ TEST_P(LstmThreads, BasicMatchesReferenceAndCarriesState) {
 TEST_P(LstmThreads, CifgPeepholeLayerNormProjectionTimeMajor) {
   OpModel m;
   BuildLstm(m, FullSpec());
-  m.Build(GetParam());
+  m.Build(Threads());
   EXPECT_THAT(m.GetOutputShape(0), ElementsAre(2, 2, 3));
   m.SetInput<int8_t>(0, {26, -31, 70, -37, 101, 63, 28, -29, 68, -42, -113, 14});
   m.Invoke();
@@ -223,7 +234,7 @@ TEST_P(LstmThreads, CellScaleBelowTwoToMinus15AsLiteRt) {
   s.cell_scale = 1.0f / 65536;
   OpModel m;
   BuildLstm(m, s);
-  m.Build(GetParam());
+  m.Build(Threads());
   m.SetInput<int8_t>(
       0, {103, 28, 81, -124, 2, -80, 68, 91, -82, -109, -16, -77, -5, 33, -104, -103, 45, -90});
   m.Invoke();
@@ -692,7 +703,7 @@ void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int 
 
 TEST_P(LstmThreads, FloatBasic) {
   float_lstm::FloatSpec s;
-  float_lstm::RunFloat(s, 11, GetParam());
+  float_lstm::RunFloat(s, 11, Threads());
 }
 
 TEST_P(LstmThreads, FloatCifgPeepholeLayerNormProjectionClipTimeMajor) {
@@ -701,19 +712,19 @@ TEST_P(LstmThreads, FloatCifgPeepholeLayerNormProjectionClipTimeMajor) {
   s.n_output = 3;
   s.cell_clip = 0.8f;
   s.proj_clip = 0.4f;
-  float_lstm::RunFloat(s, 12, GetParam());
+  float_lstm::RunFloat(s, 12, Threads());
 }
 
 TEST_P(LstmThreads, FloatPeepholeBatchMajor) {
   float_lstm::FloatSpec s;
   s.peephole = true;
   s.batch = 3;
-  float_lstm::RunFloat(s, 13, GetParam());
+  float_lstm::RunFloat(s, 13, Threads());
 }
 
 TEST_P(LstmThreads, HybridSymmetric) {
   float_lstm::FloatSpec s;
-  float_lstm::RunHybrid(s, false, 21, GetParam());
+  float_lstm::RunHybrid(s, false, 21, Threads());
 }
 
 TEST_P(LstmThreads, HybridAsymmetricPeepholeProjectionTimeMajor) {
@@ -721,14 +732,14 @@ TEST_P(LstmThreads, HybridAsymmetricPeepholeProjectionTimeMajor) {
   s.peephole = s.projection = s.time_major = true;
   s.n_output = 3;
   s.proj_clip = 0.5f;
-  float_lstm::RunHybrid(s, true, 22, GetParam());
+  float_lstm::RunHybrid(s, true, 22, Threads());
 }
 
 TEST_P(LstmThreads, HybridCifgLayerNormCellClip) {
   float_lstm::FloatSpec s;
   s.cifg = s.layer_norm = true;
   s.cell_clip = 0.7f;
-  float_lstm::RunHybrid(s, false, 23, GetParam());
+  float_lstm::RunHybrid(s, false, 23, Threads());
 }
 
 TEST_P(LstmThreads, HybridInputsOnHalfQuantizationSteps) {
@@ -739,7 +750,7 @@ TEST_P(LstmThreads, HybridInputsOnHalfQuantizationSteps) {
       s.n_input = 12;
       s.single_step = single_step;
       if (single_step) s.time = 1;
-      float_lstm::RunHybrid(s, asymmetric, 51, GetParam());
+      float_lstm::RunHybrid(s, asymmetric, 51, Threads());
     }
 }
 
@@ -748,29 +759,29 @@ TEST_P(LstmThreads, SingleStepFloat) {
   float_lstm::FloatSpec s;
   s.single_step = true;
   s.time = 1;
-  float_lstm::RunFloat(s, 31, GetParam());
+  float_lstm::RunFloat(s, 31, Threads());
   s.cifg = s.peephole = s.layer_norm = s.projection = true;
   s.n_output = 3;
   s.batch = 3;
   s.cell_clip = 0.8f;
   s.proj_clip = 0.4f;
-  float_lstm::RunFloat(s, 32, GetParam());
+  float_lstm::RunFloat(s, 32, Threads());
 }
 
 TEST_P(LstmThreads, SingleStepHybrid) {
   float_lstm::FloatSpec s;
   s.single_step = true;
   s.time = 1;
-  float_lstm::RunHybrid(s, false, 41, GetParam());
+  float_lstm::RunHybrid(s, false, 41, Threads());
   s.peephole = s.projection = true;
   s.n_output = 3;
   s.proj_clip = 0.5f;
-  float_lstm::RunHybrid(s, true, 42, GetParam());
+  float_lstm::RunHybrid(s, true, 42, Threads());
   s.projection = s.peephole = false;
   s.n_output = 4;
   s.cifg = s.layer_norm = true;
   s.cell_clip = 0.7f;
-  float_lstm::RunHybrid(s, true, 43, GetParam());
+  float_lstm::RunHybrid(s, true, 43, Threads());
 }
 
 TEST(LstmSingleStep, RejectsBasicKernelAndSequenceInput) {
@@ -887,7 +898,13 @@ TEST(BidirectionalLstmFloat, RejectsAuxInputAndHybridWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, LstmThreads, ::testing::Values(1, 2));
+INSTANTIATE_TEST_SUITE_P(ThreadsIsas, LstmThreads,
+                         ::testing::Combine(::testing::Values(1, 2),
+                                            ::testing::ValuesIn(testing::SupportedIsas())),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "_" +
+                                  optimized::IsaName(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace delegato

@@ -1,5 +1,6 @@
 #include "kernels/optimized/float_activations.h"
 
+#include <cmath>
 #include <limits>
 
 #include "kernels/reference/activations.h"
@@ -84,6 +85,21 @@ DLG_TARGET_AVX512 void Logistic512Range(const float* in, float* out, int64_t beg
   if (i < end) {
     const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
     _mm512_mask_storeu_ps(out + i, m, Logistic512(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
+// 1 / (1 + exp(-x)) without the cut-offs (the LSTM gates' sigmoid).
+DLG_TARGET_AVX512 void Sigmoid512Range(const float* in, float* out, int64_t begin, int64_t end) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    const __m512 e = Exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_loadu_ps(in + i)));
+    _mm512_storeu_ps(out + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+  }
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    const __m512 e = Exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(m, in + i)));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
   }
 }
 
@@ -371,6 +387,16 @@ DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin
   for (; i < end; ++i) out[i] = reference::LogisticValue(in[i]);
 }
 
+DLG_TARGET_AVX2 void Sigmoid256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m256 e = Exp256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_loadu_ps(in + i)));
+    _mm256_storeu_ps(out + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+  }
+  for (; i < end; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+}
+
 DLG_TARGET_AVX2 void Swish256Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) {
@@ -468,6 +494,14 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
   if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
 #endif
   reference::LogisticFloat(in, out, begin, end);
+}
+
+void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Sigmoid512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return Sigmoid256Range(in, out, begin, end);
+#endif
+  for (int64_t i = begin; i < end; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
 }
 
 void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {

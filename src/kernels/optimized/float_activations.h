@@ -22,6 +22,10 @@ namespace delegato::optimized {
 bool HasFloatLogistic(Isa isa);
 // out[i] = logistic(in[i]) for i in [begin, end); needs HasFloatLogistic(isa).
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+// out[i] = 1 / (1 + exp(-in[i])) with the vector exp, without LOGISTIC's
+// cut-offs: the LSTM gates' sigmoid (reference::LstmFloatOps). Within a few
+// ulp of the scalar formula.
+void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 // out[i] = in[i] * logistic(in[i]) (swish: a MUL after a LOGISTIC, the same
 // two roundings); needs HasFloatLogistic(isa).
 void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);

@@ -177,17 +177,40 @@ inline void TanhQ(int integer_bits, const int16_t* in, int n, int16_t* out) {
   }
 }
 
+// The integer step's matrix products and activations as the reference
+// computes them. The steps below take them as a parameter:
+// kernels/optimized/lstm.h passes vector versions with the same results.
+struct LstmIntegerOps {
+  // MatMulRequantAccumulate for int16 (gates) and int8 (projection) outputs.
+  template <class T>
+  void MatMulRequant(const int8_t* x, const int32_t* bias, const int8_t* weights,
+                     int32_t multiplier, int shift, int n_batch, int n_in, int n_out,
+                     int32_t zero_point, T* output) const {
+    MatMulRequantAccumulate(x, bias, weights, multiplier, shift, n_batch, n_in, n_out, zero_point,
+                            output);
+  }
+  // gate[i] = logistic(gate[i]), Q3.12 in, Q0.15 out.
+  void Sigmoid(int16_t* gate, int n) const {
+    for (int i = 0; i < n; ++i)
+      gate[i] = fixed_point::Logistic(fixed_point::FixedPoint16<3>::FromRaw(gate[i])).raw;
+  }
+  // out[i] = tanh(in[i]), in with `integer_bits` in [0, 6], out Q0.15.
+  void Tanh(int integer_bits, const int16_t* in, int n, int16_t* out) const {
+    TanhQ(integer_bits, in, n, out);
+  }
+};
+
 // One gate for n_batch rows; the result (Q0.15) overwrites gate.
-inline void IntegerGate(const LstmIntegerGate& g, bool is_cell_gate, const int8_t* input,
-                        const int8_t* output_state, const int16_t* cell_state, int n_batch,
-                        int n_input, int n_output, int n_cell, int16_t* gate) {
+template <class Ops>
+void IntegerGate(const LstmIntegerGate& g, bool is_cell_gate, const int8_t* input,
+                 const int8_t* output_state, const int16_t* cell_state, int n_batch, int n_input,
+                 int n_output, int n_cell, int16_t* gate, const Ops& ops) {
   const int n = n_batch * n_cell;
   std::fill_n(gate, n, int16_t{0});
-  MatMulRequantAccumulate(input, g.input_bias, g.input_weights, g.input_multiplier, g.input_shift,
-                          n_batch, n_input, n_cell, 0, gate);
-  MatMulRequantAccumulate(output_state, g.recurrent_bias, g.recurrent_weights,
-                          g.recurrent_multiplier, g.recurrent_shift, n_batch, n_output, n_cell, 0,
-                          gate);
+  ops.MatMulRequant(input, g.input_bias, g.input_weights, g.input_multiplier, g.input_shift,
+                    n_batch, n_input, n_cell, 0, gate);
+  ops.MatMulRequant(output_state, g.recurrent_bias, g.recurrent_weights, g.recurrent_multiplier,
+                    g.recurrent_shift, n_batch, n_output, n_cell, 0, gate);
   if (g.peephole_weights != nullptr) {
     // TFLite walks the peephole vector with a stride of n_output (equal to n_cell
     // unless there is a projection); reproduced as is, Prepare keeps it in bounds.
@@ -205,10 +228,9 @@ inline void IntegerGate(const LstmIntegerGate& g, bool is_cell_gate, const int8_
   }
   if (g.layer_norm_weights != nullptr) LayerNorm(g, n_batch, n_cell, gate);
   if (is_cell_gate) {
-    TanhQ<3>(gate, n, gate);
+    ops.Tanh(3, gate, n, gate);
   } else {
-    for (int i = 0; i < n; ++i)
-      gate[i] = fixed_point::Logistic(fixed_point::FixedPoint16<3>::FromRaw(gate[i])).raw;
+    ops.Sigmoid(gate, n);
   }
 }
 
@@ -218,17 +240,18 @@ inline int16_t RoundingShiftedProduct(int16_t a, int16_t b, int shift) {
 
 // One time step for n_batch rows; updates output_state and cell_state, and
 // copies the new output state to output.
-inline void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input, int n_cell,
-                            int n_output, const int8_t* input, int8_t* output_state,
-                            int16_t* cell_state, int8_t* output, const LstmIntegerScratch& s) {
+template <class Ops>
+void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input, int n_cell,
+                     int n_output, const int8_t* input, int8_t* output_state, int16_t* cell_state,
+                     int8_t* output, const LstmIntegerScratch& s, const Ops& ops) {
   const int n = n_batch * n_cell;
   if (!p.use_cifg)
     IntegerGate(p.input_gate, false, input, output_state, cell_state, n_batch, n_input, n_output,
-                n_cell, s.input_gate);
+                n_cell, s.input_gate, ops);
   IntegerGate(p.forget_gate, false, input, output_state, cell_state, n_batch, n_input, n_output,
-              n_cell, s.forget_gate);
+              n_cell, s.forget_gate, ops);
   IntegerGate(p.cell_gate, true, input, output_state, cell_state, n_batch, n_input, n_output,
-              n_cell, s.cell_gate);
+              n_cell, s.cell_gate, ops);
 
   // c = forget .* c + input .* cell_gate, in the cell state's Q format.
   const int input_times_cell_shift = 30 + p.cell_scale_log2;
@@ -246,14 +269,14 @@ inline void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input
 
   // The output gate's peephole sees the updated cell state.
   IntegerGate(p.output_gate, false, input, output_state, cell_state, n_batch, n_input, n_output,
-              n_cell, s.output_gate);
+              n_cell, s.output_gate, ops);
 
   // tanh(c) reuses the input gate's buffer, free by now. LiteRT's integer
   // LSTM has tanh for 0..6 integer bits only: with a cell state scale below
   // 2^-15 it skips it, and the buffer's input gate stands in for tanh(c).
   // Reproduced as is (Prepare refuses that scale with CIFG).
   int16_t* tanh_cell = s.input_gate;
-  if (15 + p.cell_scale_log2 >= 0) TanhQ(15 + p.cell_scale_log2, cell_state, n, tanh_cell);
+  if (15 + p.cell_scale_log2 >= 0) ops.Tanh(15 + p.cell_scale_log2, cell_state, n, tanh_cell);
   auto hidden_value = [&](int i, int32_t zero_point) {
     int32_t v = int32_t{s.output_gate[i]} * int32_t{tanh_cell[i]};
     v = quant::MultiplyByQuantizedMultiplier(v, p.hidden_multiplier, p.hidden_shift) + zero_point;
@@ -264,9 +287,9 @@ inline void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input
     // sums into the projection bias; kept as is for bit-exactness.
     for (int i = 0; i < n; ++i) s.hidden[i] = hidden_value(i, -p.hidden_zero_point);
     std::fill_n(output_state, static_cast<size_t>(n_batch) * n_output, int8_t{0});
-    MatMulRequantAccumulate(s.hidden, p.projection_bias, p.projection_weights,
-                            p.projection_multiplier, p.projection_shift, n_batch, n_cell, n_output,
-                            p.output_state_zero_point, output_state);
+    ops.MatMulRequant(s.hidden, p.projection_bias, p.projection_weights, p.projection_multiplier,
+                      p.projection_shift, n_batch, n_cell, n_output, p.output_state_zero_point,
+                      output_state);
     if (p.projection_clip > 0) {
       for (int i = 0; i < n_batch * n_output; ++i)
         output_state[i] = std::clamp<int8_t>(
@@ -280,15 +303,18 @@ inline void LstmStepInteger(const LstmIntegerParams& p, int n_batch, int n_input
 
 }  // namespace lstm_internal
 
+using LstmIntegerOps = lstm_internal::LstmIntegerOps;
+
 // The whole sequence. input: [time, batch, n_input] when time_major, else
 // [batch, time, n_input]; output likewise with n_output. output_state
 // [n_batch, n_output] and cell_state [n_batch, n_cell] carry over between calls.
 // Time-major runs all batch rows per step; batch-major runs one row at a time,
 // as TFLite does (the two orders differ only through the peephole stride).
-inline void UnidirectionalSequenceLstmInteger(const LstmIntegerParams& p, const LstmShape& shape,
-                                              const int8_t* input, int8_t* output_state,
-                                              int16_t* cell_state, int8_t* output,
-                                              const LstmIntegerScratch& scratch) {
+template <class Ops = LstmIntegerOps>
+void UnidirectionalSequenceLstmInteger(const LstmIntegerParams& p, const LstmShape& shape,
+                                       const int8_t* input, int8_t* output_state,
+                                       int16_t* cell_state, int8_t* output,
+                                       const LstmIntegerScratch& scratch, const Ops& ops = Ops()) {
   const int n_input = shape.n_input;
   const int n_output = shape.n_output;
   const int n_cell = shape.n_cell;
@@ -298,7 +324,7 @@ inline void UnidirectionalSequenceLstmInteger(const LstmIntegerParams& p, const 
     for (int t = 0; t < shape.n_time; ++t) {
       lstm_internal::LstmStepInteger(p, shape.n_batch, n_input, n_cell, n_output,
                                      input + t * input_step, output_state, cell_state,
-                                     output + t * output_step, scratch);
+                                     output + t * output_step, scratch, ops);
     }
   } else {
     for (int b = 0; b < shape.n_batch; ++b) {
@@ -307,7 +333,7 @@ inline void UnidirectionalSequenceLstmInteger(const LstmIntegerParams& p, const 
         lstm_internal::LstmStepInteger(p, 1, n_input, n_cell, n_output, input + row * n_input,
                                        output_state + static_cast<size_t>(b) * n_output,
                                        cell_state + static_cast<size_t>(b) * n_cell,
-                                       output + row * n_output, scratch);
+                                       output + row * n_output, scratch, ops);
       }
     }
   }

@@ -86,9 +86,26 @@ inline void MatVecAccumulate(const float* matrix, int rows, int cols, const floa
   }
 }
 
+// The step's matrix-vector products and activations as the reference computes
+// them. The steps below take them as a parameter: kernels/optimized/lstm.h
+// passes vector versions with the same meaning (the products bit-exact, the
+// activations within tolerance).
+struct LstmFloatOps {
+  // result[b][r] += matrix row r . vector row b (MatVecAccumulate).
+  void MatVec(const float* matrix, int rows, int cols, const float* vector, int n_batch,
+              float* result) const {
+    MatVecAccumulate(matrix, rows, cols, vector, n_batch, result);
+  }
+  // v[i] = act(v[i]) for i < n.
+  void Activate(LstmActivation act, float* v, int n) const {
+    for (int i = 0; i < n; ++i) v[i] = lstm_float_internal::Activate(act, v[i]);
+  }
+};
+
 // Layer normalization (if any) and the activation of a gate's pre-activation.
-inline void FinishGate(const LstmFloatGate& g, LstmActivation act, int n_batch, int n_cell,
-                       float* gate) {
+template <class Ops>
+void FinishGate(const LstmFloatGate& g, LstmActivation act, int n_batch, int n_cell, float* gate,
+                const Ops& ops) {
   const int n = n_batch * n_cell;
   if (g.layer_norm_weights != nullptr) {
     // TFLite's MeanStddevNormalization: the mean, then the mean squared
@@ -110,7 +127,7 @@ inline void FinishGate(const LstmFloatGate& g, LstmActivation act, int n_batch, 
       for (int i = 0; i < n_cell; ++i) row[i] = row[i] + g.bias[i];
     }
   }
-  for (int i = 0; i < n; ++i) gate[i] = Activate(act, gate[i]);
+  ops.Activate(act, gate, n);
 }
 
 // c = forget .* c + input .* cell (input = 1 - forget with CIFG), clipped.
@@ -125,47 +142,50 @@ inline void UpdateCell(bool use_cifg, float cell_clip, int n, const LstmFloatScr
     for (int i = 0; i < n; ++i) cell_state[i] = std::max(-cell_clip, std::min(cell_state[i], cell_clip));
 }
 
-inline void Gate(const LstmFloatGate& g, LstmActivation act, const float* input,
-                 const float* output_state, const float* cell_state, int n_batch, int n_input,
-                 int n_output, int n_cell, float* gate) {
+template <class Ops>
+void Gate(const LstmFloatGate& g, LstmActivation act, const float* input,
+          const float* output_state, const float* cell_state, int n_batch, int n_input,
+          int n_output, int n_cell, float* gate, const Ops& ops) {
   const int n = n_batch * n_cell;
   if (g.layer_norm_weights != nullptr) {
     std::fill_n(gate, n, 0.0f);
   } else {
     for (int b = 0; b < n_batch; ++b) std::copy_n(g.bias, n_cell, gate + b * n_cell);
   }
-  MatVecAccumulate(g.input_weights, n_cell, n_input, input, n_batch, gate);
-  MatVecAccumulate(g.recurrent_weights, n_cell, n_output, output_state, n_batch, gate);
+  ops.MatVec(g.input_weights, n_cell, n_input, input, n_batch, gate);
+  ops.MatVec(g.recurrent_weights, n_cell, n_output, output_state, n_batch, gate);
   if (g.peephole_weights != nullptr) {
     for (int b = 0; b < n_batch; ++b)
       for (int i = 0; i < n_cell; ++i)
         gate[b * n_cell + i] += g.peephole_weights[i] * cell_state[b * n_cell + i];
   }
-  FinishGate(g, act, n_batch, n_cell, gate);
+  FinishGate(g, act, n_batch, n_cell, gate, ops);
 }
 
-inline void StepFloat(const LstmFloatParams& p, int n_batch, int n_input, int n_cell,
-                      int n_output, const float* input, float* output_state, float* cell_state,
-                      float* output, const LstmFloatScratch& s) {
+template <class Ops>
+void StepFloat(const LstmFloatParams& p, int n_batch, int n_input, int n_cell, int n_output,
+               const float* input, float* output_state, float* cell_state, float* output,
+               const LstmFloatScratch& s, const Ops& ops) {
   const int n = n_batch * n_cell;
   if (!p.use_cifg)
     Gate(p.input_gate, LstmActivation::kSigmoid, input, output_state, cell_state, n_batch,
-         n_input, n_output, n_cell, s.input_gate);
+         n_input, n_output, n_cell, s.input_gate, ops);
   Gate(p.forget_gate, LstmActivation::kSigmoid, input, output_state, cell_state, n_batch,
-       n_input, n_output, n_cell, s.forget_gate);
+       n_input, n_output, n_cell, s.forget_gate, ops);
   LstmFloatGate cell_gate = p.cell_gate;
   cell_gate.peephole_weights = nullptr;  // the cell gate has no peephole
   Gate(cell_gate, p.activation, input, output_state, cell_state, n_batch, n_input, n_output,
-       n_cell, s.cell_gate);
+       n_cell, s.cell_gate, ops);
 
   UpdateCell(p.use_cifg, p.cell_clip, n, s, cell_state);
 
   Gate(p.output_gate, LstmActivation::kSigmoid, input, output_state, cell_state, n_batch,
-       n_input, n_output, n_cell, s.output_gate);
+       n_input, n_output, n_cell, s.output_gate, ops);
 
   // hidden = output .* act(c), in the cell gate's buffer (free by now).
   float* hidden = s.cell_gate;
-  for (int i = 0; i < n; ++i) hidden[i] = Activate(p.activation, cell_state[i]);
+  std::copy_n(cell_state, n, hidden);
+  ops.Activate(p.activation, hidden, n);
   for (int i = 0; i < n; ++i) hidden[i] = s.output_gate[i] * hidden[i];
   const size_t out_n = static_cast<size_t>(n_batch) * n_output;
   if (p.projection_weights != nullptr) {
@@ -175,7 +195,7 @@ inline void StepFloat(const LstmFloatParams& p, int n_batch, int n_input, int n_
       else
         std::fill_n(output_state + b * n_output, n_output, 0.0f);
     }
-    MatVecAccumulate(p.projection_weights, n_output, n_cell, hidden, n_batch, output_state);
+    ops.MatVec(p.projection_weights, n_output, n_cell, hidden, n_batch, output_state);
     if (p.proj_clip > 0.0f)
       for (size_t i = 0; i < out_n; ++i)
         output_state[i] = std::max(-p.proj_clip, std::min(output_state[i], p.proj_clip));
@@ -186,6 +206,8 @@ inline void StepFloat(const LstmFloatParams& p, int n_batch, int n_input, int n_
 }
 
 }  // namespace lstm_float_internal
+
+using LstmFloatOps = lstm_float_internal::LstmFloatOps;
 
 // Hybrid (dynamic-range) LSTM: float activations and states, int8 weights with
 // one scale per tensor, as TFLite's hybrid LSTM step computes it. Each step
@@ -273,10 +295,28 @@ inline void MatVecAccumulate(const int8_t* matrix, float matrix_scale, const int
   }
 }
 
-inline void Gate(const LstmHybridParams& p, const LstmHybridGate& g, LstmActivation act,
-                 const LstmHybridScratch& s, bool input_zero, bool state_zero,
-                 const float* cell_state, int n_batch, int n_input, int n_output, int n_cell,
-                 float* gate) {
+// The hybrid step's quantization, integer products and activations as the
+// reference computes them (see LstmFloatOps).
+struct LstmHybridOps : LstmFloatOps {
+  void QuantizeRows(const float* v, int n_batch, int n, bool asymmetric, int8_t* q,
+                    float* scales, int32_t* zero_points) const {
+    lstm_hybrid_internal::QuantizeRows(v, n_batch, n, asymmetric, q, scales, zero_points);
+  }
+  // result[b][r] += float(matrix row r . (q row b) - row_sums[r] zero_points[b])
+  //                 * (scales[b] * matrix_scale)
+  void MatVecQuantized(const int8_t* matrix, float matrix_scale, const int32_t* row_sums,
+                       int rows, int cols, const int8_t* q, const float* scales,
+                       const int32_t* zero_points, bool asymmetric, int n_batch,
+                       float* result) const {
+    lstm_hybrid_internal::MatVecAccumulate(matrix, matrix_scale, row_sums, rows, cols, q, scales,
+                                           zero_points, asymmetric, n_batch, result);
+  }
+};
+
+template <class Ops>
+void Gate(const LstmHybridParams& p, const LstmHybridGate& g, LstmActivation act,
+          const LstmHybridScratch& s, bool input_zero, bool state_zero, const float* cell_state,
+          int n_batch, int n_input, int n_output, int n_cell, float* gate, const Ops& ops) {
   const int n = n_batch * n_cell;
   if (g.layer_norm_weights != nullptr) {
     std::fill_n(gate, n, 0.0f);
@@ -284,13 +324,13 @@ inline void Gate(const LstmHybridParams& p, const LstmHybridGate& g, LstmActivat
     for (int b = 0; b < n_batch; ++b) std::copy_n(g.bias, n_cell, gate + b * n_cell);
   }
   if (!input_zero)
-    MatVecAccumulate(g.input_weights, g.input_scale, g.input_row_sums, n_cell, n_input,
-                     s.quantized_input, s.input_scales, s.input_zero_points, p.asymmetric,
-                     n_batch, gate);
+    ops.MatVecQuantized(g.input_weights, g.input_scale, g.input_row_sums, n_cell, n_input,
+                        s.quantized_input, s.input_scales, s.input_zero_points, p.asymmetric,
+                        n_batch, gate);
   if (!state_zero)
-    MatVecAccumulate(g.recurrent_weights, g.recurrent_scale, g.recurrent_row_sums, n_cell,
-                     n_output, s.quantized_state, s.state_scales, s.state_zero_points,
-                     p.asymmetric, n_batch, gate);
+    ops.MatVecQuantized(g.recurrent_weights, g.recurrent_scale, g.recurrent_row_sums, n_cell,
+                        n_output, s.quantized_state, s.state_scales, s.state_zero_points,
+                        p.asymmetric, n_batch, gate);
   // The float gate's peephole and layer norm steps, then the activation.
   LstmFloatGate rest;
   rest.peephole_weights = g.peephole_weights;
@@ -301,39 +341,41 @@ inline void Gate(const LstmHybridParams& p, const LstmHybridGate& g, LstmActivat
       for (int i = 0; i < n_cell; ++i)
         gate[b * n_cell + i] += rest.peephole_weights[i] * cell_state[b * n_cell + i];
   }
-  lstm_float_internal::FinishGate(rest, act, n_batch, n_cell, gate);
+  lstm_float_internal::FinishGate(rest, act, n_batch, n_cell, gate, ops);
 }
 
-inline void StepHybrid(const LstmHybridParams& p, int n_batch, int n_input, int n_cell,
-                       int n_output, const float* input, float* output_state, float* cell_state,
-                       float* output, const LstmHybridScratch& s) {
+template <class Ops>
+void StepHybrid(const LstmHybridParams& p, int n_batch, int n_input, int n_cell, int n_output,
+                const float* input, float* output_state, float* cell_state, float* output,
+                const LstmHybridScratch& s, const Ops& ops) {
   const int n = n_batch * n_cell;
   const bool input_zero = AllZero(input, n_batch * n_input);
   const bool state_zero = AllZero(output_state, n_batch * n_output);
   if (!input_zero)
-    QuantizeRows(input, n_batch, n_input, p.asymmetric, s.quantized_input, s.input_scales,
-                 s.input_zero_points);
+    ops.QuantizeRows(input, n_batch, n_input, p.asymmetric, s.quantized_input, s.input_scales,
+                     s.input_zero_points);
   if (!state_zero)
-    QuantizeRows(output_state, n_batch, n_output, p.asymmetric, s.quantized_state,
-                 s.state_scales, s.state_zero_points);
+    ops.QuantizeRows(output_state, n_batch, n_output, p.asymmetric, s.quantized_state,
+                     s.state_scales, s.state_zero_points);
   const LstmFloatScratch& g = s.gates;
   if (!p.use_cifg)
     Gate(p, p.input_gate, LstmActivation::kSigmoid, s, input_zero, state_zero, cell_state,
-         n_batch, n_input, n_output, n_cell, g.input_gate);
+         n_batch, n_input, n_output, n_cell, g.input_gate, ops);
   Gate(p, p.forget_gate, LstmActivation::kSigmoid, s, input_zero, state_zero, cell_state,
-       n_batch, n_input, n_output, n_cell, g.forget_gate);
+       n_batch, n_input, n_output, n_cell, g.forget_gate, ops);
   LstmHybridGate cell_gate = p.cell_gate;
   cell_gate.peephole_weights = nullptr;
   Gate(p, cell_gate, p.activation, s, input_zero, state_zero, cell_state, n_batch, n_input,
-       n_output, n_cell, g.cell_gate);
+       n_output, n_cell, g.cell_gate, ops);
 
   lstm_float_internal::UpdateCell(p.use_cifg, p.cell_clip, n, g, cell_state);
 
   Gate(p, p.output_gate, LstmActivation::kSigmoid, s, input_zero, state_zero, cell_state,
-       n_batch, n_input, n_output, n_cell, g.output_gate);
+       n_batch, n_input, n_output, n_cell, g.output_gate, ops);
 
   float* hidden = g.cell_gate;
-  for (int i = 0; i < n; ++i) hidden[i] = lstm_float_internal::Activate(p.activation, cell_state[i]);
+  std::copy_n(cell_state, n, hidden);
+  ops.Activate(p.activation, hidden, n);
   for (int i = 0; i < n; ++i) hidden[i] = g.output_gate[i] * hidden[i];
   const size_t out_n = static_cast<size_t>(n_batch) * n_output;
   if (p.projection_weights != nullptr) {
@@ -344,11 +386,11 @@ inline void StepHybrid(const LstmHybridParams& p, int n_batch, int n_input, int 
         std::fill_n(output_state + b * n_output, n_output, 0.0f);
     }
     if (!AllZero(hidden, n)) {
-      QuantizeRows(hidden, n_batch, n_cell, p.asymmetric, s.quantized_hidden, s.hidden_scales,
-                   s.hidden_zero_points);
-      MatVecAccumulate(p.projection_weights, p.projection_scale, p.projection_row_sums, n_output,
-                       n_cell, s.quantized_hidden, s.hidden_scales, s.hidden_zero_points,
-                       p.asymmetric, n_batch, output_state);
+      ops.QuantizeRows(hidden, n_batch, n_cell, p.asymmetric, s.quantized_hidden,
+                       s.hidden_scales, s.hidden_zero_points);
+      ops.MatVecQuantized(p.projection_weights, p.projection_scale, p.projection_row_sums,
+                          n_output, n_cell, s.quantized_hidden, s.hidden_scales,
+                          s.hidden_zero_points, p.asymmetric, n_batch, output_state);
     }
     if (p.proj_clip > 0.0f)
       for (size_t i = 0; i < out_n; ++i)
@@ -361,11 +403,14 @@ inline void StepHybrid(const LstmHybridParams& p, int n_batch, int n_input, int 
 
 }  // namespace lstm_hybrid_internal
 
+using LstmHybridOps = lstm_hybrid_internal::LstmHybridOps;
+
 // The whole sequence, laid out and stepped as UnidirectionalSequenceLstmInteger.
-inline void UnidirectionalSequenceLstmFloat(const LstmFloatParams& p, const LstmShape& shape,
-                                            const float* input, float* output_state,
-                                            float* cell_state, float* output,
-                                            const LstmFloatScratch& scratch) {
+template <class Ops = LstmFloatOps>
+void UnidirectionalSequenceLstmFloat(const LstmFloatParams& p, const LstmShape& shape,
+                                     const float* input, float* output_state, float* cell_state,
+                                     float* output, const LstmFloatScratch& scratch,
+                                     const Ops& ops = Ops()) {
   const int n_input = shape.n_input, n_output = shape.n_output, n_cell = shape.n_cell;
   if (shape.time_major) {
     const size_t input_step = static_cast<size_t>(shape.n_batch) * n_input;
@@ -373,7 +418,7 @@ inline void UnidirectionalSequenceLstmFloat(const LstmFloatParams& p, const Lstm
     for (int t = 0; t < shape.n_time; ++t)
       lstm_float_internal::StepFloat(p, shape.n_batch, n_input, n_cell, n_output,
                                      input + t * input_step, output_state, cell_state,
-                                     output + t * output_step, scratch);
+                                     output + t * output_step, scratch, ops);
   } else {
     for (int b = 0; b < shape.n_batch; ++b) {
       for (int t = 0; t < shape.n_time; ++t) {
@@ -381,16 +426,17 @@ inline void UnidirectionalSequenceLstmFloat(const LstmFloatParams& p, const Lstm
         lstm_float_internal::StepFloat(p, 1, n_input, n_cell, n_output, input + row * n_input,
                                        output_state + static_cast<size_t>(b) * n_output,
                                        cell_state + static_cast<size_t>(b) * n_cell,
-                                       output + row * n_output, scratch);
+                                       output + row * n_output, scratch, ops);
       }
     }
   }
 }
 
-inline void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const LstmShape& shape,
-                                             const float* input, float* output_state,
-                                             float* cell_state, float* output,
-                                             const LstmHybridScratch& scratch) {
+template <class Ops = LstmHybridOps>
+void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const LstmShape& shape,
+                                      const float* input, float* output_state, float* cell_state,
+                                      float* output, const LstmHybridScratch& scratch,
+                                      const Ops& ops = Ops()) {
   const int n_input = shape.n_input, n_output = shape.n_output, n_cell = shape.n_cell;
   if (shape.time_major) {
     const size_t input_step = static_cast<size_t>(shape.n_batch) * n_input;
@@ -398,7 +444,7 @@ inline void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const Ls
     for (int t = 0; t < shape.n_time; ++t)
       lstm_hybrid_internal::StepHybrid(p, shape.n_batch, n_input, n_cell, n_output,
                                        input + t * input_step, output_state, cell_state,
-                                       output + t * output_step, scratch);
+                                       output + t * output_step, scratch, ops);
   } else {
     for (int b = 0; b < shape.n_batch; ++b) {
       for (int t = 0; t < shape.n_time; ++t) {
@@ -407,7 +453,7 @@ inline void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const Ls
                                          input + row * n_input,
                                          output_state + static_cast<size_t>(b) * n_output,
                                          cell_state + static_cast<size_t>(b) * n_cell,
-                                         output + row * n_output, scratch);
+                                         output + row * n_output, scratch, ops);
       }
     }
   }
@@ -435,7 +481,7 @@ inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape
       const size_t row0 = static_cast<size_t>(t) * shape.n_batch;
       lstm_float_internal::StepFloat(p, shape.n_batch, n_input, n_cell, n_output,
                                      input + row0 * n_input, output_state, cell_state, step_out,
-                                     scratch);
+                                     scratch, LstmFloatOps());
       scatter(shape.n_batch, output + row0 * output_stride);
     }
   } else {
@@ -446,7 +492,7 @@ inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape
         lstm_float_internal::StepFloat(p, 1, n_input, n_cell, n_output, input + row * n_input,
                                        output_state + static_cast<size_t>(b) * n_output,
                                        cell_state + static_cast<size_t>(b) * n_cell, step_out,
-                                       scratch);
+                                       scratch, LstmFloatOps());
         scatter(1, output + row * output_stride);
       }
     }
