@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/lstm.h"
 #include "kernels/reference/lstm_float.h"
 #include "ops/kernel.h"
 
@@ -58,6 +59,9 @@ struct Direction {
 struct BidiData {
   std::array<Direction, 2> dir;
   bool merge = false;
+  // Both directions' packed weights for the vector products
+  // (kernels/optimized/lstm.h); null: the reference's loops.
+  std::unique_ptr<optimized::LstmPackedWeights> packed;
 };
 
 std::string DimsString(const std::vector<int32_t>& dims) {
@@ -204,6 +208,16 @@ void PrepareBidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
                  data->dir[0].shape.n_cell, ", ", data->dir[0].shape.n_output, ")");
   for (int o = 0; o < (data->merge ? 1 : 2); ++o)
     ctx.CheckType(node, ctx.output(node, o), DataType::kFloat32);
+  if (ctx.optimized() && optimized::LstmVectorIsa(optimized::SelectedIsa())) {
+    data->packed = std::make_unique<optimized::LstmPackedWeights>(optimized::SelectedIsa());
+    for (int base : {0, kDirectionStride}) {
+      for (int i = base + kInputToGate; i <= base + kProjection; ++i) {
+        const Tensor* t = ctx.optional_input(node, i);
+        if (t != nullptr && t->is_constant() && t->type == DataType::kFloat32 && t->rank() == 2)
+          data->packed->AddFloat(t->data_as<float>(), t->dim(0), t->dim(1));
+      }
+    }
+  }
   node.scratch_bytes = offset + static_cast<size_t>(n_batch) * max_output * sizeof(float);
   std::vector<int32_t> dims = input.dims;
   if (data->merge) {
@@ -256,8 +270,16 @@ void EvalBidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
     float* output = ctx.out(node, data.merge ? 0 : k).data_as<float>();
     const int offset = data.merge && k == 1 ? data.dir[0].shape.n_output : 0;
     const int stride = data.merge ? merged_width : d.shape.n_output;
-    reference::SequenceLstmFloatDirection(p, d.shape, /*forward=*/k == 0, input, output_state,
-                                          cell_state, output, offset, stride, step_out, scratch);
+    if (data.packed) {
+      optimized::FloatLstmOps ops;
+      ops.weights = data.packed.get();
+      reference::SequenceLstmFloatDirection(p, d.shape, /*forward=*/k == 0, input, output_state,
+                                            cell_state, output, offset, stride, step_out, scratch,
+                                            ops);
+    } else {
+      reference::SequenceLstmFloatDirection(p, d.shape, /*forward=*/k == 0, input, output_state,
+                                            cell_state, output, offset, stride, step_out, scratch);
+    }
   }
 }
 

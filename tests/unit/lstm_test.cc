@@ -638,7 +638,8 @@ std::vector<float> ReverseTime(const FloatSpec& s, const std::vector<float>& x, 
   return y;
 }
 
-void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int seed) {
+void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int seed,
+                      int threads) {
   std::mt19937 rng(seed);
   const FloatWeights wf = RandomWeights(fw, rng), wb = RandomWeights(bw, rng);
   OpModel m;
@@ -660,7 +661,7 @@ void RunBidirectional(const FloatSpec& fw, const FloatSpec& bw, bool merge, int 
   p.time_major = fw.time_major;
   p.merge_outputs = merge;
   m.AddOp(BuiltinOp::kBidirectionalSequenceLstm, in, outs, p, 1);
-  m.Build();
+  m.Build(threads);
   std::vector<double> hf(size_t(fw.batch) * fw.n_output, 0.0), cf(size_t(fw.batch) * fw.n_cell, 0.0);
   std::vector<double> hb(size_t(bw.batch) * bw.n_output, 0.0), cb(size_t(bw.batch) * bw.n_cell, 0.0);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -812,12 +813,12 @@ TEST(LstmSingleStep, RejectsBasicKernelAndSequenceInput) {
   }
 }
 
-TEST(BidirectionalLstmFloat, SeparateOutputsBatchMajor) {
+TEST_P(LstmThreads, BidirectionalSeparateOutputsBatchMajor) {
   float_lstm::FloatSpec fw, bw;
-  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 51);
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 51, Threads());
 }
 
-TEST(BidirectionalLstmFloat, MergedOutputsTimeMajorPeepholeProjectionCifg) {
+TEST_P(LstmThreads, BidirectionalMergedOutputsTimeMajorPeepholeProjectionCifg) {
   float_lstm::FloatSpec fw, bw;
   fw.time_major = bw.time_major = true;
   fw.peephole = fw.projection = bw.projection = true;
@@ -825,23 +826,23 @@ TEST(BidirectionalLstmFloat, MergedOutputsTimeMajorPeepholeProjectionCifg) {
   bw.cifg = true;
   fw.cell_clip = bw.cell_clip = 0.8f;
   fw.proj_clip = bw.proj_clip = 0.4f;
-  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 52);
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 52, Threads());
 }
 
-TEST(BidirectionalLstmFloat, MergedOutputsBatchMajorOneRow) {
+TEST_P(LstmThreads, BidirectionalMergedOutputsBatchMajorOneRow) {
   float_lstm::FloatSpec fw, bw;
   fw.batch = bw.batch = 1;
   fw.time = bw.time = 4;
-  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 53);
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/true, 53, Threads());
 }
 
-TEST(BidirectionalLstmFloat, SeparateOutputsTimeMajorThreeRows) {
+TEST_P(LstmThreads, BidirectionalSeparateOutputsTimeMajorThreeRows) {
   float_lstm::FloatSpec fw, bw;
   fw.batch = bw.batch = 3;
   fw.time = bw.time = 4;
   fw.time_major = bw.time_major = true;
   fw.peephole = bw.peephole = true;
-  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 54);
+  float_lstm::RunBidirectional(fw, bw, /*merge=*/false, 54, Threads());
 }
 
 TEST(BidirectionalLstmFloat, RejectsAuxInputAndHybridWeights) {

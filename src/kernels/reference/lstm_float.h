@@ -464,11 +464,12 @@ void UnidirectionalSequenceLstmHybrid(const LstmHybridParams& p, const LstmShape
 // backwards when !forward, and each step's [rows, n_output] result is written
 // at column `output_offset` of output rows `output_stride` wide. `step_out`
 // holds n_batch * n_output floats.
-inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape& shape,
-                                       bool forward, const float* input, float* output_state,
-                                       float* cell_state, float* output, int output_offset,
-                                       int output_stride, float* step_out,
-                                       const LstmFloatScratch& scratch) {
+template <class Ops = LstmFloatOps>
+void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape& shape, bool forward,
+                                const float* input, float* output_state, float* cell_state,
+                                float* output, int output_offset, int output_stride,
+                                float* step_out, const LstmFloatScratch& scratch,
+                                const Ops& ops = Ops()) {
   const int n_input = shape.n_input, n_output = shape.n_output, n_cell = shape.n_cell;
   auto scatter = [&](int rows, float* out_row0) {
     for (int r = 0; r < rows; ++r)
@@ -481,7 +482,7 @@ inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape
       const size_t row0 = static_cast<size_t>(t) * shape.n_batch;
       lstm_float_internal::StepFloat(p, shape.n_batch, n_input, n_cell, n_output,
                                      input + row0 * n_input, output_state, cell_state, step_out,
-                                     scratch, LstmFloatOps());
+                                     scratch, ops);
       scatter(shape.n_batch, output + row0 * output_stride);
     }
   } else {
@@ -492,7 +493,7 @@ inline void SequenceLstmFloatDirection(const LstmFloatParams& p, const LstmShape
         lstm_float_internal::StepFloat(p, 1, n_input, n_cell, n_output, input + row * n_input,
                                        output_state + static_cast<size_t>(b) * n_output,
                                        cell_state + static_cast<size_t>(b) * n_cell, step_out,
-                                       scratch, LstmFloatOps());
+                                       scratch, ops);
         scatter(1, output + row * output_stride);
       }
     }
