@@ -1002,6 +1002,55 @@ void BM_HybridFullyConnected(benchmark::State& state, int rows, int depth, int u
   state.SetItemsProcessed(state.iterations() * int64_t{rows} * depth * units);
 }
 
+// Hybrid BATCH_MATMUL (asymmetric lhs rows, constant int8 rhs): batches x
+// [rows x depth] x [depth x cols], the lhs quantization included.
+void BM_HybridBatchMatMul(benchmark::State& state, int batches, int rows, int depth, int cols) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::BatchMatMulGeometry g;
+  g.lhs_batch[2] = g.out_batch[2] = batches;
+  g.rows = rows;
+  g.depth = depth;
+  g.cols = cols;
+  std::vector<float> lhs(static_cast<size_t>(batches) * rows * depth);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 3.0f);
+  for (float& x : lhs) x = dist(rng);
+  const std::vector<uint8_t> rhs_bytes = RandomBytes(static_cast<size_t>(depth) * cols, 2);
+  const auto* rhs = reinterpret_cast<const int8_t*>(rhs_bytes.data());
+  std::vector<int32_t> sums(cols, 0);
+  for (int k = 0; k < depth; ++k)
+    for (int n = 0; n < cols; ++n) sums[n] += rhs[static_cast<size_t>(k) * cols + n];
+  ref::HybridBatchMatMulParams p;
+  p.asymmetric = true;
+  p.rhs_scale = 0.01f;
+  p.column_sums = sums.data();
+  const size_t lhs_rows = static_cast<size_t>(batches) * rows;
+  std::vector<int8_t> quantized(lhs.size());
+  std::vector<float> scales(lhs_rows), row(depth);
+  std::vector<int32_t> zero_points(lhs_rows);
+  std::vector<float> output(lhs_rows * cols);
+  if (isa == kReference) {
+    for (auto _ : state) {
+      ref::QuantizeBatchMatMulLhs(g, p, lhs.data(), row.data(), quantized.data(), scales.data(),
+                                  zero_points.data(), 0, batches);
+      ref::HybridBatchMatMul(g, p, quantized.data(), scales.data(), zero_points.data(), rhs,
+                             output.data());
+    }
+  } else {
+    const opt::HybridBatchMatMulKernel kernel(g, rhs, static_cast<Isa>(isa));
+    opt::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes());
+    for (auto _ : state) {
+      kernel.QuantizeLhs(p, lhs.data(), row.data(), quantized.data(), scales.data(),
+                         zero_points.data(), 0, batches);
+      kernel.Run(p, quantized.data(), scales.data(), zero_points.data(), output.data(),
+                 scratch.data());
+    }
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * int64_t{batches} * rows * depth * cols);
+}
+
 // Hybrid DEPTHWISE_CONV_2D (multiplier 1) with its per-call image quantization.
 void BM_HybridDepthwise(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
@@ -1263,6 +1312,9 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("fully_connected_hybrid/64x128->256", BM_HybridFullyConnected, 64,
                                128, 256)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("batch_matmul_hybrid/8x128x64x128", BM_HybridBatchMatMul, 8, 128,
+                               64, 128)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mul_float/24x24x40*40", BM_MulChannelsFloat)->Apply(IsaArgs);

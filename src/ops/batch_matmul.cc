@@ -4,8 +4,8 @@
 //           ([..., N, K] with adj_y), ranks 2 to 5, batch dimensions broadcast
 //   output: [broadcast batch..., M, N]
 //   types:  all FLOAT32; all INT8; INT8 inputs with an INT32 output (raw sums);
-//           all INT16 (zero points 0). Hybrid (FLOAT32 lhs, INT8 rhs) is
-//           rejected in Prepare.
+//           all INT16 (zero points 0); hybrid: FLOAT32 lhs, constant INT8 rhs
+//           (per-tensor scale, zero point 0), FLOAT32 output.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -14,6 +14,7 @@
 
 #include "kernels/optimized/batch_matmul_float.h"
 #include "kernels/optimized/batch_matmul_int8.h"
+#include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/hybrid.h"
@@ -33,8 +34,10 @@ struct BatchMatMulData {
   reference::HybridBatchMatMulParams hybrid_params;
   std::vector<int32_t> column_sums;
   int64_t lhs_matrices = 0;
-  // Scratch: quantized lhs, row scales, row zero points, one row buffer.
-  size_t scales_offset = 0, zero_points_offset = 0, row_offset = 0;
+  // Scratch: quantized lhs, row scales, row zero points, one row buffer
+  // (then the vector kernel's, when there is one).
+  size_t scales_offset = 0, zero_points_offset = 0, row_offset = 0, kernel_offset = 0;
+  std::unique_ptr<optimized::HybridBatchMatMulKernel> fast_hybrid;
   // float32 in vectors (bit-exact), when the kernel set allows it.
   optimized::Isa float_isa = optimized::Isa::kScalar;
   // int8 -> int8 in vectors (bit-exact), when the kernel set allows it.
@@ -126,6 +129,13 @@ void PrepareBatchMatMul(KernelContext& ctx, Node& node) {
     data->zero_points_offset = data->scales_offset + rows * sizeof(float);
     data->row_offset = data->zero_points_offset + rows * sizeof(int32_t);
     node.scratch_bytes = data->row_offset + sizeof(float) * g.depth;
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) && g.rows > 0 &&
+        g.cols > 0 && g.depth > 0) {
+      data->fast_hybrid = std::make_unique<optimized::HybridBatchMatMulKernel>(
+          g, r, optimized::SelectedIsa());
+      data->kernel_offset = (node.scratch_bytes + 63) / 64 * 64;
+      node.scratch_bytes = data->kernel_offset + data->fast_hybrid->scratch_bytes();
+    }
     data->g = g;
     ctx.SetOutputDims(node, 0, out_dims);
     node.op_data = std::move(data);
@@ -184,6 +194,13 @@ void EvalBatchMatMul(KernelContext& ctx, const Node& node) {
     float* scales = reinterpret_cast<float*>(node.scratch + d.scales_offset);
     int32_t* zero_points = reinterpret_cast<int32_t*>(node.scratch + d.zero_points_offset);
     float* row = reinterpret_cast<float*>(node.scratch + d.row_offset);
+    if (d.fast_hybrid) {
+      d.fast_hybrid->QuantizeLhs(d.hybrid_params, lhs.data_as<float>(), row, quantized, scales,
+                                 zero_points, 0, d.lhs_matrices);
+      d.fast_hybrid->Run(d.hybrid_params, quantized, scales, zero_points, output.data_as<float>(),
+                         node.scratch + d.kernel_offset);
+      return;
+    }
     reference::QuantizeBatchMatMulLhs(d.g, d.hybrid_params, lhs.data_as<float>(), row, quantized,
                                       scales, zero_points, 0, d.lhs_matrices);
     reference::HybridBatchMatMul(d.g, d.hybrid_params, quantized, scales, zero_points,

@@ -4,6 +4,7 @@
 // blocks, 4/6/8-row tiles, the row panel), odd depths (the int16 pair tail),
 // padding, strides, several batches (a zero point per image or row) and
 // 1-3 tasks.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,8 +16,10 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/hybrid_depthwise.h"
+#include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/hybrid.h"
 
 namespace delegato {
@@ -316,6 +319,70 @@ TEST_P(HybridKernelTest, FullyConnectedEqualsReference) {
           EXPECT_TRUE(SameBytes(ref, fast))
               << optimized::IsaName(isa) << " " << batches << "x" << depth << " -> " << units
               << " variant " << variant;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------ BATCH_MATMUL
+
+TEST_P(HybridKernelTest, BatchMatMulEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(17);
+  struct Batches {
+    int32_t lhs, rhs;
+  };
+  for (Batches batches : {Batches{1, 1}, Batches{2, 1}, Batches{1, 3}, Batches{3, 3}}) {
+    for (int rows : {1, 5, 16, 17, 33}) {
+      for (int depth : {1, 3, 4, 31, 65}) {
+        for (int cols : {1, 5, 16, 17, 40}) {
+          for (int variant = 0; variant < 8; ++variant) {
+            reference::BatchMatMulGeometry g;
+            g.lhs_batch[2] = batches.lhs;
+            g.rhs_batch[2] = batches.rhs;
+            g.out_batch[2] = std::max(batches.lhs, batches.rhs);
+            g.rows = rows;
+            g.cols = cols;
+            g.depth = depth;
+            g.adj_x = (variant & 1) != 0;
+            g.adj_y = (variant & 2) != 0;
+            reference::HybridBatchMatMulParams p;
+            p.asymmetric = (variant & 4) != 0;
+            p.rhs_scale = 0.013f;
+            const size_t lhs_rows = static_cast<size_t>(batches.lhs) * rows;
+            const std::vector<float> lhs = RandomFloats(rng, lhs_rows * depth, -2.0f, 4.0f);
+            const std::vector<int8_t> rhs =
+                RandomWeights(rng, static_cast<size_t>(batches.rhs) * depth * cols);
+            // Column sums as Prepare computes them.
+            std::vector<int32_t> sums(static_cast<size_t>(batches.rhs) * cols, 0);
+            for (int32_t mat = 0; mat < batches.rhs; ++mat)
+              for (int n = 0; n < cols; ++n)
+                for (int k = 0; k < depth; ++k)
+                  sums[mat * cols + n] += rhs[static_cast<size_t>(mat) * depth * cols +
+                                              (g.adj_y ? n * depth + k : k * cols + n)];
+            p.column_sums = sums.data();
+            const size_t out_size = static_cast<size_t>(g.out_batch[2]) * rows * cols;
+            std::vector<float> row(depth);
+            std::vector<int8_t> q_ref(lhs_rows * depth), q_fast(lhs_rows * depth);
+            std::vector<float> s_ref(lhs_rows), s_fast(lhs_rows);
+            std::vector<int32_t> z_ref(lhs_rows), z_fast(lhs_rows, 5);
+            std::vector<float> ref(out_size, -1.0f), fast(out_size, -2.0f);
+            reference::QuantizeBatchMatMulLhs(g, p, lhs.data(), row.data(), q_ref.data(),
+                                              s_ref.data(), z_ref.data(), 0, batches.lhs);
+            reference::HybridBatchMatMul(g, p, q_ref.data(), s_ref.data(), z_ref.data(),
+                                         rhs.data(), ref.data());
+            optimized::HybridBatchMatMulKernel kernel(g, rhs.data(), isa);
+            optimized::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes());
+            kernel.QuantizeLhs(p, lhs.data(), row.data(), q_fast.data(), s_fast.data(),
+                               z_fast.data(), 0, batches.lhs);
+            kernel.Run(p, q_fast.data(), s_fast.data(), z_fast.data(), fast.data(),
+                       scratch.data());
+            EXPECT_TRUE(SameBytes(s_ref, s_fast) && z_ref == z_fast && q_ref == q_fast);
+            EXPECT_TRUE(SameBytes(ref, fast))
+                << optimized::IsaName(isa) << " batches " << batches.lhs << "/" << batches.rhs
+                << ", " << rows << "x" << depth << "x" << cols << " variant " << variant;
+          }
         }
       }
     }

@@ -563,4 +563,87 @@ void HybridFullyConnectedKernel::Run(const float* input, const float* bias, floa
   }
 }
 
+HybridBatchMatMulKernel::HybridBatchMatMulKernel(const reference::BatchMatMulGeometry& g,
+                                                 const int8_t* rhs, Isa isa)
+    : g_(g), isa_(isa) {
+  const int64_t matrices = int64_t{g.rhs_batch[0]} * g.rhs_batch[1] * g.rhs_batch[2];
+  const size_t size = static_cast<size_t>(g.depth) * g.cols;
+  std::vector<int8_t> columns(size);
+  for (int64_t mat = 0; mat < matrices; ++mat) {
+    const int8_t* b = rhs + mat * static_cast<int64_t>(size);
+    if (g.adj_y) {
+      std::copy_n(b, size, columns.begin());  // already [n][k]
+    } else {
+      for (int32_t k = 0; k < g.depth; ++k)
+        for (int32_t n = 0; n < g.cols; ++n)
+          columns[static_cast<size_t>(n) * g.depth + k] = b[static_cast<size_t>(k) * g.cols + n];
+    }
+    gemms_.push_back(std::make_unique<HybridGemm>(columns.data(), g.cols, g.depth, isa));
+  }
+}
+
+size_t HybridBatchMatMulKernel::scratch_bytes() const {
+  if (gemms_.empty()) return 0;
+  const HybridGemm& gemm = *gemms_.front();
+  return RoundUp(size_t{kBlockRows} * gemm.k_padded() * sizeof(int16_t), 64) +
+         size_t{kBlockRows} * gemm.n_padded() * sizeof(int32_t);
+}
+
+void HybridBatchMatMulKernel::QuantizeLhs(const reference::HybridBatchMatMulParams& p,
+                                          const float* lhs, float* row_buffer, int8_t* quantized,
+                                          float* scales, int32_t* zero_points,
+                                          int64_t matrix_begin, int64_t matrix_end) const {
+  const int64_t lhs_m = g_.adj_x ? 1 : g_.depth, lhs_k = g_.adj_x ? g_.rows : 1;
+  const int64_t matrix_size = static_cast<int64_t>(g_.rows) * g_.depth;
+  for (int64_t mat = matrix_begin; mat < matrix_end; ++mat) {
+    for (int32_t m = 0; m < g_.rows; ++m) {
+      const int64_t row = mat * g_.rows + m;
+      const float* a = lhs + mat * matrix_size + m * lhs_m;
+      const float* values = a;
+      if (lhs_k != 1) {
+        for (int32_t k = 0; k < g_.depth; ++k) row_buffer[k] = a[k * lhs_k];
+        values = row_buffer;
+      }
+      HybridQuantizeRow(isa_, values, g_.depth, p.asymmetric, quantized + row * g_.depth,
+                        &scales[row], &zero_points[row]);
+      if (!p.asymmetric) zero_points[row] = 0;
+      scales[row] *= p.rhs_scale;
+    }
+  }
+}
+
+void HybridBatchMatMulKernel::Run(const reference::HybridBatchMatMulParams& p,
+                                  const int8_t* quantized, const float* scales,
+                                  const int32_t* zero_points, float* out, uint8_t* scratch) const {
+  const int64_t lhs_size = std::max<int64_t>(static_cast<int64_t>(g_.rows) * g_.depth, 1);
+  const int64_t rhs_size = std::max<int64_t>(static_cast<int64_t>(g_.depth) * g_.cols, 1);
+  reference::ForEachBatchMatrix(g_, [&](int64_t l, int64_t r, int64_t o) {
+    const int64_t first_row = l / lhs_size * g_.rows;
+    const HybridGemm& gemm = *gemms_[static_cast<size_t>(r / rhs_size)];
+    const int32_t* sums = p.column_sums + r / rhs_size * g_.cols;
+    int16_t* panel = reinterpret_cast<int16_t*>(scratch);
+    int32_t* acc = reinterpret_cast<int32_t*>(
+        scratch + RoundUp(size_t{kBlockRows} * gemm.k_padded() * sizeof(int16_t), 64));
+    for (int32_t m0 = 0; m0 < g_.rows; m0 += kBlockRows) {
+      const int count = std::min(kBlockRows, g_.rows - m0);
+      for (int i = 0; i < count; ++i)
+        WidenRow(isa_, quantized + (first_row + m0 + i) * g_.depth, g_.depth, 0,
+                 panel + static_cast<size_t>(i) * gemm.k_padded(), gemm.k_padded());
+      gemm.Multiply(panel, count, acc);
+      for (int i = 0; i < count; ++i) {
+        const int64_t row = first_row + m0 + i;
+        const float scale = scales[row];
+        const float offset = static_cast<float>(zero_points[row]);
+        const int32_t* row_acc = acc + static_cast<size_t>(i) * gemm.n_padded();
+        float* dst = out + o + static_cast<int64_t>(m0 + i) * g_.cols;
+        for (int32_t n = 0; n < g_.cols; ++n) {
+          const int32_t total = static_cast<int32_t>(static_cast<float>(row_acc[n]) -
+                                                     static_cast<float>(sums[n]) * offset);
+          dst[n] = scale * static_cast<float>(total);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace delegato::optimized

@@ -18,10 +18,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/conv.h"
+#include "kernels/reference/hybrid.h"
 
 namespace delegato::optimized {
 
@@ -139,6 +143,35 @@ class HybridFullyConnectedKernel {
  private:
   HybridFullyConnectedKernelParams p_;
   HybridGemm gemm_;
+};
+
+// Hybrid BATCH_MATMUL (float lhs, constant int8 rhs), bit-exact with
+// reference::QuantizeBatchMatMulLhs + reference::HybridBatchMatMul: each lhs
+// row quantized by HybridQuantizeRow, each rhs matrix packed once as a
+// HybridGemm over its columns ([n][k], transposed unless adj_y), the sums of
+// w * q then finished as the reference does (the zero point's correction in
+// float, truncated to int32, times the row's scale).
+class HybridBatchMatMulKernel {
+ public:
+  HybridBatchMatMulKernel(const reference::BatchMatMulGeometry& g, const int8_t* rhs, Isa isa);
+
+  // Rows of lhs widened at a time, and the scratch Run needs (64-byte aligned).
+  static constexpr int kBlockRows = 16;
+  size_t scratch_bytes() const;
+
+  // Quantizes lhs matrices [matrix_begin, matrix_end) (scales include the rhs
+  // scale); row_buffer holds depth floats.
+  void QuantizeLhs(const reference::HybridBatchMatMulParams& p, const float* lhs,
+                   float* row_buffer, int8_t* quantized, float* scales, int32_t* zero_points,
+                   int64_t matrix_begin, int64_t matrix_end) const;
+  void Run(const reference::HybridBatchMatMulParams& p, const int8_t* quantized,
+           const float* scales, const int32_t* zero_points, float* out, uint8_t* scratch) const;
+  Isa isa() const { return isa_; }
+
+ private:
+  reference::BatchMatMulGeometry g_;
+  Isa isa_;
+  std::vector<std::unique_ptr<HybridGemm>> gemms_;  // one per rhs matrix
 };
 
 }  // namespace delegato::optimized
