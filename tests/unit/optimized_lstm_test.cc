@@ -2,7 +2,8 @@
 // reference's, for every ISA: float32 products bit for bit (sizes below, at
 // and above the 16-row vectors and the 4-vector blocks, several batch rows),
 // the vector sigmoid and tanh within tolerance, the hybrid row quantization
-// and products and the integer products with requantization bit for bit, a
+// and products, the integer products with requantization and the 16-bit
+// fixed-point sigmoid and tanh (every input) bit for bit, a
 // matrix the packing does not know through the reference loop. Whole
 // sequences with every LSTM option run per ISA in lstm_test.cc.
 #include <cmath>
@@ -206,6 +207,33 @@ TEST_P(LstmKernelTest, IntegerProductsAreTheReference) {
   std::mt19937 rng(8);
   CheckIntegerProducts<int16_t>(GetParam(), rng, 0);
   CheckIntegerProducts<int8_t>(GetParam(), rng, -3);
+}
+
+// Every int16 input, with lengths that leave every tail size of both vector widths.
+TEST_P(LstmKernelTest, FixedPointSigmoidAndTanhAreTheReferenceForEveryInput) {
+  std::vector<int16_t> all(65536 + 31);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int16_t>(i - 32768);
+  optimized::LstmPackedWeights packed(GetParam());
+  optimized::IntegerLstmOps ops;
+  ops.weights = &packed;
+  for (int n : {65536 + 31, 65536 + 17, 65536 + 1}) {
+    std::vector<int16_t> want(all.begin(), all.begin() + n), got = want;
+    reference::LstmIntegerOps().Sigmoid(want.data(), n);
+    ops.Sigmoid(got.data(), n);
+    ASSERT_EQ(want, got) << "sigmoid, n " << n;
+  }
+  for (int bits = 0; bits <= 6; ++bits) {
+    const int n = 65536 + 5 + bits;
+    std::vector<int16_t> want(n, 7), got(n, 7);
+    reference::LstmIntegerOps().Tanh(bits, all.data(), n, want.data());
+    ops.Tanh(bits, all.data(), n, got.data());
+    EXPECT_EQ(want, got) << "tanh with " << bits << " integer bits";
+  }
+  // Out-of-range integer bits leave the output as the reference does (untouched).
+  std::vector<int16_t> want(40, 9), got(40, 9);
+  reference::LstmIntegerOps().Tanh(7, all.data(), 40, want.data());
+  ops.Tanh(7, all.data(), 40, got.data());
+  EXPECT_EQ(want, got);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, LstmKernelTest,

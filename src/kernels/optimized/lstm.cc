@@ -1,6 +1,7 @@
 #include "kernels/optimized/lstm.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "kernels/fixed_point.h"
@@ -100,6 +101,90 @@ int32_t* RowSums(uint8_t* scratch, const HybridGemm& gemm) {
 }
 
 }  // namespace
+
+#if DELEGATO_X86
+namespace avx512 {
+using V = __m512i;
+using M = __mmask32;
+constexpr int kLanes = 32;
+DLG_TARGET_AVX512 inline V Set1(int16_t x) { return _mm512_set1_epi16(x); }
+DLG_TARGET_AVX512 inline V Add(V a, V b) { return _mm512_add_epi16(a, b); }
+DLG_TARGET_AVX512 inline V Sub(V a, V b) { return _mm512_sub_epi16(a, b); }
+DLG_TARGET_AVX512 inline V AddSat(V a, V b) { return _mm512_adds_epi16(a, b); }
+DLG_TARGET_AVX512 inline V And(V a, V b) { return _mm512_and_si512(a, b); }
+DLG_TARGET_AVX512 inline V MulHrs(V a, V b) { return _mm512_mulhrs_epi16(a, b); }
+DLG_TARGET_AVX512 inline V AvgU(V a, V b) { return _mm512_avg_epu16(a, b); }
+template <int E>
+DLG_TARGET_AVX512 inline V Sra(V x) { return _mm512_srai_epi16(x, E); }
+template <int E>
+DLG_TARGET_AVX512 inline V Sll(V x) { return _mm512_slli_epi16(x, E); }
+DLG_TARGET_AVX512 inline M CmpGt(V a, V b) { return _mm512_cmpgt_epi16_mask(a, b); }
+DLG_TARGET_AVX512 inline M CmpEq(V a, V b) { return _mm512_cmpeq_epi16_mask(a, b); }
+DLG_TARGET_AVX512 inline M MaskAnd(M a, M b) { return static_cast<M>(a & b); }
+DLG_TARGET_AVX512 inline M TestBits(V a, V b) { return _mm512_test_epi16_mask(a, b); }
+DLG_TARGET_AVX512 inline V Select(M m, V if_true, V if_false) {
+  return _mm512_mask_blend_epi16(m, if_false, if_true);
+}
+DLG_TARGET_AVX512 inline M LaneMask(int n) { return static_cast<M>((1u << n) - 1); }
+DLG_TARGET_AVX512 inline V Load(const int16_t* p) { return _mm512_loadu_si512(p); }
+DLG_TARGET_AVX512 inline V LoadN(const int16_t* p, int n) {
+  return _mm512_maskz_loadu_epi16(LaneMask(n), p);
+}
+DLG_TARGET_AVX512 inline void Store(int16_t* p, V v) { _mm512_storeu_si512(p, v); }
+DLG_TARGET_AVX512 inline void StoreN(int16_t* p, V v, int n) {
+  _mm512_mask_storeu_epi16(p, LaneMask(n), v);
+}
+#define FP_TARGET DLG_TARGET_AVX512
+#include "kernels/optimized/fixed_point16.inc"
+#undef FP_TARGET
+}  // namespace avx512
+
+namespace avx2 {
+using V = __m256i;
+using M = __m256i;  // all-ones lanes where true
+constexpr int kLanes = 16;
+DLG_TARGET_AVX2 inline V Set1(int16_t x) { return _mm256_set1_epi16(x); }
+DLG_TARGET_AVX2 inline V Add(V a, V b) { return _mm256_add_epi16(a, b); }
+DLG_TARGET_AVX2 inline V Sub(V a, V b) { return _mm256_sub_epi16(a, b); }
+DLG_TARGET_AVX2 inline V AddSat(V a, V b) { return _mm256_adds_epi16(a, b); }
+DLG_TARGET_AVX2 inline V And(V a, V b) { return _mm256_and_si256(a, b); }
+DLG_TARGET_AVX2 inline V MulHrs(V a, V b) { return _mm256_mulhrs_epi16(a, b); }
+DLG_TARGET_AVX2 inline V AvgU(V a, V b) { return _mm256_avg_epu16(a, b); }
+template <int E>
+DLG_TARGET_AVX2 inline V Sra(V x) { return _mm256_srai_epi16(x, E); }
+template <int E>
+DLG_TARGET_AVX2 inline V Sll(V x) { return _mm256_slli_epi16(x, E); }
+DLG_TARGET_AVX2 inline M CmpGt(V a, V b) { return _mm256_cmpgt_epi16(a, b); }
+DLG_TARGET_AVX2 inline M CmpEq(V a, V b) { return _mm256_cmpeq_epi16(a, b); }
+DLG_TARGET_AVX2 inline M MaskAnd(M a, M b) { return _mm256_and_si256(a, b); }
+DLG_TARGET_AVX2 inline M TestBits(V a, V b) {
+  return _mm256_xor_si256(_mm256_cmpeq_epi16(_mm256_and_si256(a, b), _mm256_setzero_si256()),
+                          _mm256_set1_epi16(-1));
+}
+DLG_TARGET_AVX2 inline V Select(M m, V if_true, V if_false) {
+  return _mm256_blendv_epi8(if_false, if_true, m);
+}
+DLG_TARGET_AVX2 inline V Load(const int16_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+DLG_TARGET_AVX2 inline V LoadN(const int16_t* p, int n) {
+  alignas(32) int16_t lanes[kLanes] = {};
+  std::memcpy(lanes, p, sizeof(int16_t) * n);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+}
+DLG_TARGET_AVX2 inline void Store(int16_t* p, V v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+}
+DLG_TARGET_AVX2 inline void StoreN(int16_t* p, V v, int n) {
+  alignas(32) int16_t lanes[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), v);
+  std::memcpy(p, lanes, sizeof(int16_t) * n);
+}
+#define FP_TARGET DLG_TARGET_AVX2
+#include "kernels/optimized/fixed_point16.inc"
+#undef FP_TARGET
+}  // namespace avx2
+#endif  // DELEGATO_X86
 
 bool LstmVectorIsa(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
 
@@ -238,6 +323,23 @@ void IntegerLstmOps::MatMulRequant(const int8_t* x, const int32_t* bias, const i
           std::clamp<int32_t>(acc, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
     }
   }
+}
+
+void IntegerLstmOps::Sigmoid(int16_t* gate, int n) const {
+#if DELEGATO_X86
+  if (weights->isa() == Isa::kAvx512Vnni) return avx512::LogisticRange<3>(gate, n, gate);
+  if (weights->isa() == Isa::kAvx2) return avx2::LogisticRange<3>(gate, n, gate);
+#endif
+  reference::LstmIntegerOps::Sigmoid(gate, n);
+}
+
+void IntegerLstmOps::Tanh(int integer_bits, const int16_t* in, int n, int16_t* out) const {
+  if (integer_bits < 0 || integer_bits > 6) return;  // as the reference (Prepare excludes them)
+#if DELEGATO_X86
+  if (weights->isa() == Isa::kAvx512Vnni) return avx512::TanhRange(integer_bits, in, n, out);
+  if (weights->isa() == Isa::kAvx2) return avx2::TanhRange(integer_bits, in, n, out);
+#endif
+  reference::LstmIntegerOps::Tanh(integer_bits, in, n, out);
 }
 
 template void IntegerLstmOps::MatMulRequant<int16_t>(const int8_t*, const int32_t*, const int8_t*,

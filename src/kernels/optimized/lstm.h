@@ -11,8 +11,8 @@
 // relative of std::exp and std::tanh.
 // Hybrid and integer: HybridGemm's int16 pairs (exact int32 sums), the row
 // quantization of HybridQuantizeRow, the reference's requantization per row:
-// bit-exact. The integer gates' fixed-point sigmoid and tanh are the
-// reference's.
+// bit-exact. The integer gates' 16-bit fixed-point sigmoid and tanh run the
+// reference's operations lane by lane (fixed_point16.inc): bit-exact.
 //
 // Weights are found by the address the step passes (the constant tensor's
 // data): a matrix the packing does not know runs the reference loop.
@@ -94,6 +94,8 @@ struct IntegerLstmOps : reference::LstmIntegerOps {
   void MatMulRequant(const int8_t* x, const int32_t* bias, const int8_t* matrix,
                      int32_t multiplier, int shift, int n_batch, int n_in, int n_out,
                      int32_t zero_point, T* output) const;
+  void Sigmoid(int16_t* gate, int n) const;
+  void Tanh(int integer_bits, const int16_t* in, int n, int16_t* out) const;
 };
 
 }  // namespace delegato::optimized
