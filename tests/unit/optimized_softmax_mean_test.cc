@@ -8,6 +8,7 @@
 // sets, 1 and 2 threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -106,6 +107,21 @@ void CheckMean(const reference::ReduceShape& s, const std::vector<uint8_t>& byte
   std::vector<int32_t> fast_sums(s.output_count + 1, 0x5A5A5A5A);
   kernel.Run(bytes.data(), fast_sums.data());
   EXPECT_EQ(fast_sums.back(), 0x5A5A5A5A) << what << ": wrote past the sums";
+  // Sums over consecutive row ranges (one per thread), added with wrapping.
+  for (int64_t parts : {2, 3}) {
+    if (kernel.reduced < parts) continue;
+    std::vector<int32_t> total(s.output_count, 0), part(s.output_count + 1, 0x5A5A5A5A);
+    for (int64_t p = 0; p < parts; ++p) {
+      kernel.RunRows(bytes.data(), kernel.reduced * p / parts, kernel.reduced * (p + 1) / parts,
+                     part.data());
+      ASSERT_EQ(part.back(), 0x5A5A5A5A) << what << ": wrote past the partial sums";
+      for (int64_t i = 0; i < s.output_count; ++i)
+        total[i] = static_cast<int32_t>(static_cast<uint32_t>(total[i]) +
+                                        static_cast<uint32_t>(part[i]));
+    }
+    EXPECT_TRUE(std::equal(total.begin(), total.end(), fast_sums.begin()))
+        << what << ": " << parts << " row parts";
+  }
   reference::MeanRescale(s, fast_sums.data(), in_zp, multiplier, shift, out_zp, got.data());
   ASSERT_EQ(expected, got) << what;
 }
@@ -222,6 +238,17 @@ TEST(OptimizedSoftmaxMeanTest, InterpreterOptimizedEqualsReference) {
           m.AddOp(BuiltinOp::kMean, {in, axis}, {out}, ReducerParams{trial % 2 == 0});
         },
         pixels, "mean trial " + std::to_string(trial));
+    // A global average pool large enough to be split across threads by rows.
+    std::vector<int8_t> image(24 * 24 * 40);
+    for (auto& v : image) v = static_cast<int8_t>(rng());
+    ExpectKernelSetsAgree<int8_t>(
+        [&](OpModel& m) {
+          const int in = m.AddInput(type, {1, 24, 24, 40}, Q(0.05f, u8 ? 120 : -9));
+          const int axis = m.AddConst<int32_t>(DataType::kInt32, {2}, {1, 2});
+          const int out = m.AddOutput(type, Q(0.03f, u8 ? 100 : 4));
+          m.AddOp(BuiltinOp::kMean, {in, axis}, {out}, ReducerParams{true});
+        },
+        image, "global mean trial " + std::to_string(trial));
   }
 }
 

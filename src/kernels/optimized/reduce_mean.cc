@@ -140,30 +140,32 @@ bool MeanSum8::Plan(const reference::ReduceShape& s) {
   return true;
 }
 
-void MeanSum8::Run(const uint8_t* input, int32_t* sums) const {
+void MeanSum8::RunRows(const uint8_t* input, int64_t row_begin, int64_t row_end,
+                       int32_t* sums) const {
+  const int64_t rows = row_end - row_begin;
   for (int64_t o = 0; o < outer; ++o) {
-    const uint8_t* in = input + o * reduced * inner;
+    const uint8_t* in = input + (o * reduced + row_begin) * inner;
     int32_t* out = sums + o * inner;
 #if DELEGATO_X86
     if (isa == Isa::kAvx512Vnni) {
       if (is_signed)
-        Avx512Sum<true>(in, reduced, inner, out);
+        Avx512Sum<true>(in, rows, inner, out);
       else
-        Avx512Sum<false>(in, reduced, inner, out);
+        Avx512Sum<false>(in, rows, inner, out);
       continue;
     }
     if (isa == Isa::kAvx2) {
       if (is_signed)
-        Avx2Sum<true>(in, reduced, inner, out);
+        Avx2Sum<true>(in, rows, inner, out);
       else
-        Avx2Sum<false>(in, reduced, inner, out);
+        Avx2Sum<false>(in, rows, inner, out);
       continue;
     }
 #endif
     if (is_signed)
-      ScalarSum(reinterpret_cast<const int8_t*>(in), reduced, inner, out);
+      ScalarSum(reinterpret_cast<const int8_t*>(in), rows, inner, out);
     else
-      ScalarSum(in, reduced, inner, out);
+      ScalarSum(in, rows, inner, out);
   }
 }
 

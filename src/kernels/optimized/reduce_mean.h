@@ -22,7 +22,11 @@ struct MeanSum8 {
   // (with something to reduce); false otherwise.
   bool Plan(const reference::ReduceShape& s);
   // sums[outer * inner] = the reference's int32 sums.
-  void Run(const uint8_t* input, int32_t* sums) const;
+  void Run(const uint8_t* input, int32_t* sums) const { RunRows(input, 0, reduced, sums); }
+  // The same sums over reduced rows [row_begin, row_end) only: sums of
+  // consecutive row ranges, added with wrapping, are the whole sums (threads
+  // sum the rows their cores wrote and the caller adds the parts).
+  void RunRows(const uint8_t* input, int64_t row_begin, int64_t row_end, int32_t* sums) const;
 };
 
 // float32 MEAN over a plan made by MeanSum8::Plan (its isa picks the code):
