@@ -236,7 +236,8 @@ TEST_P(LstmKernelTest, FixedPointSigmoidAndTanhAreTheReferenceForEveryInput) {
   EXPECT_EQ(want, got);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, LstmKernelTest,
+// "Optimized..." names: the aarch64 stage (scripts/test_aarch64.sh) runs these.
+INSTANTIATE_TEST_SUITE_P(OptimizedLstm, LstmKernelTest,
                          ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeon,
                                            Isa::kDotprod, Isa::kI8mm),
                          [](const auto& info) { return optimized::IsaName(info.param); });

@@ -11,6 +11,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -92,6 +95,49 @@ DLG_TARGET_AVX2 void FloatMatVec256(const LstmPackedWeights::FloatMatrix& m, con
   }
 }
 #endif  // DELEGATO_X86
+
+#if DELEGATO_ARM
+// As FloatBlock512 with 4-lane vectors (the sources build with
+// -ffp-contract=off on aarch64: a separate multiply and add, as the reference).
+template <int NV>
+void FloatBlockNeon(const float* w, int padded_rows, int cols, const float* v, float* out,
+                    int rows_left) {
+  float32x4_t acc[NV];
+  for (int i = 0; i < NV; ++i) acc[i] = vdupq_n_f32(0.0f);
+  for (int c = 0; c < cols; ++c) {
+    const float32x4_t x = vdupq_n_f32(v[c]);
+    const float* wc = w + static_cast<size_t>(c) * padded_rows;
+    for (int i = 0; i < NV; ++i) acc[i] = vaddq_f32(acc[i], vmulq_f32(vld1q_f32(wc + 4 * i), x));
+  }
+  for (int i = 0; i < NV; ++i) {
+    const int left = rows_left - 4 * i;
+    if (left >= 4) {
+      vst1q_f32(out + 4 * i, vaddq_f32(vld1q_f32(out + 4 * i), acc[i]));
+    } else {
+      float sums[4];
+      vst1q_f32(sums, acc[i]);
+      for (int j = 0; j < left; ++j) out[4 * i + j] += sums[j];
+    }
+  }
+}
+
+void FloatMatVecNeon(const LstmPackedWeights::FloatMatrix& m, const float* v, float* out) {
+  for (int r0 = 0; r0 < m.rows; r0 += 32) {
+    const int left = m.rows - r0;
+    const float* w = m.packed.data() + r0;
+    switch (std::min(8, (left + 3) / 4)) {
+      case 8: FloatBlockNeon<8>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 7: FloatBlockNeon<7>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 6: FloatBlockNeon<6>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 5: FloatBlockNeon<5>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 4: FloatBlockNeon<4>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 3: FloatBlockNeon<3>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      case 2: FloatBlockNeon<2>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+      default: FloatBlockNeon<1>(w, m.padded_rows, m.cols, v, out + r0, left); break;
+    }
+  }
+}
+#endif  // DELEGATO_ARM
 
 // The int8 products' scratch: one widened row, then one row of int32 sums.
 int16_t* WidenedRow(uint8_t* scratch) { return reinterpret_cast<int16_t*>(scratch); }
@@ -186,7 +232,51 @@ DLG_TARGET_AVX2 inline void StoreN(int16_t* p, V v, int n) {
 }  // namespace avx2
 #endif  // DELEGATO_X86
 
-bool LstmVectorIsa(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
+#if DELEGATO_ARM
+namespace neon {
+using V = int16x8_t;
+using M = uint16x8_t;
+constexpr int kLanes = 8;
+inline V Set1(int16_t x) { return vdupq_n_s16(x); }
+inline V Add(V a, V b) { return vaddq_s16(a, b); }
+inline V Sub(V a, V b) { return vsubq_s16(a, b); }
+inline V AddSat(V a, V b) { return vqaddq_s16(a, b); }
+inline V And(V a, V b) { return vandq_s16(a, b); }
+// (2ab + 2^15) >> 16, saturated: already the saturating rounding doubling high multiply.
+inline V MulHrs(V a, V b) { return vqrdmulhq_s16(a, b); }
+inline V AvgU(V a, V b) {
+  return vreinterpretq_s16_u16(vrhaddq_u16(vreinterpretq_u16_s16(a), vreinterpretq_u16_s16(b)));
+}
+template <int E>
+inline V Sra(V x) { return vshrq_n_s16(x, E); }
+template <int E>
+inline V Sll(V x) { return vshlq_n_s16(x, E); }
+inline M CmpGt(V a, V b) { return vcgtq_s16(a, b); }
+inline M CmpEq(V a, V b) { return vceqq_s16(a, b); }
+inline M MaskAnd(M a, M b) { return vandq_u16(a, b); }
+inline M TestBits(V a, V b) { return vtstq_s16(a, b); }
+inline V Select(M m, V if_true, V if_false) { return vbslq_s16(m, if_true, if_false); }
+inline V Load(const int16_t* p) { return vld1q_s16(p); }
+inline V LoadN(const int16_t* p, int n) {
+  int16_t lanes[kLanes] = {};
+  std::memcpy(lanes, p, sizeof(int16_t) * n);
+  return vld1q_s16(lanes);
+}
+inline void Store(int16_t* p, V v) { vst1q_s16(p, v); }
+inline void StoreN(int16_t* p, V v, int n) {
+  int16_t lanes[kLanes];
+  vst1q_s16(lanes, v);
+  std::memcpy(p, lanes, sizeof(int16_t) * n);
+}
+#define FP_TARGET
+#include "kernels/optimized/fixed_point16.inc"
+#undef FP_TARGET
+}  // namespace neon
+#endif  // DELEGATO_ARM
+
+bool LstmVectorIsa(Isa isa) {
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni || IsArmIsa(isa);
+}
 
 void LstmPackedWeights::AddFloat(const float* matrix, int rows, int cols) {
   if (FindFloat(matrix) != nullptr) return;
@@ -204,7 +294,9 @@ void LstmPackedWeights::AddFloat(const float* matrix, int rows, int cols) {
 }
 
 void LstmPackedWeights::AddInt8(const int8_t* matrix, int rows, int cols) {
-  if (FindInt8(matrix) != nullptr) return;
+  // HybridGemm has no NEON variant (its portable loop is no faster than the
+  // reference's on one row): on Arm the int8 products stay the reference's.
+  if (IsArmIsa(isa_) || FindInt8(matrix) != nullptr) return;
   Int8Matrix m;
   m.source = matrix;
   m.gemm = std::make_unique<HybridGemm>(matrix, rows, cols, isa_);
@@ -244,6 +336,13 @@ void FloatLstmOps::MatVec(const float* matrix, int rows, int cols, const float* 
       else
         FloatMatVec256(*m, v, out);
     }
+    return;
+  }
+#elif DELEGATO_ARM
+  if (m != nullptr && m->rows == rows && m->cols == cols) {
+    for (int b = 0; b < n_batch; ++b)
+      FloatMatVecNeon(*m, vector + static_cast<size_t>(b) * cols,
+                      result + static_cast<size_t>(b) * rows);
     return;
   }
 #else
@@ -330,6 +429,9 @@ void IntegerLstmOps::Sigmoid(int16_t* gate, int n) const {
   if (weights->isa() == Isa::kAvx512Vnni) return avx512::LogisticRange<3>(gate, n, gate);
   if (weights->isa() == Isa::kAvx2) return avx2::LogisticRange<3>(gate, n, gate);
 #endif
+#if DELEGATO_ARM
+  if (IsArmIsa(weights->isa())) return neon::LogisticRange<3>(gate, n, gate);
+#endif
   reference::LstmIntegerOps::Sigmoid(gate, n);
 }
 
@@ -338,6 +440,9 @@ void IntegerLstmOps::Tanh(int integer_bits, const int16_t* in, int n, int16_t* o
 #if DELEGATO_X86
   if (weights->isa() == Isa::kAvx512Vnni) return avx512::TanhRange(integer_bits, in, n, out);
   if (weights->isa() == Isa::kAvx2) return avx2::TanhRange(integer_bits, in, n, out);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(weights->isa())) return neon::TanhRange(integer_bits, in, n, out);
 #endif
   reference::LstmIntegerOps::Tanh(integer_bits, in, n, out);
 }
