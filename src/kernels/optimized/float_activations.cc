@@ -1,5 +1,6 @@
 #include "kernels/optimized/float_activations.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -9,6 +10,9 @@
 
 #if DELEGATO_X86
 #include <immintrin.h>
+#endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
 #endif
 
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
@@ -31,6 +35,9 @@ constexpr float kLower = -9.0f;
 // 1/k! for k = 6..2.
 constexpr float kC6 = 1.0f / 720, kC5 = 1.0f / 120, kC4 = 1.0f / 24, kC3 = 1.0f / 6,
                 kC2 = 0.5f;
+// tanh below |x| = 1/16: x (1 + x^2 (kT3 + x^2 (kT5 + x^2 kT7))).
+constexpr float kTanhSmall = 0.0625f;
+constexpr float kT3 = -1.0f / 3, kT5 = 2.0f / 15, kT7 = -17.0f / 315;
 
 // GELU. 1 / sqrt 2, sqrt(2 / pi) * 2 (the approximate form's exponent -2u)
 // and the cubic coefficient, as the reference writes them.
@@ -172,8 +179,6 @@ DLG_TARGET_AVX512 void HardSwish512Range(const float* in, float* out, int64_t be
 // tanh: |x| < 0.0625: x (1 + x^2 (-1/3 + x^2 (2/15 - 17/315 x^2))), the Taylor
 // series (next term below 1e-12 relative); otherwise sign(x) (1 - e) / (1 + e)
 // with e = exp(-2|x|) (1 - e >= 0.117: relative error about 1e-6).
-constexpr float kTanhSmall = 0.0625f;
-constexpr float kT3 = -1.0f / 3, kT5 = 2.0f / 15, kT7 = -17.0f / 315;
 
 DLG_TARGET_AVX512 inline __m512 Tanh512(__m512 x) {
   const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
@@ -479,6 +484,68 @@ DLG_TARGET_AVX2 void Gelu256Range(const float* in, float* out, int64_t begin, in
 }  // namespace
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+namespace {
+
+// Exp256's steps in 4-lane NEON vectors (fused multiply-adds where it has them).
+inline float32x4_t ExpNeon(float32x4_t t) {
+  // max(lo, t) then min(hi, .): NEON's fmax/fmin return NaN for a NaN operand.
+  t = vminq_f32(vdupq_n_f32(kExpMax), vmaxq_f32(vdupq_n_f32(kExpMin), t));
+  const float32x4_t n = vrndnq_f32(vmulq_f32(t, vdupq_n_f32(kLog2e)));
+  float32x4_t r = vfmsq_f32(t, n, vdupq_n_f32(kLn2Hi));
+  r = vfmsq_f32(r, n, vdupq_n_f32(kLn2Lo));
+  float32x4_t p = vdupq_n_f32(kC6);
+  p = vfmaq_f32(vdupq_n_f32(kC5), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC4), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC3), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC2), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  // 2^n as 2^n1 * 2^n2, both normal (see Exp256).
+  const int32x4_t ni = vcvtnq_s32_f32(n);
+  const int32x4_t n1 = vshrq_n_s32(ni, 1);
+  const int32x4_t n2 = vsubq_s32(ni, n1);
+  const int32x4_t bias = vdupq_n_s32(127);
+  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  return vmulq_f32(vmulq_f32(p, s1), s2);
+}
+
+inline float32x4_t SigmoidNeon(float32x4_t x) {
+  const float32x4_t one = vdupq_n_f32(1.0f);
+  return vdivq_f32(one, vaddq_f32(one, ExpNeon(vnegq_f32(x))));
+}
+
+inline float32x4_t TanhNeon(float32x4_t x) {
+  const float32x4_t one = vdupq_n_f32(1.0f);
+  const float32x4_t ax = vabsq_f32(x);
+  const float32x4_t e = ExpNeon(vmulq_f32(ax, vdupq_n_f32(-2.0f)));
+  float32x4_t big = vdivq_f32(vsubq_f32(one, e), vaddq_f32(one, e));
+  big = vbslq_f32(vdupq_n_u32(0x80000000u), x, big);  // x's sign
+  const float32x4_t x2 = vmulq_f32(x, x);
+  float32x4_t p = vfmaq_f32(vdupq_n_f32(kT5), x2, vdupq_n_f32(kT7));
+  p = vfmaq_f32(vdupq_n_f32(kT3), x2, p);
+  const float32x4_t small = vmulq_f32(x, vfmaq_f32(one, x2, p));
+  return vbslq_f32(vcltq_f32(ax, vdupq_n_f32(kTanhSmall)), small, big);
+}
+
+// f over [begin, end), 4 lanes at a time; the last lanes through a padded copy
+// (the same vector code for every element).
+template <float32x4_t (*F)(float32x4_t)>
+void NeonRange(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 4 <= end; i += 4) vst1q_f32(out + i, F(vld1q_f32(in + i)));
+  if (i < end) {
+    float lanes[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    std::copy(in + i, in + end, lanes);
+    vst1q_f32(lanes, F(vld1q_f32(lanes)));
+    std::copy(lanes, lanes + (end - i), out + i);
+  }
+}
+
+}  // namespace
+#endif  // DELEGATO_ARM
+
 bool HasFloatLogistic(Isa isa) {
 #if DELEGATO_X86
   return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
@@ -500,6 +567,9 @@ void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t e
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) return Sigmoid512Range(in, out, begin, end);
   if (isa == Isa::kAvx2) return Sigmoid256Range(in, out, begin, end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<SigmoidNeon>(in, out, begin, end);
 #endif
   for (int64_t i = begin; i < end; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
 }
@@ -524,6 +594,9 @@ void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end)
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) return Tanh512Range(in, out, begin, end);
   if (isa == Isa::kAvx2) return Tanh256Range(in, out, begin, end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<TanhNeon>(in, out, begin, end);
 #endif
   reference::TanhFloat(in, out, begin, end);
 }

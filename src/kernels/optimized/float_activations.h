@@ -24,7 +24,7 @@ bool HasFloatLogistic(Isa isa);
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 // out[i] = 1 / (1 + exp(-in[i])) with the vector exp, without LOGISTIC's
 // cut-offs: the LSTM gates' sigmoid (reference::LstmFloatOps). Within a few
-// ulp of the scalar formula.
+// ulp of the scalar formula. AVX2, AVX-512 and (4 lanes) NEON; scalar: the formula.
 void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 // out[i] = in[i] * logistic(in[i]) (swish: a MUL after a LOGISTIC, the same
 // two roundings); needs HasFloatLogistic(isa).
@@ -34,7 +34,8 @@ void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end
 void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 // TANH: a Taylor polynomial below |x| = 1/16, else sign(x) (1 - e) / (1 + e)
 // with e = exp(-2|x|) from the vector exp; within about 2e-6 relative of
-// std::tanh. NaN stays NaN.
+// std::tanh. NaN stays NaN. AVX2, AVX-512 and NEON (the LSTMs use it there;
+// the TANH op only where HasFloatLogistic).
 void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 
 // GELU, x * Phi(x), with Phi from the vector exp; needs HasFloatLogistic(isa)

@@ -352,7 +352,7 @@ void FloatLstmOps::MatVec(const float* matrix, int rows, int cols, const float* 
 }
 
 void FloatLstmOps::Activate(reference::LstmActivation act, float* v, int n) const {
-  if (act == reference::LstmActivation::kSigmoid && HasFloatLogistic(weights->isa())) {
+  if (act == reference::LstmActivation::kSigmoid) {
     FloatSigmoid(weights->isa(), v, v, 0, n);
   } else if (act == reference::LstmActivation::kTanh) {
     FloatTanh(weights->isa(), v, v, 0, n);

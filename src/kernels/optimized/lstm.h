@@ -32,8 +32,8 @@
 namespace delegato::optimized {
 
 // Whether `isa` has the vector LSTM kernels (AVX2, AVX-512; on Arm NEON the
-// float32 products and the fixed-point activations, the int8 products stay
-// the reference's).
+// float32 products, sigmoid and tanh and the fixed-point activations, the
+// int8 products stay the reference's).
 bool LstmVectorIsa(Isa isa);
 
 // The packed weights of one LSTM node, built in Prepare.
