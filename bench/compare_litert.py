@@ -46,6 +46,7 @@ SHARED_INT8_MODELS = [
     "person_detect",
     "deeplabv3_mnv2_dm05_pascal_quant",
     "movenet_single_pose_lightning_ptq",
+    "keras_lstm_mnist_ptq",
 ]
 # float32 rows: FLOAT_PREFIX + a quantized model's name runs its float32 twin
 # (bench/float_model: weights dequantized, every tensor float32), generated
