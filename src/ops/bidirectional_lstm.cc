@@ -270,15 +270,17 @@ void EvalBidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
     float* output = ctx.out(node, data.merge ? 0 : k).data_as<float>();
     const int offset = data.merge && k == 1 ? data.dir[0].shape.n_output : 0;
     const int stride = data.merge ? merged_width : d.shape.n_output;
-    if (data.packed) {
-      optimized::FloatLstmOps ops;
-      ops.weights = data.packed.get();
+    auto run = [&](const auto& ops) {
       reference::SequenceLstmFloatDirection(p, d.shape, /*forward=*/k == 0, input, output_state,
                                             cell_state, output, offset, stride, step_out, scratch,
                                             ops);
+    };
+    if (data.packed) {
+      optimized::FloatLstmOps ops;
+      ops.weights = data.packed.get();
+      run(ops);
     } else {
-      reference::SequenceLstmFloatDirection(p, d.shape, /*forward=*/k == 0, input, output_state,
-                                            cell_state, output, offset, stride, step_out, scratch);
+      run(reference::LstmFloatOps());
     }
   }
 }

@@ -644,6 +644,17 @@ void PrepareUnidirectionalSequenceLstm(KernelContext& ctx, Node& node) {
 
 void PrepareLstm(KernelContext& ctx, Node& node) { PrepareLstmNode(ctx, node, /*sequence=*/false); }
 
+// Runs step(ops) with the node's vector Ops when its weights are packed
+// (kernels/optimized/lstm.h), else with the reference's.
+template <class VectorOps, class ReferenceOps, class Step>
+void WithOps(const Node& node, const LstmData& d, const Step& step) {
+  if (!d.packed) return step(ReferenceOps());
+  VectorOps ops;
+  ops.weights = d.packed.get();
+  if constexpr (requires { ops.scratch; }) ops.scratch = node.scratch + d.packed_scratch_offset;
+  step(ops);
+}
+
 void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
   reference::LstmFloatParams p = d.float_params;
   std::array<reference::LstmFloatGate*, 4> gates = {&p.input_gate, &p.forget_gate, &p.cell_gate,
@@ -671,17 +682,11 @@ void EvalFloat(KernelContext& ctx, const Node& node, const LstmData& d) {
   scratch.output_gate = reinterpret_cast<float*>(base + 3 * d.gate_scratch_bytes);
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  const float* input = ctx.in(node, kInput).data_as<float>();
-  float* output = ctx.out(node, 0).data_as<float>();
-  if (d.packed) {
-    optimized::FloatLstmOps ops;
-    ops.weights = d.packed.get();
-    reference::UnidirectionalSequenceLstmFloat(p, d.shape, input, output_state.data_as<float>(),
-                                               cell_state.data_as<float>(), output, scratch, ops);
-  } else {
-    reference::UnidirectionalSequenceLstmFloat(p, d.shape, input, output_state.data_as<float>(),
-                                               cell_state.data_as<float>(), output, scratch);
-  }
+  WithOps<optimized::FloatLstmOps, reference::LstmFloatOps>(node, d, [&](const auto& ops) {
+    reference::UnidirectionalSequenceLstmFloat(
+        p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
+        cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch, ops);
+  });
 }
 
 void EvalHybrid(KernelContext& ctx, const Node& node, const LstmData& d) {
@@ -725,18 +730,11 @@ void EvalHybrid(KernelContext& ctx, const Node& node, const LstmData& d) {
   scratch.hidden_zero_points = zero_points + 2 * batch;
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  const float* input = ctx.in(node, kInput).data_as<float>();
-  float* output = ctx.out(node, 0).data_as<float>();
-  if (d.packed) {
-    optimized::HybridLstmOps ops;
-    ops.weights = d.packed.get();
-    ops.scratch = base + d.packed_scratch_offset;
-    reference::UnidirectionalSequenceLstmHybrid(p, d.shape, input, output_state.data_as<float>(),
-                                                cell_state.data_as<float>(), output, scratch, ops);
-  } else {
-    reference::UnidirectionalSequenceLstmHybrid(p, d.shape, input, output_state.data_as<float>(),
-                                                cell_state.data_as<float>(), output, scratch);
-  }
+  WithOps<optimized::HybridLstmOps, reference::LstmHybridOps>(node, d, [&](const auto& ops) {
+    reference::UnidirectionalSequenceLstmHybrid(
+        p, d.shape, ctx.in(node, kInput).data_as<float>(), output_state.data_as<float>(),
+        cell_state.data_as<float>(), ctx.out(node, 0).data_as<float>(), scratch, ops);
+  });
 }
 
 void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
@@ -781,19 +779,11 @@ void EvalUnidirectionalSequenceLstm(KernelContext& ctx, const Node& node) {
 
   Tensor& output_state = ctx.tensor(node.inputs[kOutputState]);
   Tensor& cell_state = ctx.tensor(node.inputs[kCellState]);
-  const int8_t* input = ctx.in(node, kInput).data_as<int8_t>();
-  int8_t* output = ctx.out(node, 0).data_as<int8_t>();
-  if (d.packed) {
-    optimized::IntegerLstmOps ops;
-    ops.weights = d.packed.get();
-    ops.scratch = base + d.packed_scratch_offset;
-    reference::UnidirectionalSequenceLstmInteger(p, d.shape, input, output_state.data_as<int8_t>(),
-                                                 cell_state.data_as<int16_t>(), output, scratch,
-                                                 ops);
-  } else {
-    reference::UnidirectionalSequenceLstmInteger(p, d.shape, input, output_state.data_as<int8_t>(),
-                                                 cell_state.data_as<int16_t>(), output, scratch);
-  }
+  WithOps<optimized::IntegerLstmOps, reference::LstmIntegerOps>(node, d, [&](const auto& ops) {
+    reference::UnidirectionalSequenceLstmInteger(
+        p, d.shape, ctx.in(node, kInput).data_as<int8_t>(), output_state.data_as<int8_t>(),
+        cell_state.data_as<int16_t>(), ctx.out(node, 0).data_as<int8_t>(), scratch, ops);
+  });
 }
 
 // LSTM runs the same step functions with one time step.

@@ -39,6 +39,9 @@ constexpr float kC6 = 1.0f / 720, kC5 = 1.0f / 120, kC4 = 1.0f / 24, kC3 = 1.0f 
 constexpr float kTanhSmall = 0.0625f;
 constexpr float kT3 = -1.0f / 3, kT5 = 2.0f / 15, kT7 = -17.0f / 315;
 
+// The LSTMs' scalar sigmoid (reference::LstmFloatOps).
+inline float SigmoidValue(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
 // GELU. 1 / sqrt 2, sqrt(2 / pi) * 2 (the approximate form's exponent -2u)
 // and the cubic coefficient, as the reference writes them.
 constexpr float kRsqrt2 = 0.70710678118654752440f;
@@ -96,17 +99,17 @@ DLG_TARGET_AVX512 void Logistic512Range(const float* in, float* out, int64_t beg
 }
 
 // 1 / (1 + exp(-x)) without the cut-offs (the LSTM gates' sigmoid).
-DLG_TARGET_AVX512 void Sigmoid512Range(const float* in, float* out, int64_t begin, int64_t end) {
+DLG_TARGET_AVX512 inline __m512 Sigmoid512(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, Exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+DLG_TARGET_AVX512 void Sigmoid512Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 16 <= end; i += 16) {
-    const __m512 e = Exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_loadu_ps(in + i)));
-    _mm512_storeu_ps(out + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
-  }
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Sigmoid512(_mm512_loadu_ps(in + i)));
   if (i < end) {
     const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    const __m512 e = Exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(m, in + i)));
-    _mm512_mask_storeu_ps(out + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+    _mm512_mask_storeu_ps(out + i, m, Sigmoid512(_mm512_maskz_loadu_ps(m, in + i)));
   }
 }
 
@@ -392,14 +395,15 @@ DLG_TARGET_AVX2 void Logistic256Range(const float* in, float* out, int64_t begin
   for (; i < end; ++i) out[i] = reference::LogisticValue(in[i]);
 }
 
-DLG_TARGET_AVX2 void Sigmoid256Range(const float* in, float* out, int64_t begin, int64_t end) {
+DLG_TARGET_AVX2 inline __m256 Sigmoid256(__m256 x) {
   const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, Exp256(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+DLG_TARGET_AVX2 void Sigmoid256Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
-    const __m256 e = Exp256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_loadu_ps(in + i)));
-    _mm256_storeu_ps(out + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
-  }
-  for (; i < end; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Sigmoid256(_mm256_loadu_ps(in + i)));
+  for (; i < end; ++i) out[i] = SigmoidValue(in[i]);
 }
 
 DLG_TARGET_AVX2 void Swish256Range(const float* in, float* out, int64_t begin, int64_t end) {
@@ -571,7 +575,7 @@ void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t e
 #if DELEGATO_ARM
   if (IsArmIsa(isa)) return NeonRange<SigmoidNeon>(in, out, begin, end);
 #endif
-  for (int64_t i = begin; i < end; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+  for (int64_t i = begin; i < end; ++i) out[i] = SigmoidValue(in[i]);
 }
 
 void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {

@@ -593,23 +593,12 @@ void HybridBatchMatMulKernel::QuantizeLhs(const reference::HybridBatchMatMulPara
                                           const float* lhs, float* row_buffer, int8_t* quantized,
                                           float* scales, int32_t* zero_points,
                                           int64_t matrix_begin, int64_t matrix_end) const {
-  const int64_t lhs_m = g_.adj_x ? 1 : g_.depth, lhs_k = g_.adj_x ? g_.rows : 1;
-  const int64_t matrix_size = static_cast<int64_t>(g_.rows) * g_.depth;
-  for (int64_t mat = matrix_begin; mat < matrix_end; ++mat) {
-    for (int32_t m = 0; m < g_.rows; ++m) {
-      const int64_t row = mat * g_.rows + m;
-      const float* a = lhs + mat * matrix_size + m * lhs_m;
-      const float* values = a;
-      if (lhs_k != 1) {
-        for (int32_t k = 0; k < g_.depth; ++k) row_buffer[k] = a[k * lhs_k];
-        values = row_buffer;
-      }
-      HybridQuantizeRow(isa_, values, g_.depth, p.asymmetric, quantized + row * g_.depth,
-                        &scales[row], &zero_points[row]);
-      if (!p.asymmetric) zero_points[row] = 0;
-      scales[row] *= p.rhs_scale;
-    }
-  }
+  reference::QuantizeBatchMatMulLhs(
+      g_, p, lhs, row_buffer, quantized, scales, zero_points, matrix_begin, matrix_end,
+      [&](const float* v, int32_t n, int8_t* q, float* scale, int32_t* zp) {
+        HybridQuantizeRow(isa_, v, n, p.asymmetric, q, scale, zp);
+        if (!p.asymmetric) *zp = 0;
+      });
 }
 
 void HybridBatchMatMulKernel::Run(const reference::HybridBatchMatMulParams& p,

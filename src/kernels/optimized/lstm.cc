@@ -141,7 +141,7 @@ void FloatMatVecNeon(const LstmPackedWeights::FloatMatrix& m, const float* v, fl
 
 // The int8 products' scratch: one widened row, then one row of int32 sums.
 int16_t* WidenedRow(uint8_t* scratch) { return reinterpret_cast<int16_t*>(scratch); }
-int32_t* RowSums(uint8_t* scratch, const HybridGemm& gemm) {
+int32_t* ProductSums(uint8_t* scratch, const HybridGemm& gemm) {
   return reinterpret_cast<int32_t*>(scratch +
                                     RoundUp(static_cast<size_t>(gemm.k_padded()) * 2, 64));
 }
@@ -384,7 +384,7 @@ void HybridLstmOps::MatVecQuantized(const int8_t* matrix, float matrix_scale,
   // sum w (q - zero_point) = sum w q - row_sum zero_point, as the reference subtracts it.
   const HybridGemm& gemm = *m->gemm;
   int16_t* widened = WidenedRow(scratch);
-  int32_t* sums = RowSums(scratch, gemm);
+  int32_t* sums = ProductSums(scratch, gemm);
   for (int b = 0; b < n_batch; ++b) {
     WidenRow(weights->isa(), q + static_cast<size_t>(b) * cols, cols,
              asymmetric ? zero_points[b] : 0, widened, gemm.k_padded());
@@ -407,7 +407,7 @@ void IntegerLstmOps::MatMulRequant(const int8_t* x, const int32_t* bias, const i
   }
   const HybridGemm& gemm = *m->gemm;
   int16_t* widened = WidenedRow(scratch);
-  int32_t* sums = RowSums(scratch, gemm);
+  int32_t* sums = ProductSums(scratch, gemm);
   for (int b = 0; b < n_batch; ++b) {
     WidenRow(weights->isa(), x + static_cast<size_t>(b) * n_in, n_in, 0, widened,
              gemm.k_padded());

@@ -395,28 +395,46 @@ struct HybridBatchMatMulParams {
   const int32_t* column_sums = nullptr;  // per rhs matrix and output column
 };
 
-// Quantizes the lhs rows of lhs matrices [matrix_begin, matrix_end).
-inline void QuantizeBatchMatMulLhs(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
-                                   const float* lhs, float* row_buffer, int8_t* quantized,
-                                   float* scales, int32_t* zero_points, int64_t matrix_begin,
-                                   int64_t matrix_end) {
+// Quantizes the lhs rows of lhs matrices [matrix_begin, matrix_end) with
+// quantize_row(values, depth, quantized, &scale, &zero_point), a row's values
+// gathered into row_buffer first when adj_x spreads them; the scales then
+// include the rhs scale.
+template <class QuantizeRow>
+void QuantizeBatchMatMulLhs(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
+                            const float* lhs, float* row_buffer, int8_t* quantized, float* scales,
+                            int32_t* zero_points, int64_t matrix_begin, int64_t matrix_end,
+                            const QuantizeRow& quantize_row) {
   const int64_t lhs_m = g.adj_x ? 1 : g.depth, lhs_k = g.adj_x ? g.rows : 1;
   const int64_t matrix_size = static_cast<int64_t>(g.rows) * g.depth;
   for (int64_t mat = matrix_begin; mat < matrix_end; ++mat) {
     for (int32_t m = 0; m < g.rows; ++m) {
       const int64_t row = mat * g.rows + m;
-      const float* a = lhs + mat * matrix_size + m * lhs_m;
-      for (int32_t k = 0; k < g.depth; ++k) row_buffer[k] = a[k * lhs_k];
-      int8_t* q = quantized + row * g.depth;
-      if (p.asymmetric) {
-        AsymmetricQuantizeRow(row_buffer, g.depth, q, &scales[row], &zero_points[row]);
-      } else {
-        SymmetricQuantizeRow(row_buffer, g.depth, q, &scales[row]);
-        zero_points[row] = 0;
+      const float* values = lhs + mat * matrix_size + m * lhs_m;
+      if (lhs_k != 1) {
+        for (int32_t k = 0; k < g.depth; ++k) row_buffer[k] = values[k * lhs_k];
+        values = row_buffer;
       }
+      quantize_row(values, g.depth, quantized + row * g.depth, &scales[row], &zero_points[row]);
       scales[row] *= p.rhs_scale;
     }
   }
+}
+
+// The reference's quantizer: asymmetric, or symmetric with zero point 0.
+inline void QuantizeBatchMatMulLhs(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
+                                   const float* lhs, float* row_buffer, int8_t* quantized,
+                                   float* scales, int32_t* zero_points, int64_t matrix_begin,
+                                   int64_t matrix_end) {
+  QuantizeBatchMatMulLhs(g, p, lhs, row_buffer, quantized, scales, zero_points, matrix_begin,
+                         matrix_end,
+                         [&](const float* v, int32_t n, int8_t* q, float* scale, int32_t* zp) {
+                           if (p.asymmetric) {
+                             AsymmetricQuantizeRow(v, n, q, scale, zp);
+                           } else {
+                             SymmetricQuantizeRow(v, n, q, scale);
+                             *zp = 0;
+                           }
+                         });
 }
 
 inline void HybridBatchMatMul(const BatchMatMulGeometry& g, const HybridBatchMatMulParams& p,
