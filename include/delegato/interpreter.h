@@ -79,8 +79,10 @@ struct InterpreterOptions {
   // height and width into the CONV_2D or DEPTHWISE_CONV_2D after it (as
   // padding), an 8-bit ADD/SUB/MUL by a constant per-channel operand into
   // another such after it (one table), a LOGISTIC into the MUL of its input
-  // by it (swish: one table for 8 bits, one pass for float32). Per-layer
-  // inspection of those tensors (diff --per_layer) turns this off.
+  // by it (swish: one table for 8 bits, one pass for float32), a float32
+  // CONV_2D into the DEPTHWISE_CONV_2D after it when the image between them
+  // is too large for the cores' L2 (both run band by band, the same values).
+  // Per-layer inspection of those tensors (diff --per_layer) turns this off.
   bool fuse_nodes = true;
 };
 

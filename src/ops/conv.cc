@@ -396,13 +396,19 @@ void PackConv(ConvData& d, const Tensor& filter) {
   d.filter_packed = true;
 }
 
+bool IsPadProducer(const Node::FusedProducer& fused) {
+  return fused.producer_node != nullptr && fused.producer_node->kernel != nullptr &&
+         fused.producer_node->kernel->builtin == BuiltinOp::kPad;
+}
+
 // A PAD folded in (Node::FusedProducer): its input is read instead of input 0,
 // its pads added to the convolution's own. Hybrid kernels quantize the whole
 // padded image (the padding counts in its range) and take none.
 const Tensor& AcceptPadFusion(KernelContext& ctx, Node& node, bool hybrid) {
   Node::FusedProducer& fused = node.fused;
   // The source's dims are known now (its producer was prepared): NHWC only.
-  fused.accepted = fused.source >= 0 && !hybrid && ctx.tensor(fused.source).rank() == 4;
+  fused.accepted = fused.source >= 0 && IsPadProducer(fused) && !hybrid &&
+                   ctx.tensor(fused.source).rank() == 4;
   return fused.accepted ? ctx.tensor(fused.source) : ctx.input(node, 0);
 }
 
@@ -735,6 +741,10 @@ struct DepthwiseData {
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
   // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
   std::unique_ptr<optimized::HybridDepthwiseKernel> fast_hybrid;
+  // The float32 CONV_2D producing the input, run here band by band
+  // (Node::FusedProducer); conv_data keeps its kernel alive.
+  std::shared_ptr<void> conv_data;
+  std::unique_ptr<optimized::FloatConvDepthwise> fused_float;
   // Hybrid: float input and output, int8 weights with one scale per channel.
   bool hybrid = false;
   reference::HybridDepthwiseParams hybrid_params;
@@ -743,6 +753,28 @@ struct DepthwiseData {
   // then (fast_hybrid) the widened images.
   size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
+
+// A float32 CONV_2D offered as the producer (Node::FusedProducer), run
+// band by band inside this node when both have vector kernels, the
+// convolution did not take a PAD itself, and the image is large
+// (optimized::FloatConvDepthwise::Fits).
+void AcceptConvFusion(KernelContext& ctx, Node& node, DepthwiseData& d) {
+  Node::FusedProducer& fused = node.fused;
+  if (fused.source < 0 || fused.producer_node == nullptr || IsPadProducer(fused)) return;
+  const Node& conv = *fused.producer_node;
+  if (conv.kernel == nullptr || conv.kernel->builtin != BuiltinOp::kConv2d ||
+      conv.fused.accepted || conv.op_data == nullptr || ctx.input(node, 0).is_constant())
+    return;
+  const ConvData& c = *conv.data<ConvData>();
+  if (c.fast_float == nullptr ||
+      !optimized::FloatConvDepthwise::Fits(*c.fast_float, *d.fast_float, ctx.pool().num_threads()))
+    return;
+  d.conv_data = conv.op_data;
+  d.fused_float = std::make_unique<optimized::FloatConvDepthwise>(
+      *c.fast_float, *d.fast_float, ctx.pool().num_threads());
+  node.scratch_bytes = d.fused_float->scratch_bytes();
+  fused.accepted = true;
+}
 
 void PackDepthwiseInto(const DepthwiseData& d, const Tensor& filter, int16_t* dst) {
   if (d.type == DataType::kUInt8)
@@ -886,6 +918,7 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.filter = filter.data_as<float>();
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
     d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
+    AcceptConvFusion(ctx, node, *d);
   } else if (type != DataType::kFloat32) {
     if (filter.is_constant()) {
       d->packed_quant.resize(g.filter_elements());
@@ -957,6 +990,18 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     }
     ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
       fast.RunRows(begin, end, in, out);
+    });
+    return;
+  }
+
+  if (d.fused_float != nullptr) {
+    const optimized::FloatConvDepthwise& fused = *d.fused_float;
+    const float* in = ctx.tensor(node.fused.source).data_as<float>();
+    float* out = output.data_as<float>();
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fused.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fused.RunTask(static_cast<int>(task), in, out, scratch);
     });
     return;
   }

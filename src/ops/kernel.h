@@ -59,7 +59,9 @@ struct Node {
   //   CONV_2D / DEPTHWISE_CONV_2D after a PAD of only height and width: the
   //     pads added to the convolution's own;
   //   an 8-bit ADD / SUB / MUL by a constant per-channel operand after another
-  //     such: one table of both (QuantBinary::ComposeAfter).
+  //     such: one table of both (QuantBinary::ComposeAfter);
+  //   a float32 DEPTHWISE_CONV_2D after a float32 CONV_2D: both run band by
+  //     band (optimized::FloatConvDepthwise), `source` the convolution's input.
   // Prepare sets `accepted` when it does; the interpreter then skips the
   // producer and keeps `source` alive up to this node.
   struct FusedProducer {

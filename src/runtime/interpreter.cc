@@ -669,9 +669,18 @@ void InterpreterImpl::OfferFusions() {
     if (!builtin(node, BuiltinOp::kConv2d) && !builtin(node, BuiltinOp::kDepthwiseConv2d)) continue;
     if (node.inputs.empty() || node.inputs[0] < 0) continue;
     const int32_t padded = node.inputs[0];
-    const Node* pad_node = sole_producer(padded);
-    if (pad_node == nullptr) continue;
-    const Node& pad = *pad_node;
+    const Node* input_producer = sole_producer(padded);
+    if (input_producer == nullptr) continue;
+    const Node& first = *input_producer;
+    if (builtin(node, BuiltinOp::kDepthwiseConv2d) && builtin(first, BuiltinOp::kConv2d) &&
+        first.inputs.size() >= 2 && first.inputs[0] >= 0 && first.outputs.size() == 1 &&
+        float32(padded) && float32(first.inputs[0])) {
+      // DEPTHWISE_CONV_2D after a float32 CONV_2D: the depthwise node runs
+      // both band by band (its Prepare decides).
+      offer(node, 0, first, first.inputs[0]);
+      continue;
+    }
+    const Node& pad = first;
     // PAD (its value the output's zero point, or 0) with a constant paddings [4, 2].
     if (!builtin(pad, BuiltinOp::kPad) || pad.inputs.size() != 2 || pad.outputs.size() != 1 ||
         pad.inputs[0] < 0 || pad.inputs[1] < 0)

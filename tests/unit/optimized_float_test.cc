@@ -385,6 +385,134 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.index);
     });
 
+// ------------------------------------------- convolution + depthwise, fused
+
+// FloatConvDepthwise against the two kernels run apart (the convolution's
+// whole output image, then the depthwise layer over it): byte for byte,
+// whatever the band size (down to one window of rows, so rows are computed,
+// moved and dropped at every step), the task count and the batch.
+struct FusedCase {
+  int batches, height, width, in_depth, depth;
+  int conv_filter, conv_stride;
+  int dw_filter, dw_stride, dw_dilation;
+  Padding dw_padding;
+};
+
+std::string Describe(const FusedCase& c) {
+  return std::to_string(c.batches) + "x" + std::to_string(c.height) + "x" +
+         std::to_string(c.width) + "x" + std::to_string(c.in_depth) + "_conv" +
+         std::to_string(c.conv_filter) + "s" + std::to_string(c.conv_stride) + "_to" +
+         std::to_string(c.depth) + "_dw" + std::to_string(c.dw_filter) + "s" +
+         std::to_string(c.dw_stride) + "d" + std::to_string(c.dw_dilation) +
+         (c.dw_padding == Padding::kSame ? "_same" : "_valid");
+}
+
+class FloatConvDepthwiseTest
+    : public ::testing::TestWithParam<std::tuple<Isa, FusedCase>> {};
+
+TEST_P(FloatConvDepthwiseTest, EqualsTheLayersApart) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  reference::ConvGeometry cg;
+  cg.batches = c.batches;
+  cg.input_height = c.height;
+  cg.input_width = c.width;
+  cg.input_depth = cg.filter_depth = c.in_depth;
+  cg.output_depth = c.depth;
+  cg.filter_height = cg.filter_width = c.conv_filter;
+  cg.stride_height = cg.stride_width = c.conv_stride;
+  const reference::Window2D cw = reference::ComputeWindow2D(
+      Padding::kSame, c.conv_stride, c.conv_stride, 1, 1, c.height, c.width, c.conv_filter,
+      c.conv_filter);
+  cg.output_height = cw.out_height;
+  cg.output_width = cw.out_width;
+  cg.pad_height = cw.pad_height;
+  cg.pad_width = cw.pad_width;
+  reference::DepthwiseGeometry g;
+  g.batches = c.batches;
+  g.input_height = cg.output_height;
+  g.input_width = cg.output_width;
+  g.input_depth = g.output_depth = c.depth;
+  g.filter_height = g.filter_width = c.dw_filter;
+  g.stride_height = g.stride_width = c.dw_stride;
+  g.dilation_height = g.dilation_width = c.dw_dilation;
+  const reference::Window2D dw = reference::ComputeWindow2D(
+      c.dw_padding, c.dw_stride, c.dw_stride, c.dw_dilation, c.dw_dilation, g.input_height,
+      g.input_width, c.dw_filter, c.dw_filter);
+  g.output_height = dw.out_height;
+  g.output_width = dw.out_width;
+  g.pad_height = dw.pad_height;
+  g.pad_width = dw.pad_width;
+
+  std::mt19937 rng(c.height * 31 + c.depth);
+  const std::vector<float> in =
+      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
+  const std::vector<float> conv_filter =
+      Random(rng, static_cast<size_t>(c.depth) * c.conv_filter * c.conv_filter * c.in_depth);
+  const std::vector<float> conv_bias = Random(rng, c.depth);
+  const std::vector<float> dw_filter =
+      Random(rng, static_cast<size_t>(c.dw_filter) * c.dw_filter * c.depth);
+  const std::vector<float> dw_bias = Random(rng, c.depth);
+  optimized::FloatConvParams cp;
+  cp.geometry = cg;
+  cp.act_min = 0.0f;  // RELU6, as in the MobileNets
+  cp.act_max = 6.0f;
+  cp.filter = conv_filter.data();
+  cp.bias = conv_bias.data();
+  const optimized::FloatConv conv(cp, isa, 1);
+  optimized::FloatDepthwiseParams dp;
+  dp.geometry = g;
+  dp.act_min = kLowest;
+  dp.act_max = kMax;
+  dp.filter = dw_filter.data();
+  dp.bias = dw_bias.data();
+  const optimized::FloatDepthwise depthwise(dp, isa);
+
+  std::vector<float> image(static_cast<size_t>(c.batches) * g.input_height * g.input_width *
+                           c.depth);
+  optimized::AlignedBuffer<uint8_t> conv_scratch(conv.scratch_bytes() + 64);
+  conv.RunTask(0, in.data(), image.data(), conv_scratch.data());
+  std::vector<float> want(static_cast<size_t>(depthwise.rows()) * g.output_width * c.depth);
+  depthwise.RunRows(0, depthwise.rows(), image.data(), want.data());
+
+  const size_t row_bytes = static_cast<size_t>(g.input_width) * c.depth * sizeof(float);
+  for (size_t band_bytes : {size_t{1}, 3 * row_bytes, size_t{1} << 30}) {
+    for (int threads : {1, 2, 3}) {
+      const optimized::FloatConvDepthwise fused(conv, depthwise, threads, band_bytes);
+      optimized::AlignedBuffer<uint8_t> scratch(fused.scratch_bytes());
+      std::vector<float> got(want.size(), std::nanf(""));
+      for (int task = 0; task < fused.num_tasks(); ++task)
+        fused.RunTask(task, in.data(), got.data(), scratch.data());
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+          << optimized::IsaName(isa) << " " << Describe(c) << " band rows " << fused.band_rows()
+          << " tasks " << fused.num_tasks();
+    }
+  }
+}
+
+std::vector<FusedCase> FusedCases() {
+  const Padding S = Padding::kSame, V = Padding::kValid;
+  return {
+      {1, 13, 11, 8, 24, 1, 1, 3, 1, 1, S},  // expansion + depthwise, stride 1
+      {2, 14, 9, 8, 40, 1, 1, 3, 2, 1, S},   // stride 2, two batches
+      {1, 15, 10, 6, 17, 1, 1, 5, 1, 1, S},  // 5x5, channels past the vectors
+      {1, 16, 12, 5, 16, 1, 1, 5, 2, 1, V},  // 5x5 stride 2, unpadded
+      {1, 17, 9, 4, 16, 1, 1, 3, 1, 2, S},   // dilated
+      {2, 21, 13, 3, 32, 3, 2, 3, 1, 1, S},  // a first layer: 3x3 stride 2 gathered
+      {1, 12, 12, 8, 8, 1, 2, 3, 1, 1, V},   // a strided 1x1
+      {1, 3, 4, 8, 16, 1, 1, 5, 1, 1, S},    // windows taller than the image
+  };
+}
+
+// (Prefixed "Optimized" so the aarch64 stage runs it.)
+INSTANTIATE_TEST_SUITE_P(
+    OptimizedSizes, FloatConvDepthwiseTest,
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()), ::testing::ValuesIn(FusedCases())),
+    [](const ::testing::TestParamInfo<FloatConvDepthwiseTest::ParamType>& info) {
+      return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
 // ------------------------------------------------------------- LOGISTIC
 
 class FloatLogisticTest : public ::testing::TestWithParam<Isa> {};

@@ -372,8 +372,8 @@ void FloatConv::RunDot(int64_t m_begin, int64_t m_end, const float* input, float
     const int count = static_cast<int>(std::min<int64_t>(16, m_end - m0));
     for (int i = 0; i < count; ++i) rows[i] = DirectRow(input, m0 + i, px, contiguous);
     for (int i = count; i < 16; ++i) rows[i] = rows[0];
-    avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_, output + m0,
-                      count);
+    avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_,
+                      output + (m0 - m_begin), count);
   }
 #else
   (void)m_begin, (void)m_end, (void)input, (void)output;
@@ -442,13 +442,25 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
     p_begin = panels_ * task / num_tasks_;
     p_end = panels_ * (task + 1) / num_tasks_;
   }
+  Run(m_begin, m_end, p_begin, p_end, input, output + m_begin * n_,
+      scratch + per_task_bytes_ * task);
+}
+
+void FloatConv::RunRows(int64_t m_begin, int64_t m_end, const float* input, float* output,
+                        uint8_t* task_scratch) const {
+  Run(m_begin, m_end, 0, panels_, input, output, task_scratch);
+}
+
+void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, const float* input,
+                    float* output, uint8_t* task_scratch) const {
+  if (m_begin >= m_end) return;
 #if DELEGATO_X86
   if (dot_) {
     RunDot(m_begin, m_end, input, output);
     return;
   }
 #endif
-  float* panel = reinterpret_cast<float*>(scratch + per_task_bytes_ * task);
+  float* panel = reinterpret_cast<float*>(task_scratch);
   // Per row of the block: where its values start and whether they were
   // gathered (then contiguous) or are read in place (segments at seg_offsets_).
   const float* rows[kMaxBlockRows];
@@ -510,7 +522,7 @@ void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* sc
             segments[s * r + j] = gathered[r0 + j] ? rows[r0 + j] + static_cast<size_t>(s) * run_
                                                    : rows[r0 + j] + seg_offsets_[s];
         gemm(r, segs_, run_, segments, w, b, act_min_, act_max_,
-             output + (m0 + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
+             output + (m0 - m_begin + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
       }
     }
   }
@@ -563,16 +575,97 @@ FloatDepthwise::FloatDepthwise(const FloatDepthwiseParams& p, Isa isa)
   }
 }
 
-void FloatDepthwise::RunRows(int64_t begin, int64_t end, const float* input,
-                             float* output) const {
+void FloatDepthwise::RunRows(int64_t begin, int64_t end, const float* input, float* output,
+                             int64_t input_first_row) const {
 #if DELEGATO_X86
-  if (isa_ == Isa::kAvx512Vnni) return avx512::DwRows(*this, begin, end, input, output);
-  if (isa_ == Isa::kAvx2) return avx2::DwRows(*this, begin, end, input, output);
+  if (isa_ == Isa::kAvx512Vnni)
+    return avx512::DwRows(*this, begin, end, input, input_first_row, output);
+  if (isa_ == Isa::kAvx2) return avx2::DwRows(*this, begin, end, input, input_first_row, output);
 #endif
 #if DELEGATO_ARM
-  if (IsArmIsa(isa_)) return neon::DwRows(*this, begin, end, input, output);
+  if (IsArmIsa(isa_)) return neon::DwRows(*this, begin, end, input, input_first_row, output);
 #endif
-  scalar::DwRows(*this, begin, end, input, output);
+  scalar::DwRows(*this, begin, end, input, input_first_row, output);
+}
+
+// ------------------------------------------------- convolution + depthwise
+
+bool FloatConvDepthwise::Fits(const FloatConv& conv, const FloatDepthwise& dw, int num_threads) {
+  const reference::ConvGeometry& c = conv.geometry();
+  const reference::DepthwiseGeometry& d = dw.geometry();
+  if (c.batches != d.batches || c.output_height != d.input_height ||
+      c.output_width != d.input_width || c.output_depth != d.input_depth)
+    return false;
+  const size_t image_bytes = static_cast<size_t>(d.input_height) * d.input_width *
+                             static_cast<size_t>(d.input_depth) * sizeof(float);
+  return image_bytes / static_cast<size_t>(std::max(1, num_threads)) >= kMinImageBytesPerThread;
+}
+
+FloatConvDepthwise::FloatConvDepthwise(const FloatConv& conv, const FloatDepthwise& dw,
+                                       int num_threads, size_t band_bytes)
+    : conv_(conv), dw_(dw) {
+  const reference::DepthwiseGeometry& g = dw_.geometry();
+  row_floats_ = static_cast<size_t>(g.input_width) * g.input_depth;
+  const int window = (g.filter_height - 1) * g.dilation_height + 1;
+  const size_t fit = band_bytes / (row_floats_ * sizeof(float));
+  band_rows_ = static_cast<int>(std::min<int64_t>(
+      g.input_height, std::max<int64_t>(window, static_cast<int64_t>(fit))));
+  band_offset_ = RoundUp(conv_.task_scratch_bytes(), 64);
+  per_task_bytes_ = RoundUp(band_offset_ + band_rows_ * row_floats_ * sizeof(float), 64);
+  num_tasks_ = static_cast<int>(std::clamp<int64_t>(dw_.rows(), 1, std::max(1, num_threads)));
+}
+
+int64_t FloatConvDepthwise::FirstRow(int64_t oy) const {
+  const reference::DepthwiseGeometry& g = dw_.geometry();
+  return std::clamp<int64_t>(oy * g.stride_height - g.pad_height, 0, g.input_height);
+}
+
+int64_t FloatConvDepthwise::EndRow(int64_t oy) const {
+  const reference::DepthwiseGeometry& g = dw_.geometry();
+  const int64_t window = int64_t{g.filter_height - 1} * g.dilation_height + 1;
+  return std::clamp<int64_t>(oy * g.stride_height - g.pad_height + window, 0, g.input_height);
+}
+
+void FloatConvDepthwise::RunTask(int task, const float* conv_input, float* output,
+                                 uint8_t* scratch) const {
+  const reference::DepthwiseGeometry& g = dw_.geometry();
+  const int64_t rows = dw_.rows();
+  const int64_t begin = rows * task / num_tasks_, end = rows * (task + 1) / num_tasks_;
+  uint8_t* task_scratch = scratch + per_task_bytes_ * task;
+  float* band = reinterpret_cast<float*>(task_scratch + band_offset_);
+  const int64_t width = g.input_width;
+  for (int64_t row = begin; row < end;) {
+    const int64_t batch = row / g.output_height;
+    const int64_t batch_row = batch * g.output_height;  // output row of y = 0
+    const int64_t image_row = batch * g.input_height;   // image row of y = 0
+    const int64_t batch_end = std::min(end, batch_row + g.output_height);
+    // The band holds image rows [first, first + count) of this batch.
+    int64_t first = image_row + FirstRow(row - batch_row);
+    int64_t count = 0;
+    while (row < batch_end) {
+      // As many output rows as the band holds the windows of (at least one:
+      // it holds a whole window).
+      int64_t stop = row + 1;
+      while (stop < batch_end && image_row + EndRow(stop - batch_row) - first <= band_rows_) ++stop;
+      const int64_t needed = image_row + EndRow(stop - 1 - batch_row);
+      if (first + count < needed) {
+        conv_.RunRows((first + count) * width, needed * width, conv_input,
+                      band + static_cast<size_t>(count) * row_floats_, task_scratch);
+        count = needed - first;
+      }
+      dw_.RunRows(row, stop, band, output, first);
+      row = stop;
+      if (row == batch_end) break;
+      // Keep the rows the next output rows still read.
+      const int64_t next_first = image_row + FirstRow(row - batch_row);
+      const int64_t keep = std::max<int64_t>(0, first + count - next_first);
+      if (keep > 0 && next_first > first)
+        std::memmove(band, band + static_cast<size_t>(next_first - first) * row_floats_,
+                     static_cast<size_t>(keep) * row_floats_ * sizeof(float));
+      first = next_first;
+      count = keep;
+    }
+  }
 }
 
 }  // namespace delegato::optimized
