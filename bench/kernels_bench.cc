@@ -506,6 +506,52 @@ void BM_ResizeBilinearInt8(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
 }
 
+// float32 DEPTHWISE_CONV_2D (SAME padding, multiplier 1); the reference as isa -1.
+void BM_DepthwiseFloat(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::DepthwiseGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = g.output_depth = l.cin;
+  g.depth_multiplier = 1;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * l.filter * l.filter * l.cin),
+      bias(l.cin);
+  for (float& x : input) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cin);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{l.filter} * l.filter * l.cin;
+  const float lo = 0.0f, hi = 6.0f;
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::DepthwiseConvFloat(g, input.data(), filter.data(), bias.data(), lo, hi, output.data(),
+                              0, g.output_rows());
+  } else {
+    opt::FloatDepthwiseParams p;
+    p.geometry = g;
+    p.act_min = lo;
+    p.act_max = hi;
+    p.filter = filter.data();
+    p.bias = bias.data();
+    const opt::FloatDepthwise dw(p, static_cast<Isa>(isa));
+    for (auto _ : state) dw.RunRows(0, dw.rows(), input.data(), output.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
 // float32 CONV_2D (SAME padding) on the optimized GEMM; the reference as isa -1.
 void BM_ConvFloat(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
@@ -1254,6 +1300,12 @@ int RegisterAll() {
   for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
                          Layer{32, 32, 8, 1, 1, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
+        ->Apply(IsaArgs);
+  // float32 depthwise: MobileNet v2's 56x56 and 28x28 layers (the larger
+  // ones are memory-bound; see FloatConvDepthwise), a 7x7, an EfficientNet 5x5.
+  for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[3], kDepthwiseLayers[5],
+                         kDepthwiseLayers[8]})
+    benchmark::RegisterBenchmark(Name(l, "depthwise_float").c_str(), BM_DepthwiseFloat, l)
         ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
     benchmark::RegisterBenchmark(Name(l, "depthwise_int8").c_str(), BM_Depthwise, l,
