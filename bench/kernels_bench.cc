@@ -32,6 +32,7 @@
 #include "kernels/optimized/squared_difference8.h"
 #include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/optimized/transpose_conv_quant.h"
+#include "kernels/reference/activations.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/compare.h"
 #include "kernels/reference/elementwise.h"
@@ -1172,6 +1173,27 @@ void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// float32 swish: MUL(x, LOGISTIC(x)) in one pass (the LOGISTIC fused into
+// the MUL); the reference as LOGISTIC then the multiply.
+void BM_FloatSwish(benchmark::State& state, int64_t n) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> in(static_cast<size_t>(n)), out(in.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  for (float& x : in) x = dist(rng);
+  for (auto _ : state) {
+    if (isa == kReference) {
+      ref::LogisticFloat(in.data(), out.data(), 0, n);
+      for (int64_t i = 0; i < n; ++i) out[i] *= in[i];
+    } else {
+      opt::FloatSwish(static_cast<Isa>(isa), in.data(), out.data(), 0, n);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 // int8 SQUARED_DIFFERENCE of [rows, cols] against [rows, 1] (the zoo
 // transformer's variance step: 16 tokens x 32 features minus their mean).
 void BM_SquaredDifferenceInt8(benchmark::State& state, int rows, int cols) {
@@ -1344,6 +1366,9 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
+  // EfficientNet-B0's (96 x 96) first expanded activation, 48 x 48 x 96.
+  benchmark::RegisterBenchmark("swish_float/48x48x96", BM_FloatSwish, 48 * 48 * 96)
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("squared_difference_int8/16x32", BM_SquaredDifferenceInt8, 16, 32)

@@ -548,6 +548,40 @@ TEST_P(FloatLogisticTest, WithinUlpsOfReference) {
   }
 }
 
+// A vector whose lanes are all between the cut-offs takes a shorter path (no
+// clamp, no blends): its values must be those of the general path, which a
+// vector with one lane past a cut-off takes.
+TEST_P(FloatLogisticTest, InRangeVectorsMatchTheGeneralPath) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  if (!optimized::HasFloatLogistic(isa)) GTEST_SKIP() << "no vector LOGISTIC on this ISA";
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> in_range(-9.0f, 16.6f);
+  std::vector<float> in(4096);
+  for (float& x : in) x = in_range(rng);
+  in[0] = -9.0f;  // the cut-offs themselves are inside
+  in[1] = 16.619047164916992188f;
+  std::vector<float> mixed = in;
+  for (size_t i = 7; i < mixed.size(); i += 8) mixed[i] = i % 16 == 7 ? -20.0f : 30.0f;
+  for (bool swish : {false, true}) {
+    std::vector<float> fast(in.size()), general(in.size());
+    const int64_t n = static_cast<int64_t>(in.size());
+    if (swish) {
+      optimized::FloatSwish(isa, in.data(), fast.data(), 0, n);
+      optimized::FloatSwish(isa, mixed.data(), general.data(), 0, n);
+    } else {
+      optimized::FloatLogistic(isa, in.data(), fast.data(), 0, n);
+      optimized::FloatLogistic(isa, mixed.data(), general.data(), 0, n);
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (i % 8 == 7) continue;
+      ASSERT_EQ(0, std::memcmp(&fast[i], &general[i], sizeof(float)))
+          << optimized::IsaName(isa) << (swish ? " swish" : " logistic") << " x = " << in[i]
+          << ": " << fast[i] << " vs " << general[i];
+    }
+  }
+}
+
 class FloatActivationTest : public ::testing::TestWithParam<Isa> {};
 
 std::vector<float> ActivationInputs() {

@@ -61,9 +61,8 @@ constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f,  0.09678418
 #if DELEGATO_X86
 namespace {
 
-DLG_TARGET_AVX512 inline __m512 Exp512(__m512 t) {
-  // max(lo, t) then min(hi, .): the second operand is returned for NaN.
-  t = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), t));
+// exp(t) without the clamp: Exp512's values for t in [kExpMin, kExpMax] (or NaN).
+DLG_TARGET_AVX512 inline __m512 ExpUnclamped512(__m512 t) {
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
@@ -78,10 +77,22 @@ DLG_TARGET_AVX512 inline __m512 Exp512(__m512 t) {
   return _mm512_scalef_ps(p, n);
 }
 
+DLG_TARGET_AVX512 inline __m512 Exp512(__m512 t) {
+  // max(lo, t) then min(hi, .): the second operand is returned for NaN.
+  return ExpUnclamped512(
+      _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), t)));
+}
+
 DLG_TARGET_AVX512 inline __m512 Logistic512(__m512 x) {
   const __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLower), _CMP_LT_OQ);
   const __mmask16 high = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kUpper), _CMP_GT_OQ);
   const __m512 neg = _mm512_sub_ps(_mm512_setzero_ps(), x);
+  if ((low | high) == 0) {
+    // Every lane between the cut-offs (activations mostly are): no clamp,
+    // no blends; the same values.
+    return _mm512_div_ps(_mm512_set1_ps(1.0f),
+                         _mm512_add_ps(_mm512_set1_ps(1.0f), ExpUnclamped512(neg)));
+  }
   const __m512 e = Exp512(_mm512_mask_blend_ps(low, neg, x));
   __m512 y = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
   y = _mm512_mask_blend_ps(low, y, e);
@@ -273,8 +284,8 @@ DLG_TARGET_AVX512 void Gelu512Range(const float* in, float* out, int64_t begin, 
   }
 }
 
-DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
-  t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
+// exp(t) = 2^n p: n = round(t log2 e) and the polynomial p of the rest.
+DLG_TARGET_AVX2 inline __m256 ExpMantissa256(__m256 t, __m256* n_out) {
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
@@ -286,6 +297,24 @@ DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  *n_out = n;
+  return p;
+}
+
+// exp(t) for t in [-80, 80] (or NaN): 2^n is a normal float, one exact product.
+// The same values as Exp256 there.
+DLG_TARGET_AVX2 inline __m256 ExpNormal256(__m256 t) {
+  __m256 n;
+  const __m256 p = ExpMantissa256(t, &n);
+  const __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+DLG_TARGET_AVX2 inline __m256 Exp256(__m256 t) {
+  t = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), t));
+  __m256 n;
+  const __m256 p = ExpMantissa256(t, &n);
   // 2^n, n in [-150, 128], as 2^n1 * 2^n2 with n1 = n >> 1 and n2 = n - n1
   // (both normal): p * 2^n1 is exact, the second product rounds once.
   const __m256i ni = _mm256_cvtps_epi32(n);
@@ -301,6 +330,13 @@ DLG_TARGET_AVX2 inline __m256 Logistic256(__m256 x) {
   const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(kLower), _CMP_LT_OQ);
   const __m256 high = _mm256_cmp_ps(x, _mm256_set1_ps(kUpper), _CMP_GT_OQ);
   const __m256 neg = _mm256_sub_ps(_mm256_setzero_ps(), x);
+  const __m256 cut = _mm256_or_ps(low, high);
+  if (_mm256_testz_ps(cut, cut)) {
+    // Every lane between the cut-offs (activations mostly are): exp(-x)
+    // with -x in [-16.7, 9], no clamp, no blends; the same values.
+    return _mm256_div_ps(_mm256_set1_ps(1.0f),
+                         _mm256_add_ps(_mm256_set1_ps(1.0f), ExpNormal256(neg)));
+  }
   const __m256 e = Exp256(_mm256_blendv_ps(neg, x, low));
   __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
   y = _mm256_blendv_ps(y, e, low);
