@@ -67,7 +67,10 @@ DEFAULT_MODELS = (
     + [FLOAT_PREFIX + m for m in ("mobilenet_v1_0.25_128_quant", "mobilenet_v2_1.0_224_quant")]
     + [f"{ZOO_PREFIX}{a}_{v}" for v in ZOO_VARIANTS for a in ZOO_ARCHITECTURES]
     + [ISA_PREFIX + m for m in SHARED_INT8_MODELS]
-    + [f"{ISA_PREFIX}{ZOO_PREFIX}{a}_int8" for a in ZOO_ARCHITECTURES])
+    + [f"{ISA_PREFIX}{ZOO_PREFIX}{a}_int8" for a in ZOO_ARCHITECTURES]
+    # AVX2-only CPUs (most laptops) run float32 and hybrid models too.
+    + [ISA_PREFIX + FLOAT_PREFIX + m for m in ("mobilenet_v1_0.25_128_quant", "mobilenet_v2_1.0_224_quant")]
+    + [f"{ISA_PREFIX}{ZOO_PREFIX}{a}_{v}" for v in ("float32", "dynamic") for a in ZOO_ARCHITECTURES])
 MAC_MODEL = "mobilenet_v2_1.0_224_quant"
 
 
