@@ -168,6 +168,10 @@ std::vector<ConvCase> ConvCases() {
   for (int width : {1, 3, 4, 5, 6, 7, 8, 9, 13})
     for (int out : {1, 15, 16, 17, 32, 33})
       cases.push_back({1, 1, width, 24, 1, 1, out, 1, 1, S, true, false});
+  // Rows around AVX2's 12-row block for at most 8 channels.
+  for (int width : {11, 12, 23, 24, 25})
+    for (int out : {1, 8})
+      cases.push_back({1, 1, width, 24, 1, 1, out, 1, 1, S, true, false});
   for (int in : {1, 3, 8, 17, 144})
     cases.push_back({1, 7, 9, in, 1, 1, 24, 1, 1, S, true, true});
   cases.push_back({2, 16, 20, 40, 1, 1, 70, 1, 1, S, true, false});  // > one row block

@@ -12,7 +12,7 @@
 // pixel, k = (filter_y, filter_x, in_channel), n = output channel. Weights are
 // packed once (Prepare) into panels of NR output channels ([panel][k][NR],
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
-// AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
+// AVX2: 6 x 16, or 12 x 8 for layers of at most 8 channels, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
 // vector of channels uses a one-vector variant; on AVX-512, 1x1 layers of
 // one channel take dot products of 16 pixels at a time, see
 // avx512::DotRows16). 1x1 convolutions (any stride) and
@@ -112,6 +112,7 @@ class FloatConv {
   // image and rows are read in place; otherwise null (the row is gathered).
   const float* WindowInside(const float* input, const Pixel& px) const;
   static constexpr int kMaxSegs = 16;
+  static constexpr int kMaxRows = 12;  // rows per micro-kernel block, any ISA
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
