@@ -1320,7 +1320,7 @@ int RegisterAll() {
   // float32: a MobileNet expand layer, and few output channels (the
   // encoder-decoder's 3x3 and final 1x1, DenseNet's growth layer).
   for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
-                         Layer{32, 32, 8, 1, 1, 1}})
+                         Layer{32, 32, 8, 1, 1, 1}, Layer{128, 128, 3, 8, 3, 2}})
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
         ->Apply(IsaArgs);
   // float32 depthwise: MobileNet v2's 56x56 and 28x28 layers (the larger

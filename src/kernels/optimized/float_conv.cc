@@ -310,13 +310,19 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
   k_ = g_.filter_height * g_.filter_width * g_.input_depth;
   n_ = g_.output_depth;
   m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
-  nr_ = 2 * Lanes(isa_);
-  mr_ = isa_ == Isa::kAvx512Vnni || IsArmIsa(isa_) ? 8 : isa_ == Isa::kAvx2 ? 6 : 4;
-  // One vector of output channels (avx2::GemmBlockNarrow): more rows per block.
-  if (isa_ == Isa::kAvx2 && n_ <= Lanes(isa_)) mr_ = kMaxRows;
-  panels_ = (n_ + nr_ - 1) / nr_;
   direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
             g_.pad_width == 0;
+  // At most 8 output channels on AVX-512: half of every vector would be
+  // padding; the AVX2 kernel's 12 x 8 blocks make the same sums (one
+  // channel 1x1 keeps the AVX-512 dot products, dot_).
+  gemm_isa_ = isa_ == Isa::kAvx512Vnni && n_ <= 8 && !(n_ == 1 && direct_) ? Isa::kAvx2 : isa_;
+  nr_ = 2 * Lanes(gemm_isa_);
+  mr_ = gemm_isa_ == Isa::kAvx512Vnni || IsArmIsa(gemm_isa_) ? 8
+        : gemm_isa_ == Isa::kAvx2                             ? 6
+                                                              : 4;
+  // One vector of output channels (avx2::GemmBlockNarrow): more rows per block.
+  if (gemm_isa_ == Isa::kAvx2 && n_ <= Lanes(gemm_isa_)) mr_ = kMaxRows;
+  panels_ = (n_ + nr_ - 1) / nr_;
   // Rows whose window is inside the image are read in place, a segment per
   // filter row (adjacent pixels) or per tap (dilated columns).
   const int64_t image_row = int64_t{g_.dilation_height} * g_.input_width * g_.input_depth;
@@ -340,6 +346,23 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
     run_ = k_;
   }
   PackWeights(p);
+  // Output pixels whose whole window is inside the image: rows [inside_y_begin_,
+  // inside_y_end_) x columns [inside_x_begin_, inside_x_end_) (empty when none).
+  const auto inside = [](int32_t out, int32_t stride, int32_t pad, int32_t dilation,
+                         int32_t taps, int32_t size, int32_t* begin, int32_t* end) {
+    *begin = out;
+    *end = out;
+    for (int32_t o = 0; o < out; ++o) {
+      const int64_t first = int64_t{o} * stride - pad;
+      if (first < 0 || first + int64_t{taps - 1} * dilation >= size) continue;
+      if (*begin == out) *begin = o;
+      *end = o + 1;
+    }
+  };
+  inside(g_.output_height, g_.stride_height, g_.pad_height, g_.dilation_height, g_.filter_height,
+         g_.input_height, &inside_y_begin_, &inside_y_end_);
+  inside(g_.output_width, g_.stride_width, g_.pad_width, g_.dilation_width, g_.filter_width,
+         g_.input_width, &inside_x_begin_, &inside_x_end_);
   const size_t row_bytes = static_cast<size_t>(k_) * sizeof(float);
   int rows = static_cast<int>(std::min<size_t>(kMaxBlockRows, kBlockBytes / row_bytes));
   rows = std::max(mr_, rows / mr_ * mr_);
@@ -406,16 +429,6 @@ const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
   return input + ((px.batch * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
 }
 
-const float* FloatConv::WindowInside(const float* input, const Pixel& px) const {
-  if (seg_offsets_.empty()) return nullptr;
-  const int64_t iy0 = int64_t{px.y} * g_.stride_height - g_.pad_height;
-  const int64_t ix0 = int64_t{px.x} * g_.stride_width - g_.pad_width;
-  if (iy0 < 0 || ix0 < 0 ||
-      iy0 + int64_t{g_.filter_height - 1} * g_.dilation_height >= g_.input_height ||
-      ix0 + int64_t{g_.filter_width - 1} * g_.dilation_width >= g_.input_width)
-    return nullptr;
-  return input + ((px.batch * g_.input_height + iy0) * g_.input_width + ix0) * g_.input_depth;
-}
 
 void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
   const int64_t ox = px.x, oy = px.y, b = px.batch;
@@ -483,8 +496,8 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
                           float, float*, size_t, int);
   GemmFn gemm = scalar::Gemm;
 #if DELEGATO_X86
-  if (isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
-  if (isa_ == Isa::kAvx2) gemm = avx2::Gemm;
+  if (gemm_isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
+  if (gemm_isa_ == Isa::kAvx2) gemm = avx2::Gemm;
 #endif
 #if DELEGATO_ARM
   if (IsArmIsa(isa_)) gemm = neon::GemmByLane;

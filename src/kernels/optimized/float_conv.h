@@ -110,12 +110,20 @@ class FloatConv {
   void GatherRow(const float* input, const Pixel& px, float* dst) const;
   // The first input value of px's window when the whole window is inside the
   // image and rows are read in place; otherwise null (the row is gathered).
-  const float* WindowInside(const float* input, const Pixel& px) const;
+  const float* WindowInside(const float* input, const Pixel& px) const {
+    if (seg_offsets_.empty() || px.y < inside_y_begin_ || px.y >= inside_y_end_ ||
+        px.x < inside_x_begin_ || px.x >= inside_x_end_)
+      return nullptr;
+    const int64_t iy0 = int64_t{px.y} * g_.stride_height - g_.pad_height;
+    const int64_t ix0 = int64_t{px.x} * g_.stride_width - g_.pad_width;
+    return input + ((px.batch * g_.input_height + iy0) * g_.input_width + ix0) * g_.input_depth;
+  }
   static constexpr int kMaxSegs = 16;
   static constexpr int kMaxRows = 12;  // rows per micro-kernel block, any ISA
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
+  Isa gemm_isa_ = Isa::kScalar;  // the micro-kernel's (AVX2 for <= 8 channels on AVX-512)
   float act_min_ = 0, act_max_ = 0;
   int k_ = 0, n_ = 0;
   int64_t m_ = 0;
@@ -126,6 +134,7 @@ class FloatConv {
   // its window origin + seg_offsets_[s] (empty: every row is gathered).
   int segs_ = 1, run_ = 0;
   std::vector<int64_t> seg_offsets_;
+  int32_t inside_y_begin_ = 0, inside_y_end_ = 0, inside_x_begin_ = 0, inside_x_end_ = 0;
   int block_rows_ = 0;
   AlignedBuffer<float> weights_;  // [panel][k][nr]; dot_: [k] padded to 16
   AlignedBuffer<float> bias_;     // [panel * nr]
