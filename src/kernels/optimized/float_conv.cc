@@ -534,6 +534,8 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
     const int group_base = count / groups, group_extra = count % groups;
     const int outer_count = rows_outer ? groups : p_end - p_begin;
     const int inner_count = rows_outer ? p_end - p_begin : groups;
+    const int64_t* offsets = seg_offsets_.data();
+    int segments_of = -1;  // the row group `segments` holds
     for (int outer = 0; outer < outer_count; ++outer) {
       for (int inner = 0; inner < inner_count; ++inner) {
         const int pn = p_begin + (rows_outer ? inner : outer);
@@ -543,10 +545,17 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
         const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
         const int ncols = std::min(nr_, n_ - pn * nr_);
         const int r = group_base + (group < group_extra ? 1 : 0);
-        for (int s = 0; s < segs_; ++s)
-          for (int j = 0; j < r; ++j)
-            segments[s * r + j] = gathered[r0 + j] ? rows[r0 + j] + static_cast<size_t>(s) * run_
-                                                   : rows[r0 + j] + seg_offsets_[s];
+        if (group != segments_of) {
+          for (int j = 0; j < r; ++j) {
+            const float* row = rows[r0 + j];
+            if (gathered[r0 + j]) {
+              for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + static_cast<size_t>(s) * run_;
+            } else {
+              for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
+            }
+          }
+          segments_of = group;
+        }
         gemm(r, segs_, run_, segments, w, b, act_min_, act_max_,
              output + (m0 - m_begin + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
       }
