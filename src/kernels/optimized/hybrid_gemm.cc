@@ -70,11 +70,48 @@ DLG_TARGET_AVX2 void Tile256(const int16_t* w, int pairs, const int16_t* a, int 
   }
 }
 
-DLG_TARGET_AVX2 void MultiplyAvx2(const int16_t* packed, int k_padded, int blocks,
+// A block whose channels 8-15 are all padding (layers of at most 8 channels,
+// or the last 1-8 of a layer): the first 8 lanes only, 8 rows at a time; the
+// padding's sums, zero, are stored as zeros.
+template <int R>
+DLG_TARGET_AVX2 void HalfTile256(const int16_t* w, int pairs, const int16_t* a, int k_padded,
+                                 int32_t* acc, int acc_stride) {
+  __m256i c0[R];
+  for (int r = 0; r < R; ++r) c0[r] = _mm256_setzero_si256();
+  for (int p = 0; p < pairs; ++p, w += 2 * kBlock) {
+    const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
+    for (int r = 0; r < R; ++r) {
+      const __m256i x = _mm256_set1_epi32(LoadPair(a + static_cast<size_t>(r) * k_padded + 2 * p));
+      c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(x, w0));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    int32_t* out = acc + static_cast<size_t>(r) * acc_stride;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), c0[r]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), _mm256_setzero_si256());
+  }
+}
+
+DLG_TARGET_AVX2 void HalfBlockAvx2(const int16_t* w, int pairs, const int16_t* a, int k_padded,
+                                   int rows, int32_t* acc, int acc_stride) {
+  int r = 0;
+  for (; r + 8 <= rows; r += 8)
+    HalfTile256<8>(w, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                   acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  for (; r < rows; ++r)
+    HalfTile256<1>(w, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                   acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+}
+
+DLG_TARGET_AVX2 void MultiplyAvx2(const int16_t* packed, int k_padded, int blocks, int n,
                                   const int16_t* a, int rows, int32_t* acc, int acc_stride) {
   const int pairs = k_padded / 2;
   for (int b = 0; b < blocks; ++b) {
     const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
+    if (n - b * kBlock <= kBlock / 2) {
+      HalfBlockAvx2(w, pairs, a, k_padded, rows, acc + b * kBlock, acc_stride);
+      continue;
+    }
     int r = 0;
     for (; r + 4 <= rows; r += 4)
       Tile256<4>(w, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
@@ -354,7 +391,7 @@ void HybridGemm::Multiply(const int16_t* a, int rows, int32_t* acc) const {
     return;
   }
   if (isa_ == Isa::kAvx2) {
-    MultiplyAvx2(packed_.data(), k_padded_, blocks, a, rows, acc, n_padded_);
+    MultiplyAvx2(packed_.data(), k_padded_, blocks, n_, a, rows, acc, n_padded_);
     return;
   }
 #endif
