@@ -66,6 +66,17 @@ struct Layer {
   int h, w, cin, cout, filter, stride;
 };
 
+// The output size and padding of a layer's SAME window.
+template <class Geometry>
+void SetSameWindow(const Layer& l, Geometry& g) {
+  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
+                                               l.h, l.w, l.filter, l.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
+}
+
 // A layer's CONV_2D geometry, SAME padding, batch 1.
 ref::ConvGeometry SameConvGeometry(const Layer& l) {
   ref::ConvGeometry g;
@@ -76,12 +87,22 @@ ref::ConvGeometry SameConvGeometry(const Layer& l) {
   g.output_depth = l.cout;
   g.filter_height = g.filter_width = l.filter;
   g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  SetSameWindow(l, g);
+  return g;
+}
+
+// A depthwise layer's geometry (multiplier cout / cin), SAME padding, batch 1.
+ref::DepthwiseGeometry SameDepthwiseGeometry(const Layer& l) {
+  ref::DepthwiseGeometry g;
+  g.batches = 1;
+  g.input_height = l.h;
+  g.input_width = l.w;
+  g.input_depth = l.cin;
+  g.output_depth = l.cout;
+  g.depth_multiplier = l.cout / l.cin;
+  g.filter_height = g.filter_width = l.filter;
+  g.stride_height = g.stride_width = l.stride;
+  SetSameWindow(l, g);
   return g;
 }
 
@@ -290,21 +311,7 @@ enum class DepthwiseCase { kInt8, kTied, kUint8 };
 void BM_Depthwise(benchmark::State& state, Layer l, DepthwiseCase kind) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::DepthwiseGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = l.cin;
-  g.output_depth = l.cout;  // cin * depth multiplier
-  g.depth_multiplier = l.cout / l.cin;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::DepthwiseGeometry g = SameDepthwiseGeometry(l);
   const int taps = l.filter * l.filter;
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * taps * l.cout, 2);
@@ -511,20 +518,7 @@ void BM_ResizeBilinearInt8(benchmark::State& state) {
 void BM_DepthwiseFloat(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::DepthwiseGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = g.output_depth = l.cin;
-  g.depth_multiplier = 1;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::DepthwiseGeometry g = SameDepthwiseGeometry(l);  // multiplier 1: cin == cout
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * l.filter * l.filter * l.cin),
@@ -1102,19 +1096,7 @@ void BM_HybridBatchMatMul(benchmark::State& state, int batches, int rows, int de
 void BM_HybridDepthwise(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  ref::DepthwiseGeometry g;
-  g.batches = 1;
-  g.input_height = l.h;
-  g.input_width = l.w;
-  g.input_depth = g.output_depth = l.cin;
-  g.filter_height = g.filter_width = l.filter;
-  g.stride_height = g.stride_width = l.stride;
-  const ref::Window2D w = ref::ComputeWindow2D(delegato::Padding::kSame, l.stride, l.stride, 1, 1,
-                                               l.h, l.w, l.filter, l.filter);
-  g.output_height = w.out_height;
-  g.output_width = w.out_width;
-  g.pad_height = w.pad_height;
-  g.pad_width = w.pad_width;
+  const ref::DepthwiseGeometry g = SameDepthwiseGeometry(l);  // multiplier 1: cin == cout
   const size_t image = size_t{1} * l.h * l.w * l.cin;
   std::vector<float> input(image);
   std::mt19937 rng(1);
