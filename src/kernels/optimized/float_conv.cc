@@ -108,6 +108,39 @@ DLG_TARGET_AVX2 inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
 #undef FK_TARGET
 #undef FK_MAX_ROWS
 #undef FK_MAX_NARROW_ROWS
+
+// avx512::DotRows16 on 8 lanes: 8 pixels' dot products with the weight
+// vector, each accumulated across 8-lane vectors of its k values, the 8
+// sums reduced by horizontal adds into one vector of 8 contiguous outputs.
+// `count` rows are real (the rest repeat one and are not stored).
+DLG_TARGET_AVX2 void DotRows8(const float* const* rows, int k, const float* w, float bias,
+                              float lo, float hi, float* out, int count) {
+  V acc[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+  int k0 = 0;
+  for (; k0 + 8 <= k; k0 += 8) {
+    const V wv = _mm256_load_ps(w + k0);
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) acc[r] = Fma(_mm256_loadu_ps(rows[r] + k0), wv, acc[r]);
+  }
+  if (k0 < k) {
+    const __m256i m = LaneMask(k - k0);
+    const V wv = _mm256_load_ps(w + k0);  // zero padded
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) acc[r] = Fma(_mm256_maskload_ps(rows[r] + k0, m), wv, acc[r]);
+  }
+  // Each 128-bit half of h0123: rows 0-3's sums over that half of the lanes.
+  const V h01 = _mm256_hadd_ps(acc[0], acc[1]), h23 = _mm256_hadd_ps(acc[2], acc[3]);
+  const V h45 = _mm256_hadd_ps(acc[4], acc[5]), h67 = _mm256_hadd_ps(acc[6], acc[7]);
+  const V h0123 = _mm256_hadd_ps(h01, h23), h4567 = _mm256_hadd_ps(h45, h67);
+  const __m128 s0123 = _mm_add_ps(_mm256_castps256_ps128(h0123), _mm256_extractf128_ps(h0123, 1));
+  const __m128 s4567 = _mm_add_ps(_mm256_castps256_ps128(h4567), _mm256_extractf128_ps(h4567, 1));
+  V sums = _mm256_insertf128_ps(_mm256_castps128_ps256(s0123), s4567, 1);
+  sums = _mm256_add_ps(sums, _mm256_set1_ps(bias));
+  sums = Min(Set1(hi), Max(Set1(lo), sums));
+  StoreN(out, sums, count);
+}
 }  // namespace avx2
 #endif  // DELEGATO_X86
 
@@ -381,7 +414,7 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
 void FloatConv::PackWeights(const FloatConvParams& p) {
   // AVX-512, one output channel, 1x1: dot products of 16 pixels at a time
   // (avx512::DotRows16; the GEMM would fill 1 of 16 lanes).
-  dot_ = isa_ == Isa::kAvx512Vnni && n_ == 1 && direct_;
+  dot_ = (isa_ == Isa::kAvx512Vnni || isa_ == Isa::kAvx2) && n_ == 1 && direct_;
   if (dot_) {
     weights_.Resize(RoundUp(static_cast<size_t>(k_), 16));  // zeroed
     std::copy(p.filter, p.filter + k_, weights_.data());
@@ -403,13 +436,18 @@ void FloatConv::RunDot(int64_t m_begin, int64_t m_end, const float* input, float
 #if DELEGATO_X86
   Pixel px = PixelOf(m_begin);
   const bool contiguous = ContiguousRows();
+  const int group = isa_ == Isa::kAvx512Vnni ? 16 : 8;
   const float* rows[16];
-  for (int64_t m0 = m_begin; m0 < m_end; m0 += 16) {
-    const int count = static_cast<int>(std::min<int64_t>(16, m_end - m0));
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += group) {
+    const int count = static_cast<int>(std::min<int64_t>(group, m_end - m0));
     for (int i = 0; i < count; ++i) rows[i] = DirectRow(input, m0 + i, px, contiguous);
-    for (int i = count; i < 16; ++i) rows[i] = rows[0];
-    avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_,
-                      output + (m0 - m_begin), count);
+    for (int i = count; i < group; ++i) rows[i] = rows[0];
+    if (group == 16)
+      avx512::DotRows16(rows, k_, weights_.data(), bias_[0], act_min_, act_max_,
+                        output + (m0 - m_begin), count);
+    else
+      avx2::DotRows8(rows, k_, weights_.data(), bias_[0], act_min_, act_max_,
+                     output + (m0 - m_begin), count);
   }
 #else
   (void)m_begin, (void)m_end, (void)input, (void)output;

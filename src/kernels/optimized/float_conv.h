@@ -14,7 +14,7 @@
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
 // AVX2: 6 x 16, or 12 x 8 for layers of at most 8 channels, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
 // vector of channels uses a one-vector variant; on AVX-512, 1x1 layers of
-// one channel take dot products of 16 pixels at a time, see
+// one channel take dot products of 16 pixels at a time (AVX2: 8), see
 // avx512::DotRows16). 1x1 convolutions (any stride) and
 // FULLY_CONNECTED read A's rows in place; other shapes read a pixel's window
 // in place as one run per filter row (per tap when dilated along x) when it
@@ -80,7 +80,8 @@ class FloatConv {
   // Rows [m_begin, m_end) x panels [p_begin, p_end); row m_begin at `output`.
   void Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, const float* input,
            float* output, uint8_t* task_scratch) const;
-  // dot_: output rows [m_begin, m_end) by avx512::DotRows16, row m_begin at `output`.
+  // dot_: output rows [m_begin, m_end) by avx512::DotRows16 / avx2::DotRows8, row
+  // m_begin at `output`.
   void RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const;
   // The output pixel of GEMM row m; the next row's pixel (no division).
   Pixel PixelOf(int64_t m) const;
@@ -138,7 +139,7 @@ class FloatConv {
   int block_rows_ = 0;
   AlignedBuffer<float> weights_;  // [panel][k][nr]; dot_: [k] padded to 16
   AlignedBuffer<float> bias_;     // [panel * nr]
-  bool dot_ = false;  // AVX-512, one channel, 1x1: dot products over pixels
+  bool dot_ = false;  // AVX-512 or AVX2, one channel, 1x1: dot products over pixels
   int num_tasks_ = 1;
   bool split_rows_ = true;
   size_t per_task_bytes_ = 0;
