@@ -760,7 +760,7 @@ struct DepthwiseData {
 // (optimized::FloatConvDepthwise::Fits).
 void AcceptConvFusion(KernelContext& ctx, Node& node, DepthwiseData& d) {
   Node::FusedProducer& fused = node.fused;
-  if (fused.source < 0 || fused.producer_node == nullptr || IsPadProducer(fused)) return;
+  if (fused.source < 0 || fused.producer_node == nullptr) return;
   const Node& conv = *fused.producer_node;
   if (conv.kernel == nullptr || conv.kernel->builtin != BuiltinOp::kConv2d ||
       conv.fused.accepted || conv.op_data == nullptr || ctx.input(node, 0).is_constant())
@@ -996,7 +996,7 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
 
   if (d.fused_float != nullptr) {
     const optimized::FloatConvDepthwise& fused = *d.fused_float;
-    const float* in = ctx.tensor(node.fused.source).data_as<float>();
+    const float* in = input.data_as<float>();  // the convolution's input (ConvInput)
     float* out = output.data_as<float>();
     uint8_t* scratch = node.scratch;
     ParallelRange(ctx, fused.num_tasks(), [&](int64_t begin, int64_t end) {

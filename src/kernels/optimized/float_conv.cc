@@ -330,6 +330,21 @@ constexpr size_t kSmallWeightsBytes = 24 * 1024;
 // Below this many multiply-adds a layer runs on the calling thread.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
 
+// Along one axis: the output positions [*begin, *end) whose whole window
+// (taps at origin + i * dilation) is inside the input (empty: both `out`).
+// They are contiguous.
+void WholeWindows(int32_t out, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                  int32_t size, int32_t* begin, int32_t* end) {
+  *begin = out;
+  *end = out;
+  for (int32_t o = 0; o < out; ++o) {
+    const int64_t first = int64_t{o} * stride - pad;
+    if (first < 0 || first + int64_t{taps - 1} * dilation >= size) continue;
+    if (*begin == out) *begin = o;
+    *end = o + 1;
+  }
+}
+
 }  // namespace
 
 bool FloatConv::Covers(const reference::ConvGeometry& g) {
@@ -380,22 +395,11 @@ FloatConv::FloatConv(const FloatConvParams& p, Isa isa, int num_threads)
   }
   PackWeights(p);
   // Output pixels whose whole window is inside the image: rows [inside_y_begin_,
-  // inside_y_end_) x columns [inside_x_begin_, inside_x_end_) (empty when none).
-  const auto inside = [](int32_t out, int32_t stride, int32_t pad, int32_t dilation,
-                         int32_t taps, int32_t size, int32_t* begin, int32_t* end) {
-    *begin = out;
-    *end = out;
-    for (int32_t o = 0; o < out; ++o) {
-      const int64_t first = int64_t{o} * stride - pad;
-      if (first < 0 || first + int64_t{taps - 1} * dilation >= size) continue;
-      if (*begin == out) *begin = o;
-      *end = o + 1;
-    }
-  };
-  inside(g_.output_height, g_.stride_height, g_.pad_height, g_.dilation_height, g_.filter_height,
-         g_.input_height, &inside_y_begin_, &inside_y_end_);
-  inside(g_.output_width, g_.stride_width, g_.pad_width, g_.dilation_width, g_.filter_width,
-         g_.input_width, &inside_x_begin_, &inside_x_end_);
+  // inside_y_end_) x columns [inside_x_begin_, inside_x_end_).
+  WholeWindows(g_.output_height, g_.stride_height, g_.pad_height, g_.dilation_height,
+               g_.filter_height, g_.input_height, &inside_y_begin_, &inside_y_end_);
+  WholeWindows(g_.output_width, g_.stride_width, g_.pad_width, g_.dilation_width,
+               g_.filter_width, g_.input_width, &inside_x_begin_, &inside_x_end_);
   const size_t row_bytes = static_cast<size_t>(k_) * sizeof(float);
   int rows = static_cast<int>(std::min<size_t>(kMaxBlockRows, kBlockBytes / row_bytes));
   rows = std::max(mr_, rows / mr_ * mr_);
@@ -466,7 +470,6 @@ const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
   const int64_t iy = px.y * g_.stride_height, ix = px.x * g_.stride_width;
   return input + ((px.batch * g_.input_height + iy) * g_.input_width + ix) * g_.input_depth;
 }
-
 
 void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
   const int64_t ox = px.x, oy = px.y, b = px.batch;
@@ -587,7 +590,8 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
           for (int j = 0; j < r; ++j) {
             const float* row = rows[r0 + j];
             if (gathered[r0 + j]) {
-              for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + static_cast<size_t>(s) * run_;
+              for (int s = 0; s < segs_; ++s)
+                segments[s * r + j] = row + static_cast<size_t>(s) * run_;
             } else {
               for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
             }
@@ -639,13 +643,8 @@ FloatDepthwise::FloatDepthwise(const FloatDepthwiseParams& p, Isa isa)
   for (int32_t y = 0; y < g_.output_height; ++y)
     y_taps_[y] = range(y, g_.stride_height, g_.pad_height, g_.dilation_height, g_.filter_height,
                        g_.input_height);
-  interior_x_begin_ = g_.output_width;
-  interior_x_end_ = g_.output_width;
-  for (int32_t x = 0; x < g_.output_width; ++x) {
-    const bool full = x_taps_[x].lo == 0 && x_taps_[x].hi == g_.filter_width;
-    if (full && interior_x_begin_ == g_.output_width) interior_x_begin_ = x;
-    if (full) interior_x_end_ = x + 1;
-  }
+  WholeWindows(g_.output_width, g_.stride_width, g_.pad_width, g_.dilation_width,
+               g_.filter_width, g_.input_width, &interior_x_begin_, &interior_x_end_);
 }
 
 void FloatDepthwise::RunRows(int64_t begin, int64_t end, const float* input, float* output,

@@ -12,7 +12,8 @@
 // pixel, k = (filter_y, filter_x, in_channel), n = output channel. Weights are
 // packed once (Prepare) into panels of NR output channels ([panel][k][NR],
 // zero padded); a micro-kernel keeps MR x NR sums in registers (AVX-512: 8 x 32,
-// AVX2: 6 x 16, or 12 x 8 for layers of at most 8 channels, aarch64 NEON: 8 x 8, scalar: 4 x 16; a panel's last <= one
+// AVX2: 6 x 16, aarch64 NEON: 8 x 8, scalar: 4 x 16; layers of at most 8
+// channels: AVX2's 12 x 8, on AVX-512 too; a panel's last <= one
 // vector of channels uses a one-vector variant; on AVX-512, 1x1 layers of
 // one channel take dot products of 16 pixels at a time (AVX2: 8), see
 // avx512::DotRows16). 1x1 convolutions (any stride) and
