@@ -310,11 +310,7 @@ std::vector<float> ReferenceDepthwise(const reference::DepthwiseGeometry& g,
   return out;
 }
 
-class FloatDepthwiseTest : public ::testing::TestWithParam<std::tuple<Isa, DwCase>> {};
-
-TEST_P(FloatDepthwiseTest, MatchesReference) {
-  const auto [isa, c] = GetParam();
-  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+reference::DepthwiseGeometry DwGeometryOf(const DwCase& c) {
   reference::DepthwiseGeometry g;
   g.batches = c.batches;
   g.input_height = c.height;
@@ -330,6 +326,15 @@ TEST_P(FloatDepthwiseTest, MatchesReference) {
   g.output_width = w.out_width;
   g.pad_height = w.pad_height;
   g.pad_width = w.pad_width;
+  return g;
+}
+
+class FloatDepthwiseTest : public ::testing::TestWithParam<std::tuple<Isa, DwCase>> {};
+
+TEST_P(FloatDepthwiseTest, MatchesReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const reference::DepthwiseGeometry g = DwGeometryOf(c);
   std::mt19937 rng(c.height * 17 + c.channels);
   const std::vector<float> in =
       Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.channels);
@@ -417,36 +422,13 @@ class FloatConvDepthwiseTest
 TEST_P(FloatConvDepthwiseTest, EqualsTheLayersApart) {
   const auto [isa, c] = GetParam();
   if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
-  reference::ConvGeometry cg;
-  cg.batches = c.batches;
-  cg.input_height = c.height;
-  cg.input_width = c.width;
-  cg.input_depth = cg.filter_depth = c.in_depth;
-  cg.output_depth = c.depth;
-  cg.filter_height = cg.filter_width = c.conv_filter;
-  cg.stride_height = cg.stride_width = c.conv_stride;
-  const reference::Window2D cw = reference::ComputeWindow2D(
-      Padding::kSame, c.conv_stride, c.conv_stride, 1, 1, c.height, c.width, c.conv_filter,
-      c.conv_filter);
-  cg.output_height = cw.out_height;
-  cg.output_width = cw.out_width;
-  cg.pad_height = cw.pad_height;
-  cg.pad_width = cw.pad_width;
-  reference::DepthwiseGeometry g;
-  g.batches = c.batches;
-  g.input_height = cg.output_height;
-  g.input_width = cg.output_width;
-  g.input_depth = g.output_depth = c.depth;
-  g.filter_height = g.filter_width = c.dw_filter;
-  g.stride_height = g.stride_width = c.dw_stride;
-  g.dilation_height = g.dilation_width = c.dw_dilation;
-  const reference::Window2D dw = reference::ComputeWindow2D(
-      c.dw_padding, c.dw_stride, c.dw_stride, c.dw_dilation, c.dw_dilation, g.input_height,
-      g.input_width, c.dw_filter, c.dw_filter);
-  g.output_height = dw.out_height;
-  g.output_width = dw.out_width;
-  g.pad_height = dw.pad_height;
-  g.pad_width = dw.pad_width;
+  // The bias and activation fields are unused here (set below).
+  const reference::ConvGeometry cg =
+      ConvGeometryOf({c.batches, c.height, c.width, c.in_depth, c.conv_filter, c.conv_filter,
+                      c.depth, c.conv_stride, 1, Padding::kSame, true, true});
+  const reference::DepthwiseGeometry g =
+      DwGeometryOf({c.batches, cg.output_height, cg.output_width, c.depth, c.dw_filter,
+                    c.dw_stride, c.dw_dilation, c.dw_padding, true, false});
 
   std::mt19937 rng(c.height * 31 + c.depth);
   const std::vector<float> in =
