@@ -4,8 +4,9 @@
 // RIGHT_SHIFT, BITWISE_XOR, ATAN2, ADD_N.
 // Prepare applies TFLite's type rules and precomputes the broadcast walk and
 // quantized rescaling; Eval calls kernels/reference/compare.h (int8
-// SQUARED_DIFFERENCE: kernels/optimized/squared_difference8.h with the
-// optimized kernel set).
+// SQUARED_DIFFERENCE: kernels/optimized/squared_difference8.h, float32
+// SQUARED_DIFFERENCE: kernels/optimized/float_binary.h, with the optimized
+// kernel set).
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/squared_difference8.h"
 #include "kernels/quantization.h"
@@ -218,6 +220,10 @@ struct ArithData {
   reference::QuantizedSquaredDifferenceParams sq;
   std::optional<optimized::QuantSquaredDifference8> fast_sq;
   bool check_divisor = false;  // integer FLOOR_MOD
+  // float32 SQUARED_DIFFERENCE in vectors (optimized::FloatBinary); the same
+  // IEEE subtract and multiply as the reference.
+  bool fast_float = false;
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 void PrepareArith(KernelContext& ctx, Node& node, Arith op) {
@@ -258,6 +264,9 @@ void PrepareArith(KernelContext& ctx, Node& node, Arith op) {
         if (ctx.optimized()) d->fast_sq.emplace(p, optimized::SelectedIsa());
       } else if (t != DataType::kFloat32 && t != DataType::kInt32) {
         FailType(ctx, node, a, "FLOAT32, INT32, INT8");
+      } else if (t == DataType::kFloat32 && ctx.optimized()) {
+        d->isa = optimized::SelectedIsa();
+        d->fast_float = optimized::HasFloatBinary(d->isa);
       }
       break;
     case Arith::kPow:
@@ -301,8 +310,18 @@ void RunArith(const ArithData& d, const void* a, const void* b, void* y, int64_t
         else
           reference::QuantizedSquaredDifference(d.sq, d.plan, pa, pb, out, begin, end);
       }
-      else
+      else if constexpr (std::is_same_v<T, float>) {
+        if (d.fast_float) {
+          // The widest range: the clamp leaves every value (inf, NaN) as it is.
+          constexpr float kInf = std::numeric_limits<float>::infinity();
+          optimized::FloatBinary(d.isa, reference::BinaryOp::kSquaredDifference, d.plan, pa, pb,
+                                 out, -kInf, kInf, begin, end);
+        } else {
+          reference::SquaredDifference(d.plan, pa, pb, out, begin, end);
+        }
+      } else {
         reference::SquaredDifference(d.plan, pa, pb, out, begin, end);
+      }
       return;
     case Arith::kPow:
       if constexpr (std::is_same_v<T, float>) reference::PowFloat(d.plan, pa, pb, out, begin, end);

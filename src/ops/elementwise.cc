@@ -217,6 +217,7 @@ const char* BinaryOpName(BinaryOp op) {
     case BinaryOp::kMul: return "MUL";
     case BinaryOp::kDiv: return "DIV";
     case BinaryOp::kFloorDiv: return "FLOOR_DIV";
+    case BinaryOp::kSquaredDifference: return "SQUARED_DIFFERENCE";
   }
   return "?";
 }
@@ -236,6 +237,8 @@ bool BinarySupports(BinaryOp op, DataType t, bool quantized) {
     case BinaryOp::kFloorDiv:
       return t == DataType::kFloat32 || t == DataType::kInt32 || t == DataType::kInt16 ||
              t == DataType::kInt8;
+    case BinaryOp::kSquaredDifference:
+      return false;  // its own node type (ops/compare.cc)
   }
   return false;
 }

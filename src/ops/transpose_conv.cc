@@ -49,6 +49,7 @@ struct TransposeConvData {
   bool hybrid = false;
   reference::HybridTransposeConvParams hybrid_params;
   std::vector<float> weight_scales;
+  std::vector<float> channel_scales;  // fast_hybrid: a weight scale per output channel
   size_t scales_offset = 0, zero_points_offset = 0, acc_offset = 0;
   // float32 gather kernel (bit-exact with the reference), when selected.
   bool fast_float = false;
@@ -239,6 +240,11 @@ void PrepareTransposeConv(KernelContext& ctx, Node& node) {
     data->fast_hybrid = true;
     data->isa = isa;
     data->quant_kernel.PrepareSums(isa, g, weights.data_as<int8_t>());
+    // Per-tensor weights repeat their scale: the reference multiplies by it
+    // then by the image's, two roundings the per-channel path also makes.
+    data->channel_scales.resize(g.output_depth);
+    for (int32_t oc = 0; oc < g.output_depth; ++oc)
+      data->channel_scales[oc] = data->weight_scales[data->hybrid_params.per_channel ? oc : 0];
     data->offsets_offset = node.scratch_bytes;
     node.scratch_bytes += sizeof(int32_t) * g.batches;
   }
@@ -286,14 +292,9 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
           d.quant_kernel.Sums(quantized, offsets, acc, begin, end);
           for (int64_t row = begin; row < end; ++row) {
             const float scale = scales[row / g.output_height];
-            const int32_t* a = acc + row * row_size;
-            float* out = out_all + row * row_size;
-            for (int64_t i = 0; i < row_size; ++i) {
-              const int32_t oc = static_cast<int32_t>(i % g.output_depth);
-              float v = static_cast<float>(a[i]) * p.weight_scales[p.per_channel ? oc : 0] * scale;
-              if (b_ptr != nullptr) v += b_ptr[oc];
-              out[i] = std::min(std::max(v, p.act_min), p.act_max);
-            }
+            for (int64_t px = row * row_size; px < (row + 1) * row_size; px += g.output_depth)
+              optimized::ConvOutputRow(d.isa, acc + px, g.output_depth, d.channel_scales.data(),
+                                       scale, b_ptr, p.act_min, p.act_max, out_all + px);
           }
         },
         d.min_parallel_rows);

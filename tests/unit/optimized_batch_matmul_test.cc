@@ -27,8 +27,9 @@ TEST_P(FloatBatchMatMulTest, EqualsReference) {
   if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  for (int rows : {1, 3, 16}) {
-    for (int cols : {1, 7, 8, 9, 31, 32, 33, 72}) {
+  // Rows around the 4-row tile, columns around the 16- and 8-column steps.
+  for (int rows : {1, 3, 4, 7, 16}) {
+    for (int cols : {1, 7, 8, 9, 16, 31, 32, 33, 72}) {
       for (int depth : {1, 5, 16}) {
         for (int variant = 0; variant < 8; ++variant) {
           reference::BatchMatMulGeometry g;

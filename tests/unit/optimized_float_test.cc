@@ -28,6 +28,7 @@
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/reference/activations.h"
+#include "kernels/reference/compare.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
 #include "kernels/reference/elementwise.h"
@@ -712,7 +713,7 @@ INSTANTIATE_TEST_SUITE_P(Depths, FloatSoftmaxTest,
                                   "_" + std::to_string(std::get<1>(info.param));
                          });
 
-// ------------------------------------------------ ADD / SUB / MUL / DIV
+// ------------------------------- ADD / SUB / MUL / DIV / SQUARED_DIFFERENCE
 
 struct BinaryCase {
   std::vector<int32_t> a, b;  // shapes; the output is their broadcast
@@ -745,12 +746,22 @@ TEST_P(FloatBinaryTest, BitExactWithReference) {
   for (size_t i = 0; i < a.size(); i += 5) a[i] = specials[(i / 5) % 7];
   for (size_t i = 1; i < b.size(); i += 7) b[i] = specials[(i / 7 + 3) % 7];
   using reference::BinaryOp;
-  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
+                      BinaryOp::kSquaredDifference}) {
     for (bool relu6 : {false, true}) {
-      const float lo = relu6 ? 0.0f : kLowest, hi = relu6 ? 6.0f : kMax;
+      // SQUARED_DIFFERENCE has no activation: the op passes the infinite range
+      // and the result must be the op's own reference, inf and NaN included.
+      const bool squared = op == BinaryOp::kSquaredDifference;
+      if (squared && relu6) continue;
+      const float lo = relu6 ? 0.0f : squared ? -kInf : kLowest;
+      const float hi = relu6 ? 6.0f : squared ? kInf : kMax;
       std::vector<float> ref(plan.num_elements, 1.0f), fast(plan.num_elements, 1.0f);
-      reference::BinaryArithmetic<float>(op, plan, a.data(), b.data(), ref.data(), {lo, hi}, 0,
-                                         plan.num_elements);
+      if (squared)
+        reference::SquaredDifference(plan, a.data(), b.data(), ref.data(), 0, plan.num_elements);
+      else
+        reference::BinaryArithmetic<float>(op, plan, a.data(), b.data(), ref.data(), {lo, hi}, 0,
+                                           plan.num_elements);
       // In two ranges split inside a run (or at a row of runs).
       for (const int64_t split : {plan.num_elements / 3, plan.num_elements / 2 + 1}) {
         std::fill(fast.begin(), fast.end(), 1.0f);
@@ -778,7 +789,9 @@ INSTANTIATE_TEST_SUITE_P(
                           // Rows of short runs: per-channel scale and shift of a
                           // DenseNet's batch norm, rows carried into outer dims.
                           BinaryCase{{1, 24, 24, 16}, {16}}, BinaryCase{{40}, {1, 12, 12, 40}},
-                          BinaryCase{{3, 5, 8}, {3, 1, 8}}, BinaryCase{{2, 3, 4, 5}, {2, 3, 1, 5}})),
+                          BinaryCase{{3, 5, 8}, {3, 1, 8}}, BinaryCase{{2, 3, 4, 5}, {2, 3, 1, 5}},
+                          // A layer norm's x - mean: one value per row of 32.
+                          BinaryCase{{1, 16, 32}, {1, 16, 1}})),
     [](const ::testing::TestParamInfo<FloatBinaryTest::ParamType>& info) {
       return std::string(optimized::IsaName(std::get<0>(info.param))) + "_" +
              std::to_string(info.index);

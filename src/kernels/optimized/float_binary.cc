@@ -20,11 +20,14 @@ using reference::BinaryOp;
 // One innermost run: out[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1.
 using RunFn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
                        float* out, int64_t n, float lo, float hi);
-// `rows` contiguous runs of n: row r reads a + r * a_row and b + r * b_row
-// (0: the same values for every row, e.g. a per-channel scale) and writes
-// out + r * n. Short runs (a few channels per pixel) then cost no call each.
-using RowsFn = void (*)(BinaryOp op, const float* a, int64_t a_row, const float* b,
-                        int64_t b_row, float* out, int64_t rows, int64_t n, float lo, float hi);
+// `rows` runs of n: row r reads a + r * a_row and b + r * b_row (0: the same
+// values for every row, e.g. a per-channel scale), each with stride sa / sb
+// (1, or 0: one value for the run, e.g. a layer norm's per-row mean), and
+// writes out + r * n. Short runs (a few channels per pixel) then cost no call
+// each.
+using RowsFn = void (*)(BinaryOp op, const float* a, int64_t sa, int64_t a_row, const float* b,
+                        int64_t sb, int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
+                        float hi);
 
 #if DELEGATO_X86
 template <BinaryOp kOp>
@@ -32,6 +35,10 @@ DLG_TARGET_AVX512 inline __m512 Op512(__m512 x, __m512 y) {
   if constexpr (kOp == BinaryOp::kAdd) return _mm512_add_ps(x, y);
   if constexpr (kOp == BinaryOp::kSub) return _mm512_sub_ps(x, y);
   if constexpr (kOp == BinaryOp::kMul) return _mm512_mul_ps(x, y);
+  if constexpr (kOp == BinaryOp::kSquaredDifference) {
+    const __m512 d = _mm512_sub_ps(x, y);
+    return _mm512_mul_ps(d, d);
+  }
   return _mm512_div_ps(x, y);
 }
 
@@ -62,25 +69,34 @@ DLG_TARGET_AVX512 void Run512(BinaryOp op, const float* a, int64_t sa, const flo
     case BinaryOp::kAdd: return Run512T<BinaryOp::kAdd>(a, sa, b, sb, out, n, lo, hi);
     case BinaryOp::kSub: return Run512T<BinaryOp::kSub>(a, sa, b, sb, out, n, lo, hi);
     case BinaryOp::kMul: return Run512T<BinaryOp::kMul>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSquaredDifference: return
+        Run512T<BinaryOp::kSquaredDifference>(a, sa, b, sb, out, n, lo, hi);
     default: return Run512T<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
   }
 }
 
 template <BinaryOp kOp>
-DLG_TARGET_AVX512 void Rows512T(const float* a, int64_t a_row, const float* b, int64_t b_row,
-                                float* out, int64_t rows, int64_t n, float lo, float hi) {
-  for (int64_t r = 0; r < rows; ++r) Run512T<kOp>(a + r * a_row, 1, b + r * b_row, 1, out + r * n, n, lo, hi);
+DLG_TARGET_AVX512 void Rows512T(const float* a, int64_t sa, int64_t a_row, const float* b,
+                                 int64_t sb, int64_t b_row, float* out, int64_t rows, int64_t n,
+                                 float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r)
+    Run512T<kOp>(a + r * a_row, sa, b + r * b_row, sb, out + r * n, n, lo, hi);
 }
 
-DLG_TARGET_AVX512 void Rows512(BinaryOp op, const float* a, int64_t a_row, const float* b,
-                               int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
-                               float hi) {
+DLG_TARGET_AVX512 void Rows512(BinaryOp op, const float* a, int64_t sa, int64_t a_row,
+                              const float* b, int64_t sb, int64_t b_row, float* out, int64_t rows,
+                              int64_t n, float lo, float hi) {
+  using Fn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*,
+                     int64_t, int64_t, float, float);
+  Fn rows_t = Rows512T<BinaryOp::kDiv>;
   switch (op) {
-    case BinaryOp::kAdd: return Rows512T<BinaryOp::kAdd>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    case BinaryOp::kSub: return Rows512T<BinaryOp::kSub>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    case BinaryOp::kMul: return Rows512T<BinaryOp::kMul>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    default: return Rows512T<BinaryOp::kDiv>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kAdd: rows_t = Rows512T<BinaryOp::kAdd>; break;
+    case BinaryOp::kSub: rows_t = Rows512T<BinaryOp::kSub>; break;
+    case BinaryOp::kMul: rows_t = Rows512T<BinaryOp::kMul>; break;
+    case BinaryOp::kSquaredDifference: rows_t = Rows512T<BinaryOp::kSquaredDifference>; break;
+    default: break;
   }
+  rows_t(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
 }
 
 template <BinaryOp kOp>
@@ -88,6 +104,10 @@ DLG_TARGET_AVX2 inline __m256 Op256(__m256 x, __m256 y) {
   if constexpr (kOp == BinaryOp::kAdd) return _mm256_add_ps(x, y);
   if constexpr (kOp == BinaryOp::kSub) return _mm256_sub_ps(x, y);
   if constexpr (kOp == BinaryOp::kMul) return _mm256_mul_ps(x, y);
+  if constexpr (kOp == BinaryOp::kSquaredDifference) {
+    const __m256 d = _mm256_sub_ps(x, y);
+    return _mm256_mul_ps(d, d);
+  }
   return _mm256_div_ps(x, y);
 }
 
@@ -108,6 +128,8 @@ DLG_TARGET_AVX2 void Run256T(const float* a, int64_t sa, const float* b, int64_t
     if constexpr (kOp == BinaryOp::kAdd) r = _mm_add_ss(x, y);
     else if constexpr (kOp == BinaryOp::kSub) r = _mm_sub_ss(x, y);
     else if constexpr (kOp == BinaryOp::kMul) r = _mm_mul_ss(x, y);
+    else if constexpr (kOp == BinaryOp::kSquaredDifference)
+      r = _mm_mul_ss(_mm_sub_ss(x, y), _mm_sub_ss(x, y));
     else r = _mm_div_ss(x, y);
     out[k] = _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(hi), _mm_max_ss(_mm_set_ss(lo), r)));
   }
@@ -119,25 +141,34 @@ DLG_TARGET_AVX2 void Run256(BinaryOp op, const float* a, int64_t sa, const float
     case BinaryOp::kAdd: return Run256T<BinaryOp::kAdd>(a, sa, b, sb, out, n, lo, hi);
     case BinaryOp::kSub: return Run256T<BinaryOp::kSub>(a, sa, b, sb, out, n, lo, hi);
     case BinaryOp::kMul: return Run256T<BinaryOp::kMul>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSquaredDifference: return
+        Run256T<BinaryOp::kSquaredDifference>(a, sa, b, sb, out, n, lo, hi);
     default: return Run256T<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
   }
 }
 
 template <BinaryOp kOp>
-DLG_TARGET_AVX2 void Rows256T(const float* a, int64_t a_row, const float* b, int64_t b_row,
-                              float* out, int64_t rows, int64_t n, float lo, float hi) {
-  for (int64_t r = 0; r < rows; ++r) Run256T<kOp>(a + r * a_row, 1, b + r * b_row, 1, out + r * n, n, lo, hi);
+DLG_TARGET_AVX2 void Rows256T(const float* a, int64_t sa, int64_t a_row, const float* b,
+                               int64_t sb, int64_t b_row, float* out, int64_t rows, int64_t n,
+                               float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r)
+    Run256T<kOp>(a + r * a_row, sa, b + r * b_row, sb, out + r * n, n, lo, hi);
 }
 
-DLG_TARGET_AVX2 void Rows256(BinaryOp op, const float* a, int64_t a_row, const float* b,
-                             int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
-                             float hi) {
+DLG_TARGET_AVX2 void Rows256(BinaryOp op, const float* a, int64_t sa, int64_t a_row,
+                            const float* b, int64_t sb, int64_t b_row, float* out, int64_t rows,
+                            int64_t n, float lo, float hi) {
+  using Fn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*,
+                     int64_t, int64_t, float, float);
+  Fn rows_t = Rows256T<BinaryOp::kDiv>;
   switch (op) {
-    case BinaryOp::kAdd: return Rows256T<BinaryOp::kAdd>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    case BinaryOp::kSub: return Rows256T<BinaryOp::kSub>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    case BinaryOp::kMul: return Rows256T<BinaryOp::kMul>(a, a_row, b, b_row, out, rows, n, lo, hi);
-    default: return Rows256T<BinaryOp::kDiv>(a, a_row, b, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kAdd: rows_t = Rows256T<BinaryOp::kAdd>; break;
+    case BinaryOp::kSub: rows_t = Rows256T<BinaryOp::kSub>; break;
+    case BinaryOp::kMul: rows_t = Rows256T<BinaryOp::kMul>; break;
+    case BinaryOp::kSquaredDifference: rows_t = Rows256T<BinaryOp::kSquaredDifference>; break;
+    default: break;
   }
+  rows_t(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
 }
 #endif  // DELEGATO_X86
 
@@ -171,15 +202,15 @@ void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, con
   const int64_t sa = plan.a_strides[last], sb = plan.b_strides[last];
   int64_t position = begin;
   while (position < end) {
-    if (last >= 1 && sa == 1 && sb == 1 && at.index[last] == 0) {
+    if (last >= 1 && at.index[last] == 0) {
       // Whole rows of the innermost dimension, up to the end of the next one.
       const int64_t n = plan.dims[last];
       const int64_t rows =
           std::min((end - position) / n, plan.dims[last - 1] - at.index[last - 1]);
       if (rows > 1) {
         const int64_t a_row = plan.a_strides[last - 1], b_row = plan.b_strides[last - 1];
-        rows_fn(op, a + at.a_offset, a_row, b + at.b_offset, b_row, out + position, rows, n, lo,
-                hi);
+        rows_fn(op, a + at.a_offset, sa, a_row, b + at.b_offset, sb, b_row, out + position, rows,
+                n, lo, hi);
         position += rows * n;
         at.AdvanceRows(rows);
         continue;

@@ -1,6 +1,6 @@
-// float32 ADD, SUB, MUL, DIV with broadcasting and the fused clamp, in
-// vectors (AVX-512, AVX2). Each output is the reference's one IEEE operation
-// followed by its clamp (Min(hi, Max(lo, x)) in the vector instructions'
+// float32 ADD, SUB, MUL, DIV and SQUARED_DIFFERENCE with broadcasting and the
+// fused clamp, in vectors (AVX-512, AVX2). Each output is the reference's IEEE
+// operation (a subtract then a multiply for SQUARED_DIFFERENCE) followed by its clamp (Min(hi, Max(lo, x)) in the vector instructions'
 // operand order is TFLite's ClampWithMinMax, NaN included), so results are
 // bit-exact with reference::BinaryArithmetic. The broadcast walk is the
 // reference's; each innermost run (both operands contiguous, or one of them
@@ -14,7 +14,7 @@
 
 namespace delegato::optimized {
 
-// Whether `isa` has vector float ADD/SUB/MUL/DIV (AVX2 or AVX-512).
+// Whether `isa` has vector float ADD/SUB/MUL/DIV/SQUARED_DIFFERENCE (AVX2 or AVX-512).
 bool HasFloatBinary(Isa isa);
 // Outputs [begin, end) of `plan`; op is not kFloorDiv; needs HasFloatBinary(isa).
 void FloatBinary(Isa isa, reference::BinaryOp op, const reference::BroadcastPlan& plan,

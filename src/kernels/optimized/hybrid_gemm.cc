@@ -337,6 +337,17 @@ DLG_TARGET_AVX2 int ConvOutputAvx2(const int32_t* acc, int n, const float* weigh
 
 #endif  // DELEGATO_X86
 
+void FullyConnectedOutputRow(const HybridFullyConnectedKernelParams& p, const int32_t* acc,
+                             float row_scale, const float* bias, float* out) {
+  for (int32_t u = 0; u < p.units; ++u) {
+    const float scale = row_scale * (p.per_channel ? p.weight_scales[u] : p.weight_scales[0]);
+    const float v = (bias != nullptr ? bias[u] : 0.0f) + static_cast<float>(acc[u]) * scale;
+    out[u] = p.clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
+  }
+}
+
+}  // namespace
+
 void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
                    float image_scale, const float* bias, float act_min, float act_max,
                    float* out) {
@@ -355,17 +366,6 @@ void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scale
     out[c] = std::min(std::max(v, act_min), act_max);
   }
 }
-
-void FullyConnectedOutputRow(const HybridFullyConnectedKernelParams& p, const int32_t* acc,
-                             float row_scale, const float* bias, float* out) {
-  for (int32_t u = 0; u < p.units; ++u) {
-    const float scale = row_scale * (p.per_channel ? p.weight_scales[u] : p.weight_scales[0]);
-    const float v = (bias != nullptr ? bias[u] : 0.0f) + static_cast<float>(acc[u]) * scale;
-    out[u] = p.clamp ? std::min(std::max(v, p.act_min), p.act_max) : v;
-  }
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- HybridGemm
 

@@ -67,6 +67,15 @@ void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, i
 void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point);
 
+// One pixel's float outputs from its int32 sums, in the reference's order:
+//   weight_scales given: float(acc[c]) * weight_scales[c] * image_scale
+//   none:                float(acc[c]) * image_scale
+// plus bias[c] when given, clamped to [act_min, act_max]; vectors on AVX2 and
+// AVX-512, the same values as the scalar loop.
+void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
+                   float image_scale, const float* bias, float act_min, float act_max,
+                   float* out);
+
 // Hybrid CONV_2D (ungrouped, no dilation): the quantized image widened once
 // to int16 q - zero_point inside a zero border, im2col rows copied from it
 // (a window's filter row is one run; 1x1 convolutions over an even depth read

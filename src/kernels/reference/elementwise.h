@@ -312,7 +312,9 @@ inline T FloorDivide(T a, T b) {
   return static_cast<T>(q);
 }
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kFloorDiv };
+// kSquaredDifference: (x - y) * (x - y), SQUARED_DIFFERENCE (no activation;
+// its callers pass the widest range, which leaves every value as it is).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kFloorDiv, kSquaredDifference };
 
 // Unquantized float/integer binary op with a clamp (integer DIV/FLOOR_DIV
 // require non-zero divisors, which the caller checks first).
@@ -344,6 +346,12 @@ void BinaryArithmetic(BinaryOp op, const BroadcastPlan& plan, const T* a, const 
       break;
     case BinaryOp::kFloorDiv:
       BroadcastBinary(plan, a, b, out, begin, end, [](T x, T y) { return FloorDivide(x, y); });
+      break;
+    case BinaryOp::kSquaredDifference:
+      BroadcastBinary(plan, a, b, out, begin, end, [=](T x, T y) {
+        const T d = WrapSub(x, y);
+        return ClampWithMinMax(WrapMul(d, d), lo, hi);
+      });
       break;
   }
 }

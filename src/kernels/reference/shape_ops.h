@@ -139,12 +139,24 @@ inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
     using E = decltype(tag);
     const E* in = reinterpret_cast<const E*>(input);
     E* out = reinterpret_cast<E*>(output) + row_begin * tile_rows * tile_cols;
+    // The row's index in the outer dims, divided out once and then counted
+    // up row by row (a division per dim per row costs more than a small tile).
+    int64_t index[kMaxTransposeRank + 1] = {};
+    int64_t in_offset = 0;
+    int64_t rest = row_begin;
+    for (int d = outer - 1; d >= 0; --d) {
+      index[d] = rest % out_dims[d];
+      in_offset += index[d] * step[d];
+      rest /= out_dims[d];
+    }
     for (int64_t row = row_begin; row < row_end; ++row) {
-      int64_t in_offset = 0;
-      int64_t rest = row;
-      for (int d = outer - 1; d >= 0; --d) {
-        in_offset += (rest % out_dims[d]) * step[d];
-        rest /= out_dims[d];
+      if (row > row_begin) {
+        for (int d = outer - 1; d >= 0; --d) {
+          in_offset += step[d];
+          if (++index[d] < out_dims[d]) break;
+          in_offset -= index[d] * step[d];
+          index[d] = 0;
+        }
       }
       const E* src = in + in_offset;
       if (row_step == 1 && col_step != 1 && tile_cols == 3) {
@@ -161,6 +173,13 @@ inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
       } else if (row_step == 1 && col_step != 1) {
         for (int64_t c = 0; c < tile_cols; ++c)
           for (int64_t r = 0; r < tile_rows; ++r) out[r * tile_cols + c] = src[r + c * col_step];
+      } else if (col_step == 1) {
+        // Each tile row is a run of the input ([1, S, H, D] -> [1, H, S, D]).
+        for (int64_t r = 0; r < tile_rows; ++r) {
+          const E* from = src + r * row_step;
+          E* to = out + r * tile_cols;
+          for (int64_t c = 0; c < tile_cols; ++c) to[c] = from[c];
+        }
       } else {
         for (int64_t r = 0; r < tile_rows; ++r)
           for (int64_t c = 0; c < tile_cols; ++c)
