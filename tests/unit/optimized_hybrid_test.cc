@@ -106,6 +106,58 @@ TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   }
 }
 
+// Rows quantized together (scales and zero points 8 at a time) against the
+// reference row by row: row counts around the 8-lane groups, and rows whose
+// extremes put the asymmetric zero point on a tie (-27.5: -100.5 and 154.5,
+// scale 1), below -128 or above 127 (no negative or no positive values), an
+// empty range, a NaN and infinities among ordinary rows.
+TEST_P(HybridKernelTest, QuantizeRowsEqualReferenceRowByRow) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(8);
+  for (int n : {1, 5, 32, 64, 70}) {
+    for (int rows : {1, 7, 8, 9, 16, 17}) {
+      const int64_t stride = n + 3;  // rows apart, as BATCH_MATMUL's gathered ones are not
+      std::vector<float> values = RandomFloats(rng, static_cast<size_t>(stride) * rows, -3.0f, 5.0f);
+      for (int r = 0; r < rows; ++r) {
+        float* row = values.data() + r * stride;
+        switch (r % 9) {
+          case 1: std::fill(row, row + n, 0.0f); break;  // empty range
+          case 2: for (int i = 0; i < n; ++i) row[i] = std::fabs(row[i]); break;
+          case 3: for (int i = 0; i < n; ++i) row[i] = -std::fabs(row[i]); break;
+          case 4: row[0] = -100.5f; if (n > 1) row[n - 1] = 154.5f; break;
+          case 5: row[n / 2] = std::numeric_limits<float>::quiet_NaN(); break;
+          case 6: row[n - 1] = std::numeric_limits<float>::infinity(); break;
+          case 7: row[0] = -std::numeric_limits<float>::infinity(); break;
+          default: break;
+        }
+      }
+      for (bool asymmetric : {false, true}) {
+        std::vector<int8_t> fast(static_cast<size_t>(n) * rows, 99);
+        std::vector<float> fast_scales(rows, -1.0f);
+        std::vector<int32_t> fast_zps(rows, -1);
+        optimized::HybridQuantizeRows(isa, values.data(), stride, rows, n, asymmetric,
+                                      fast.data(), fast_scales.data(), fast_zps.data());
+        for (int r = 0; r < rows; ++r) {
+          std::vector<int8_t> ref(n);
+          float ref_scale = 0;
+          int32_t ref_zp = 0;
+          if (asymmetric)
+            reference::AsymmetricQuantizeRow(values.data() + r * stride, n, ref.data(), &ref_scale,
+                                             &ref_zp);
+          else
+            reference::SymmetricQuantizeRow(values.data() + r * stride, n, ref.data(), &ref_scale);
+          const std::vector<int8_t> got(fast.begin() + r * n, fast.begin() + (r + 1) * n);
+          EXPECT_EQ(ref, got) << "n " << n << " rows " << rows << " row " << r << " asymmetric "
+                              << asymmetric;
+          EXPECT_EQ(std::memcmp(&ref_scale, &fast_scales[r], sizeof(float)), 0)
+              << "n " << n << " row " << r << ": " << ref_scale << " vs " << fast_scales[r];
+          EXPECT_EQ(ref_zp, fast_zps[r]) << "n " << n << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------ CONV_2D
 
 struct ConvCase {

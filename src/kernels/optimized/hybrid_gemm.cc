@@ -446,6 +446,104 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
   }
 }
 
+#if DELEGATO_X86
+namespace {
+
+// reference::AsymmetricQuantizeParams or SymmetricQuantizeParams (and the
+// inverse HybridQuantizeRow then takes) for 8 rows' extremes at once: the
+// same IEEE operations lane by lane, the zero point rounded half away from
+// zero as std::round does. A lane whose range is empty gets scale 1, zero
+// point 0 and `empty` set.
+DLG_TARGET_AVX2 void QuantizeParams8(const float* lo, const float* hi, bool asymmetric,
+                                     float* scale, float* inverse, int32_t* zero_point,
+                                     int32_t* empty) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  const __m256 vlo = _mm256_loadu_ps(lo), vhi = _mm256_loadu_ps(hi);
+  __m256 s, inv, is_empty;
+  __m256i zp = _mm256_setzero_si256();
+  if (asymmetric) {
+    // std::min(0.0f, lo) and std::max(0.0f, hi) in the instructions' operand order.
+    const __m256 rmin = _mm256_min_ps(vlo, zero), rmax = _mm256_max_ps(vhi, zero);
+    is_empty = _mm256_cmp_ps(rmin, rmax, _CMP_EQ_OQ);
+    s = _mm256_div_ps(_mm256_sub_ps(rmax, rmin), _mm256_set1_ps(255.0f));
+    const __m256 from_min = _mm256_div_ps(rmin, s), from_max = _mm256_div_ps(rmax, s);
+    const __m256 qmin = _mm256_set1_ps(-128.0f), qmax = _mm256_set1_ps(127.0f);
+    const __m256 error_min =
+        _mm256_add_ps(_mm256_set1_ps(128.0f), _mm256_andnot_ps(sign_mask, from_min));
+    const __m256 error_max = _mm256_add_ps(qmax, _mm256_andnot_ps(sign_mask, from_max));
+    const __m256 z =
+        _mm256_blendv_ps(_mm256_sub_ps(qmax, from_max), _mm256_sub_ps(qmin, from_min),
+                         _mm256_cmp_ps(error_min, error_max, _CMP_LT_OQ));
+    __m256 rounded = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 fraction = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(z, rounded));
+    const __m256 away = _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    const __m256 signed_one = _mm256_or_ps(_mm256_and_ps(z, sign_mask), one);
+    rounded = _mm256_add_ps(rounded, _mm256_and_ps(away, signed_one));
+    rounded = _mm256_blendv_ps(rounded, qmin, _mm256_cmp_ps(z, qmin, _CMP_LE_OQ));
+    rounded = _mm256_blendv_ps(rounded, qmax, _mm256_cmp_ps(z, qmax, _CMP_GE_OQ));
+    // The reference's int8_t cast of the int32 conversion keeps the low byte:
+    // the value itself in range, 0 for a NaN (an infinite extreme) as on x86.
+    zp = _mm256_srai_epi32(_mm256_slli_epi32(_mm256_cvttps_epi32(rounded), 24), 24);
+    zp = _mm256_andnot_si256(_mm256_castps_si256(is_empty), zp);
+    inv = _mm256_div_ps(one, s);
+  } else {
+    const __m256 range =
+        _mm256_max_ps(_mm256_andnot_ps(sign_mask, vlo), _mm256_andnot_ps(sign_mask, vhi));
+    is_empty = _mm256_cmp_ps(range, zero, _CMP_EQ_OQ);
+    s = _mm256_div_ps(range, _mm256_set1_ps(127.0f));
+    inv = _mm256_div_ps(_mm256_set1_ps(127.0f), range);
+  }
+  _mm256_storeu_ps(scale, _mm256_blendv_ps(s, one, is_empty));
+  _mm256_storeu_ps(inverse, inv);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(zero_point), zp);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(empty), _mm256_castps_si256(is_empty));
+}
+
+}  // namespace
+#endif  // DELEGATO_X86
+
+void HybridQuantizeRows(Isa isa, const float* values, int64_t stride, int rows, int32_t n,
+                        bool asymmetric, int8_t* quantized, float* scales,
+                        int32_t* zero_points) {
+#if DELEGATO_X86
+  const bool wide = isa == Isa::kAvx512Vnni;
+  if ((isa == Isa::kAvx2 || wide) && n > 0) {
+    auto quantize = wide ? QuantizeAvx512 : QuantizeAvx2;
+    for (int r0 = 0; r0 < rows; r0 += 8) {
+      const int count = std::min(8, rows - r0);
+      float lo[8] = {}, hi[8] = {}, scale[8], inverse[8];
+      int32_t zero_point[8], empty[8];
+      bool finite[8] = {};
+      for (int r = 0; r < count; ++r) {
+        const float* v = values + (r0 + r) * stride;
+        finite[r] = wide ? RangeAvx512(v, n, &lo[r], &hi[r]) : RangeAvx2(v, n, &lo[r], &hi[r]);
+      }
+      QuantizeParams8(lo, hi, asymmetric, scale, inverse, zero_point, empty);
+      for (int r = 0; r < count; ++r) {
+        const float* v = values + (r0 + r) * stride;
+        int8_t* q = quantized + static_cast<int64_t>(r0 + r) * n;
+        if (!finite[r]) {  // a NaN: the reference's own handling
+          HybridQuantizeRow(Isa::kScalar, v, n, asymmetric, q, &scales[r0 + r],
+                            &zero_points[r0 + r]);
+          continue;
+        }
+        scales[r0 + r] = scale[r];
+        zero_points[r0 + r] = zero_point[r];
+        if (empty[r] != 0)
+          std::memset(q, 0, static_cast<size_t>(n));
+        else
+          quantize(v, n, zero_point[r], inverse[r], asymmetric ? -128 : -127, 127, q);
+      }
+    }
+    return;
+  }
+#endif
+  for (int r = 0; r < rows; ++r)
+    HybridQuantizeRow(isa, values + r * stride, n, asymmetric,
+                      quantized + static_cast<int64_t>(r) * n, &scales[r], &zero_points[r]);
+}
+
 // ---------------------------------------------------------------- CONV_2D
 
 bool HybridConvKernel::Covers(const reference::ConvGeometry& g) {
@@ -583,16 +681,14 @@ void HybridFullyConnectedKernel::Run(const float* input, const float* bias, floa
       reinterpret_cast<uint8_t*>(panel) +
       RoundUp(sizeof(int16_t) * kBlockRows * gemm_.k_padded(), 64));
   float row_scales[kBlockRows];
+  int32_t zero_points[kBlockRows];
   for (int64_t m0 = begin; m0 < end; m0 += kBlockRows) {
     const int count = static_cast<int>(std::min<int64_t>(kBlockRows, end - m0));
-    for (int r = 0; r < count; ++r) {
-      int8_t* q = quantized + static_cast<size_t>(r) * p_.depth;
-      int32_t zp = 0;
-      HybridQuantizeRow(isa, input + (m0 + r) * p_.depth, p_.depth, p_.asymmetric, q,
-                        &row_scales[r], &zp);
-      WidenRow(isa, q, p_.depth, zp, panel + static_cast<size_t>(r) * gemm_.k_padded(),
-               gemm_.k_padded());
-    }
+    HybridQuantizeRows(isa, input + m0 * p_.depth, p_.depth, count, p_.depth, p_.asymmetric,
+                       quantized, row_scales, zero_points);
+    for (int r = 0; r < count; ++r)
+      WidenRow(isa, quantized + static_cast<size_t>(r) * p_.depth, p_.depth, zero_points[r],
+               panel + static_cast<size_t>(r) * gemm_.k_padded(), gemm_.k_padded());
     gemm_.Multiply(panel, count, acc);
     for (int r = 0; r < count; ++r)
       FullyConnectedOutputRow(p_, acc + static_cast<size_t>(r) * gemm_.n_padded(), row_scales[r],
@@ -630,6 +726,16 @@ void HybridBatchMatMulKernel::QuantizeLhs(const reference::HybridBatchMatMulPara
                                           const float* lhs, float* row_buffer, int8_t* quantized,
                                           float* scales, int32_t* zero_points,
                                           int64_t matrix_begin, int64_t matrix_end) const {
+  if (!g_.adj_x) {  // rows contiguous: quantized together
+    const int64_t matrix_size = static_cast<int64_t>(g_.rows) * g_.depth;
+    for (int64_t mat = matrix_begin; mat < matrix_end; ++mat) {
+      const int64_t row0 = mat * g_.rows;
+      HybridQuantizeRows(isa_, lhs + mat * matrix_size, g_.depth, g_.rows, g_.depth, p.asymmetric,
+                         quantized + row0 * g_.depth, scales + row0, zero_points + row0);
+      for (int32_t m = 0; m < g_.rows; ++m) scales[row0 + m] *= p.rhs_scale;
+    }
+    return;
+  }
   reference::QuantizeBatchMatMulLhs(
       g_, p, lhs, row_buffer, quantized, scales, zero_points, matrix_begin, matrix_end,
       [&](const float* v, int32_t n, int8_t* q, float* scale, int32_t* zp) {

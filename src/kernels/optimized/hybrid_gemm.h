@@ -66,6 +66,12 @@ void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, i
 // range and the rounding in vectors.
 void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point);
+// HybridQuantizeRow over `rows` rows (row r at values + r * stride, quantized
+// to quantized + r * n), with the same results; the rows' scales and zero
+// points are computed 8 at a time in vectors, so short rows (a transformer's
+// 32-64 features) do not wait on one chain of divisions each.
+void HybridQuantizeRows(Isa isa, const float* values, int64_t stride, int rows, int32_t n,
+                        bool asymmetric, int8_t* quantized, float* scales, int32_t* zero_points);
 
 // One pixel's float outputs from its int32 sums, in the reference's order:
 //   weight_scales given: float(acc[c]) * weight_scales[c] * image_scale
