@@ -686,6 +686,12 @@ TEST_P(FloatSoftmaxTest, WithinRoundingOfReference) {
   if (depth > 3) {
     in[1] = -std::numeric_limits<float>::infinity();  // row 0: exp gives (about) 0
     in[depth + 2] = std::nanf("");                    // row 1: NaN everywhere, as the reference
+    // Row 2: one large value among very small ones, in lane 1, which a
+    // reduction that misses lanes would not see (exp(x - max) then overflows).
+    // Row 3 the same with it in lane 6 (the upper half of a vector).
+    for (int c = 0; c < depth; ++c) in[2 * depth + c] = in[3 * depth + c] = -95.0f;
+    in[2 * depth + 1] = 95.0f;
+    in[3 * depth + std::min(6, depth - 1)] = 95.0f;
   }
   for (float beta : {1.0f, 0.3f}) {
     std::vector<float> ref(in.size()), fast(in.size());

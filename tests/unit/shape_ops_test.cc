@@ -537,6 +537,47 @@ TEST(Transpose, EveryPermutationMatchesDefinition) {
   }
 }
 
+// An attention layer's head split and merge on float32: [B, S, H, D] <->
+// [B, H, S, D], whose tile rows are runs of D floats (16, 32 and 48 bytes:
+// copied in 16-byte pieces), and the key transpose [B, S, H, D] -> [B, H, D, S].
+TEST(Transpose, AttentionHeadsFloat) {
+  struct Case {
+    std::vector<int32_t> dims, perm;
+  };
+  const std::vector<Case> cases = {{{1, 16, 4, 8}, {0, 2, 1, 3}}, {{1, 4, 16, 8}, {0, 2, 1, 3}},
+                                   {{2, 3, 5, 4}, {0, 2, 1, 3}},  {{1, 6, 2, 12}, {0, 2, 1, 3}},
+                                   {{1, 16, 4, 8}, {0, 2, 3, 1}}, {{3, 7, 2, 8}, {0, 2, 1, 3}}};
+  for (const Case& c : cases) {
+    int64_t total = 1;
+    for (int32_t d : c.dims) total *= d;
+    std::vector<float> x(total);
+    for (int64_t i = 0; i < total; ++i) x[i] = static_cast<float>(i) * 0.5f - 7.0f;
+    std::vector<float> expected;
+    const int32_t* d = c.dims.data();
+    const int32_t* pm = c.perm.data();
+    int64_t in_stride[4];
+    in_stride[3] = 1;
+    for (int k = 2; k >= 0; --k) in_stride[k] = in_stride[k + 1] * d[k + 1];
+    for (int32_t a = 0; a < d[pm[0]]; ++a)
+      for (int32_t b = 0; b < d[pm[1]]; ++b)
+        for (int32_t e = 0; e < d[pm[2]]; ++e)
+          for (int32_t f = 0; f < d[pm[3]]; ++f)
+            expected.push_back(x[a * in_stride[pm[0]] + b * in_stride[pm[1]] +
+                                 e * in_stride[pm[2]] + f * in_stride[pm[3]]]);
+    for (int threads : {1, 2}) {
+      OpModel m;
+      int in = m.AddInput(DataType::kFloat32, c.dims);
+      int p = m.AddConst<int32_t>(DataType::kInt32, {4}, c.perm);
+      int out = m.AddOutput(DataType::kFloat32);
+      m.AddOp(BuiltinOp::kTranspose, {in, p}, {out});
+      m.Build(threads);
+      m.SetInput<float>(0, x);
+      m.Invoke();
+      ASSERT_EQ(m.GetOutput<float>(0), expected) << "case " << &c - cases.data() << " threads " << threads;
+    }
+  }
+}
+
 // NCHW -> NHWC of an image, the first op of PyTorch-converted models.
 TEST(Transpose, NchwToNhwcOnTwoThreads) {
   const int c = 3, h = 67, w = 229;

@@ -343,21 +343,45 @@ DLG_TARGET_AVX2 inline __m256 Logistic256(__m256 x) {
   return _mm256_blendv_ps(y, _mm256_set1_ps(1.0f), high);
 }
 
+// Horizontal maximum and sum of 8 lanes by halving shuffles (a row of 16
+// attention scores otherwise waits on a chain of scalar steps per row).
+DLG_TARGET_AVX2 inline float MaxLanes256(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+DLG_TARGET_AVX2 inline float SumLanes256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
 DLG_TARGET_AVX2 void Softmax256(float beta, const float* in, float* out, int64_t depth,
                                 int64_t row_begin, int64_t row_end) {
   const __m256 vbeta = _mm256_set1_ps(beta);
+  const __m256 lowest = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+  const int64_t full = depth / 8 * 8;
+  // The last depth - full lanes: loaded and stored under a mask.
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(depth - full)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256 tail_ps = _mm256_castsi256_ps(tail);
+  const bool has_tail = full < depth;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const float* x = in + row * depth;
     float* y = out + row * depth;
-    const int64_t full = depth / 8 * 8;
-    __m256 m = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+    // max(x, m) keeps m for a NaN x, as the reference's (m < x) ? x : m; the
+    // lanes then hold no NaN, so the order of the reduction does not matter.
+    __m256 m = lowest;
     for (int64_t c = 0; c < full; c += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + c), m);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, m);
-    float max = lanes[0];
-    for (int i = 1; i < 8; ++i) max = (max < lanes[i]) ? lanes[i] : max;
-    for (int64_t c = full; c < depth; ++c) max = (max < x[c]) ? x[c] : max;
-    const __m256 vmax = _mm256_set1_ps(max);
+    __m256 rest = lowest;
+    if (has_tail) {
+      rest = _mm256_blendv_ps(lowest, _mm256_maskload_ps(x + full, tail), tail_ps);
+      m = _mm256_max_ps(rest, m);
+    }
+    const __m256 vmax = _mm256_set1_ps(MaxLanes256(m));
     __m256 sum = _mm256_setzero_ps();
     for (int64_t c = 0; c < full; c += 8) {
       const __m256 e =
@@ -365,23 +389,15 @@ DLG_TARGET_AVX2 void Softmax256(float beta, const float* in, float* out, int64_t
       _mm256_storeu_ps(y + c, e);
       sum = _mm256_add_ps(sum, e);
     }
-    _mm256_store_ps(lanes, sum);
-    float total = 0.0f;
-    for (int i = 0; i < 8; ++i) total += lanes[i];
-    if (full < depth) {
-      // The last values through the same exp, one vector padded with x = max.
-      alignas(32) float rest[8];
-      for (int i = 0; i < 8; ++i) rest[i] = full + i < depth ? x[full + i] : max;
-      _mm256_store_ps(rest, Exp256(_mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(rest), vmax), vbeta)));
-      for (int64_t c = full; c < depth; ++c) {
-        y[c] = rest[c - full];
-        total += y[c];
-      }
+    __m256 e_rest = _mm256_setzero_ps();
+    if (has_tail) {
+      e_rest = _mm256_and_ps(Exp256(_mm256_mul_ps(_mm256_sub_ps(rest, vmax), vbeta)), tail_ps);
+      sum = _mm256_add_ps(sum, e_rest);
     }
-    const __m256 vsum = _mm256_set1_ps(total);
+    const __m256 vsum = _mm256_set1_ps(SumLanes256(sum));
     for (int64_t c = 0; c < full; c += 8)
       _mm256_storeu_ps(y + c, _mm256_div_ps(_mm256_loadu_ps(y + c), vsum));
-    for (int64_t c = full; c < depth; ++c) y[c] = y[c] / total;
+    if (has_tail) _mm256_maskstore_ps(y + full, tail, _mm256_div_ps(e_rest, vsum));
   }
 }
 
