@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ namespace {
 
 using namespace delegato;
 
-std::vector<float> Dequantize(const TensorDef& t, const std::vector<uint8_t>& bytes) {
+std::vector<float> Dequantize(const TensorDef& t, std::span<const uint8_t> bytes) {
   const Quantization& q = t.quantization;
   size_t count = 1;
   for (int32_t d : t.shape) count *= d;
@@ -71,12 +72,11 @@ int main(int argc, char** argv) {
         const bool quantized_int32 = t.type == DataType::kInt32 && !t.quantization.empty() &&
                                      t.quantization.scale[0] != 0.0f;
         if (!eight_bit && !quantized_int32) continue;
-        if (t.buffer != 0 && !model.buffers[t.buffer].data.empty()) {
-          const std::vector<float> values = Dequantize(t, model.buffers[t.buffer].data);
-          BufferDef b;
-          b.data.resize(values.size() * sizeof(float));
-          std::memcpy(b.data.data(), values.data(), b.data.size());
-          model.buffers.push_back(std::move(b));
+        if (t.buffer != 0 && !model.buffers[t.buffer].empty()) {
+          const std::vector<float> values = Dequantize(t, model.buffers[t.buffer].bytes());
+          std::vector<uint8_t> bytes(values.size() * sizeof(float));
+          std::memcpy(bytes.data(), values.data(), bytes.size());
+          model.buffers.push_back(BufferDef(std::move(bytes)));
           t.buffer = static_cast<uint32_t>(model.buffers.size() - 1);
         }
         t.type = DataType::kFloat32;

@@ -526,11 +526,11 @@ void HostGraph::BuildContext(const ModelDef& m) {
     t.name = def.name.c_str();
     t.buffer_handle = -1;
     t.is_variable = def.is_variable;
-    const bool constant = def.buffer != 0 && def.buffer < m.buffers.size() && !m.buffers[def.buffer].data.empty();
+    const bool constant = def.buffer != 0 && def.buffer < m.buffers.size() && !m.buffers[def.buffer].empty();
     if (constant) {
       t.allocation_type = kTfLiteMmapRo;
-      t.data = const_cast<uint8_t*>(m.buffers[def.buffer].data.data());
-      t.bytes = m.buffers[def.buffer].data.size();
+      t.data = const_cast<uint8_t*>(m.buffers[def.buffer].data());
+      t.bytes = m.buffers[def.buffer].size();
       t.dims = NewIntArray(def.shape);
     } else {
       t.allocation_type = def.is_variable ? kTfLiteArenaRwPersistent : kTfLiteArenaRw;

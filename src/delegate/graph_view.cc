@@ -7,7 +7,7 @@ namespace delegato {
 bool HasConstantData(const ModelDef& model, const SubgraphDef& subgraph, int tensor) {
   if (tensor < 0 || tensor >= static_cast<int>(subgraph.tensors.size())) return false;
   const uint32_t buffer = subgraph.tensors[tensor].buffer;
-  return buffer != 0 && buffer < model.buffers.size() && !model.buffers[buffer].data.empty();
+  return buffer != 0 && buffer < model.buffers.size() && !model.buffers[buffer].empty();
 }
 
 GraphInfo BuildGraphInfo(const ModelDef& model, ConstantInputs constants) {

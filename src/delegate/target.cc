@@ -871,7 +871,7 @@ struct NodeView {
   bool IsConstant(int index) const {
     const TensorDef* t = Tensor(index);
     if (!t || t->is_variable || t->buffer == 0 || t->buffer >= model.buffers.size()) return false;
-    return !model.buffers[t->buffer].data.empty();
+    return !model.buffers[t->buffer].empty();
   }
 
   // Tensor indices a selector names; empty when it names nothing present.
@@ -1158,7 +1158,7 @@ std::optional<TargetValue> ParamValue(const NodeView& node, const std::string& n
       node.IsConstant(node.op.inputs[1])) {
     const TensorDef* input = node.Tensor(node.op.inputs[0]);
     const TensorDef* axis_tensor = node.Tensor(node.op.inputs[1]);
-    const auto& bytes = node.model.buffers[axis_tensor->buffer].data;
+    const std::span<const uint8_t> bytes = node.model.buffers[axis_tensor->buffer].bytes();
     std::optional<int64_t> axis;
     if (axis_tensor->type == DataType::kInt32 && bytes.size() >= 4) {
       int32_t v;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,44 @@ struct SubgraphDef {
   std::vector<OperatorDef> operators;
 };
 
-struct BufferDef {
-  std::vector<uint8_t> data;  // owned copy, inline or from an offset past the FlatBuffer
+// A buffer's bytes: owned (models built or edited in memory, or read from a
+// caller's bytes), or a view of the mapped .tflite file the model was read
+// from (kept alive by `backing`), so weights are not copied.
+class BufferDef {
+ public:
+  BufferDef() = default;
+  explicit BufferDef(std::vector<uint8_t> bytes) : owned_(std::move(bytes)) {}
+  static BufferDef View(std::shared_ptr<const void> backing, const uint8_t* data, size_t size) {
+    BufferDef b;
+    b.backing_ = std::move(backing);
+    b.view_ = data;
+    b.view_size_ = size;
+    return b;
+  }
+
+  std::span<const uint8_t> bytes() const {
+    return backing_ ? std::span<const uint8_t>(view_, view_size_) : std::span<const uint8_t>(owned_);
+  }
+  const uint8_t* data() const { return bytes().data(); }
+  size_t size() const { return bytes().size(); }
+  bool empty() const { return size() == 0; }
+  bool is_view() const { return backing_ != nullptr; }
+  // The bytes to edit (a view is copied first).
+  std::vector<uint8_t>& mutable_bytes() {
+    if (backing_) {
+      owned_.assign(view_, view_ + view_size_);
+      backing_.reset();
+      view_ = nullptr;
+      view_size_ = 0;
+    }
+    return owned_;
+  }
+
+ private:
+  std::vector<uint8_t> owned_;
+  std::shared_ptr<const void> backing_;
+  const uint8_t* view_ = nullptr;
+  size_t view_size_ = 0;
 };
 
 struct MetadataDef {
@@ -80,6 +117,16 @@ struct SignatureDefinition {
   std::vector<SignatureTensor> outputs;
 };
 
+// A .tflite file mapped read-only; unmapped with the last model holding it.
+struct MappedFile {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+};
+
 struct ModelDef {
   uint32_t version = 3;
   std::string description;
@@ -88,6 +135,8 @@ struct ModelDef {
   std::vector<BufferDef> buffers;      // buffer 0 is the empty sentinel
   std::vector<MetadataDef> metadata;
   std::vector<SignatureDefinition> signature_defs;
+  // The mapped file the buffers view (ReadModelFile), or null.
+  std::shared_ptr<const MappedFile> mapping;
 
   // Convenience for reports: "CONV_2D", or the custom code for custom ops.
   std::string OpName(const OperatorDef& op) const;
@@ -95,9 +144,18 @@ struct ModelDef {
 
 // Reads and validates a .tflite file (verifier, then every index, shape and
 // byte size). Throws delegato::Error naming the file and what is wrong.
+// A regular file is mapped read-only and its (16-byte aligned) buffers are
+// views of the mapping, not copies; ReadModelBuffer copies the bytes it keeps.
 std::shared_ptr<const ModelDef> ReadModelFile(const std::string& path);
 std::shared_ptr<const ModelDef> ReadModelBuffer(const uint8_t* data, size_t size,
                                                 const std::string& label = "<buffer>");
+
+// Lets the OS drop the resident pages of [data, data + size) when they lie
+// in the model's mapped file (whole pages only): a kernel that has packed a
+// constant into its own layout no longer reads it. A later read brings the
+// pages back from the file (the same bytes while the file is unchanged).
+// Anything else (owned bytes, no mapping) is left alone.
+void ReleaseMappedPages(const ModelDef& model, const uint8_t* data, size_t size);
 
 // Serializes a model back to .tflite bytes that TFLite/LiteRT loads.
 std::vector<uint8_t> WriteModel(const ModelDef& model);

@@ -11,10 +11,16 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "model/model.h"
@@ -66,8 +72,11 @@ std::string ToString(const flatbuffers::String* s) { return s ? s->str() : std::
 
 class Reader {
  public:
-  Reader(const uint8_t* data, size_t size, std::string label)
-      : data_(data), size_(size), label_(std::move(label)) {}
+  // backing: keeps `data` alive for the model's lifetime (a mapped file);
+  // buffers are then views of it instead of copies.
+  Reader(const uint8_t* data, size_t size, std::string label,
+         std::shared_ptr<const MappedFile> backing = nullptr)
+      : data_(data), size_(size), label_(std::move(label)), backing_(std::move(backing)) {}
 
   std::shared_ptr<ModelDef> Read() {
     CheckHeader();
@@ -83,6 +92,7 @@ class Reader {
     fb_ = tflite::GetModel(data_);
 
     model_ = std::make_shared<ModelDef>();
+    model_->mapping = backing_;
     model_->version = fb_->version();
     model_->description = ToString(fb_->description());
     ReadBuffers();
@@ -90,6 +100,7 @@ class Reader {
     ReadSubgraphs();
     ReadMetadata();
     ReadSignatureDefs();
+    AlignBufferViews();
     if (size_ > kMaxFlatBufferBytes && !uses_offsets_) {
       Fail(label_, ": file is ", size_,
            " bytes, over the 2 GiB FlatBuffer limit, but no buffer is stored by offset");
@@ -122,13 +133,37 @@ class Reader {
   }
 
   // Bytes [offset, offset + size) of the file, checked to lie inside it.
-  std::vector<uint8_t> BytesAtOffset(uint64_t offset, uint64_t size, const std::string& what) {
+  std::span<const uint8_t> BytesAtOffset(uint64_t offset, uint64_t size, const std::string& what) {
     if (offset > size_ || size > size_ - offset) {
       Fail(what, ": offset ", offset, " + size ", size, " lies past the end of the file (",
            size_, " bytes)");
     }
     uses_offsets_ = true;
-    return std::vector<uint8_t>(data_ + offset, data_ + offset + size);
+    return {data_ + offset, static_cast<size_t>(size)};
+  }
+
+  // A view of the mapped file when there is one (AlignBufferViews then
+  // copies those its tensors cannot read in place); otherwise a copy.
+  BufferDef Buffer(std::span<const uint8_t> bytes) const {
+    if (backing_) return BufferDef::View(backing_, bytes.data(), bytes.size());
+    return BufferDef(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  }
+
+  // Kernels read constants as arrays of their tensor's type: a view not
+  // aligned to every such element size (converters align buffers to 4 bytes
+  // or 16, not always to 8) is replaced by a copy, which malloc aligns.
+  void AlignBufferViews() {
+    if (!backing_) return;
+    std::vector<size_t> alignment(model_->buffers.size(), 1);
+    for (const SubgraphDef& graph : model_->subgraphs)
+      for (const TensorDef& t : graph.tensors)
+        if (t.buffer < alignment.size())
+          alignment[t.buffer] = std::max(alignment[t.buffer], std::min<size_t>(DataTypeSize(t.type), 16));
+    for (size_t b = 0; b < model_->buffers.size(); ++b) {
+      BufferDef& buffer = model_->buffers[b];
+      if (buffer.is_view() && reinterpret_cast<uintptr_t>(buffer.data()) % alignment[b] != 0)
+        buffer.mutable_bytes();  // copies
+    }
   }
 
   // ------------------------------------------------------------------ buffers
@@ -140,9 +175,9 @@ class Reader {
       const tflite::Buffer* buffer = buffers->Get(i);
       BufferDef& out = model_->buffers[i];
       if (buffer->offset() >= kFirstValidOffset) {
-        out.data = BytesAtOffset(buffer->offset(), buffer->size(), StrCat(label_, ": buffer ", i));
-      } else if (buffer->data()) {
-        out.data.assign(buffer->data()->begin(), buffer->data()->end());
+        out = Buffer(BytesAtOffset(buffer->offset(), buffer->size(), StrCat(label_, ": buffer ", i)));
+      } else if (buffer->data() && buffer->data()->size() > 0) {
+        out = Buffer({buffer->data()->data(), buffer->data()->size()});
       }
     }
   }
@@ -266,7 +301,7 @@ class Reader {
     tensor.buffer = fb.buffer();
     CheckBufferIndex(tensor.buffer, where);
     if (tensor.buffer != 0 && !tensor.has_sparsity) {
-      const size_t bytes = model_->buffers[tensor.buffer].data.size();
+      const size_t bytes = model_->buffers[tensor.buffer].size();
       const size_t element_size = DataTypeSize(tensor.type);
       // Empty buffers mark non-constant tensors; types without a fixed element
       // size (STRING, INT4, ...) are not executed, so their size is not checked.
@@ -338,9 +373,10 @@ class Reader {
     CheckTensorList(op.intermediates, tensor_count, false, StrCat(where, ": intermediate"));
 
     if (fb.large_custom_options_offset() >= kFirstValidOffset) {
-      op.custom_options = BytesAtOffset(fb.large_custom_options_offset(),
-                                        fb.large_custom_options_size(),
-                                        StrCat(where, ": large custom options"));
+      const std::span<const uint8_t> bytes = BytesAtOffset(
+          fb.large_custom_options_offset(), fb.large_custom_options_size(),
+          StrCat(where, ": large custom options"));
+      op.custom_options.assign(bytes.begin(), bytes.end());
     } else if (fb.custom_options()) {
       op.custom_options.assign(fb.custom_options()->begin(), fb.custom_options()->end());
     }
@@ -812,6 +848,7 @@ class Reader {
   const uint8_t* data_;
   size_t size_;
   std::string label_;
+  std::shared_ptr<const MappedFile> backing_;
   const tflite::Model* fb_ = nullptr;
   std::shared_ptr<ModelDef> model_;
   bool uses_offsets_ = false;
@@ -830,11 +867,60 @@ std::shared_ptr<const ModelDef> ReadModelBuffer(const uint8_t* data, size_t size
   return Reader(data, size, label).Read();
 }
 
+MappedFile::~MappedFile() {
+  if (data != nullptr) munmap(const_cast<uint8_t*>(data), size);
+}
+
+void ReleaseMappedPages(const ModelDef& model, const uint8_t* data, size_t size) {
+  const MappedFile* file = model.mapping.get();
+  if (file == nullptr || data == nullptr || data < file->data ||
+      data + size > file->data + file->size)
+    return;
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  // The mapping is read-only and private: dropped pages come back unchanged
+  // from the file on the next read.
+  if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+namespace {
+
+// The file mapped read-only, or null when it cannot be (not a regular file,
+// empty, or mmap refused): the caller then reads it.
+std::shared_ptr<const MappedFile> MapFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  std::shared_ptr<MappedFile> file;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* addr = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr != MAP_FAILED) {
+      file = std::make_shared<MappedFile>();
+      file->data = static_cast<const uint8_t*>(addr);
+      file->size = static_cast<size_t>(st.st_size);
+    }
+  }
+  close(fd);
+  return file;
+}
+
+}  // namespace
+
 std::shared_ptr<const ModelDef> ReadModelFile(const std::string& path) {
   std::error_code status_error;
   const auto status = std::filesystem::status(path, status_error);
   if (!std::filesystem::exists(status)) Fail(path, ": cannot open: no such file");
   if (std::filesystem::is_directory(status)) Fail(path, ": cannot open: is a directory");
+  if (std::shared_ptr<const MappedFile> file = MapFile(path)) {
+    const uint8_t* data = file->data;
+    const size_t size = file->size;
+    std::shared_ptr<const ModelDef> model = Reader(data, size, path, file).Read();
+    // Everything but the buffers is parsed into the model: the file's pages
+    // need not stay resident; the kernels read their constants back in Prepare.
+    ReleaseMappedPages(*model, data, size);
+    return model;
+  }
   errno = 0;
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) Fail(path, ": cannot open: ", errno ? std::strerror(errno) : "unknown error");

@@ -45,7 +45,7 @@ class Writer {
 
   std::vector<uint8_t> Write() {
     uint64_t buffer_bytes = 0;
-    for (const BufferDef& buffer : model_.buffers) buffer_bytes += buffer.data.size();
+    for (const BufferDef& buffer : model_.buffers) buffer_bytes += buffer.size();
     if (buffer_bytes > kMaxInlineBufferBytes) {
       Fail("cannot write model: its buffers hold ", buffer_bytes,
            " bytes, more than a FlatBuffer can store inline (2 GiB)");
@@ -57,12 +57,12 @@ class Writer {
     std::vector<Offset<tflite::Buffer>> buffers;
     buffers.reserve(model_.buffers.size());
     for (const BufferDef& buffer : model_.buffers) {
-      if (buffer.data.empty()) {
+      if (buffer.empty()) {
         buffers.push_back(tflite::CreateBuffer(*fbb_));
         continue;
       }
-      fbb_->ForceVectorAlignment(buffer.data.size(), 1, kBufferAlignment);
-      const auto data = fbb_->CreateVector(buffer.data.data(), buffer.data.size());
+      fbb_->ForceVectorAlignment(buffer.size(), 1, kBufferAlignment);
+      const auto data = fbb_->CreateVector(buffer.data(), buffer.size());
       buffers.push_back(tflite::CreateBuffer(*fbb_, data));
     }
     const auto buffers_vector = fbb_->CreateVector(buffers);

@@ -26,7 +26,7 @@ std::string GraphEditor::OpLabel(int node) const {
 bool GraphEditor::IsConstant(int t) const {
   const TensorDef& def = tensor(t);
   return def.buffer != 0 && def.buffer < model_.buffers.size() &&
-         !model_.buffers[def.buffer].data.empty();
+         !model_.buffers[def.buffer].empty();
 }
 
 bool GraphEditor::IsGraphInput(int t) const {
@@ -71,10 +71,10 @@ int GraphEditor::AddConstant(std::string name, DataType type, std::vector<int32_
   return AddTensor(std::move(t));
 }
 
-const std::vector<uint8_t>& GraphEditor::Data(int t) const {
+std::span<const uint8_t> GraphEditor::Data(int t) const {
   const TensorDef& def = tensor(t);
   DLG_CHECK(def.buffer < model_.buffers.size(), "tensor ", t, " has an invalid buffer");
-  return model_.buffers[def.buffer].data;
+  return model_.buffers[def.buffer].bytes();
 }
 
 std::vector<uint8_t>& GraphEditor::MutableData(int t) {
@@ -87,7 +87,7 @@ std::vector<uint8_t>& GraphEditor::MutableData(int t) {
     model_.buffers.push_back(model_.buffers[def.buffer]);
     def.buffer = static_cast<uint32_t>(model_.buffers.size() - 1);
   }
-  return model_.buffers[def.buffer].data;
+  return model_.buffers[def.buffer].mutable_bytes();
 }
 
 uint32_t GraphEditor::Opcode(BuiltinOp op, int version) {

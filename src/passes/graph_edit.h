@@ -51,11 +51,11 @@ class GraphEditor {
   }
 
   // The constant's bytes; Mutable copies the buffer first when other tensors share it.
-  const std::vector<uint8_t>& Data(int t) const;
+  std::span<const uint8_t> Data(int t) const;
   std::vector<uint8_t>& MutableData(int t);
   template <class T>
   std::vector<T> Values(int t) const {
-    const std::vector<uint8_t>& bytes = Data(t);
+    const std::span<const uint8_t> bytes = Data(t);
     std::vector<T> out(bytes.size() / sizeof(T));
     if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
     return out;

@@ -194,7 +194,8 @@ void RequantizeBias(GraphEditor& g, int bias, float input_scale, const std::vect
 // Copies constant `t` keeping `channels` (in that order) along `axis`.
 int SliceConstant(GraphEditor& g, int t, int axis, const std::vector<int>& channels, const std::string& suffix) {
   const TensorDef def = g.tensor(t);
-  const std::vector<uint8_t> bytes = g.Data(t);
+  const std::span<const uint8_t> data = g.Data(t);
+  const std::vector<uint8_t> bytes(data.begin(), data.end());
   const size_t elem = DataTypeSize(def.type);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= def.shape[d];
@@ -517,13 +518,13 @@ class TypeConvertPass : public Pass {
     for (const auto* list : {&op.inputs, &op.outputs})
       for (int32_t t : *list)
         if (t >= 0 && g.tensors[t].type == from_ &&
-            (g.tensors[t].buffer == 0 || model.buffers[g.tensors[t].buffer].data.empty()))
+            (g.tensors[t].buffer == 0 || model.buffers[g.tensors[t].buffer].empty()))
           touches = true;
     if (from_ == DataType::kUInt8) {
       // Only for uint8 models: a model with int8 activations is not turned back.
       for (size_t t = 0; t < g.tensors.size(); ++t)
         if (g.tensors[t].type == DataType::kInt8 &&
-            (g.tensors[t].buffer == 0 || model.buffers[g.tensors[t].buffer].data.empty()))
+            (g.tensors[t].buffer == 0 || model.buffers[g.tensors[t].buffer].empty()))
           return false;
     }
     const std::string type = TypeName(from_);

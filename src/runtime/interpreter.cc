@@ -217,10 +217,10 @@ InterpreterImpl::InterpreterImpl(std::shared_ptr<const ModelDef> model,
     if (def.has_sparsity)
       Fail("tensor ", i, " (\"", def.name, "\") is sparse; sparse tensors are not supported");
     const bool has_data = def.buffer != 0 && def.buffer < model_->buffers.size() &&
-                          !model_->buffers[def.buffer].data.empty();
+                          !model_->buffers[def.buffer].empty();
     if (has_data) {
       t.storage = TensorStorage::kConstant;
-      const std::vector<uint8_t>& data = model_->buffers[def.buffer].data;
+      const std::span<const uint8_t> data = model_->buffers[def.buffer].bytes();
       t.data = const_cast<uint8_t*>(data.data());  // constants are never written
       t.bytes = data.size();
     } else if (def.is_variable) {
@@ -492,6 +492,13 @@ void InterpreterImpl::AllocateTensorsOnce() {
            " bytes of scratch memory, over the memory budget of ", memory_budget_, " bytes (",
            MiB(memory_budget_), ")");
     if (TryFoldInPrepare(node)) folded_[index] = 1;
+    // The node has read its constants (the packing kernels into their own
+    // layout): their pages of the mapped file need not stay resident, so the
+    // model's weights are not held twice. A later read (a kernel that reads
+    // them in Eval, a resize) brings them back from the file.
+    for (int32_t t : node.inputs)
+      if (t >= 0 && tensors_[t].storage == TensorStorage::kConstant)
+        ReleaseMappedPages(*model_, tensors_[t].data, tensors_[t].bytes);
   }
 
   fused_into_.assign(nodes_.size(), -1);
@@ -500,6 +507,10 @@ void InterpreterImpl::AllocateTensorsOnce() {
     if (node.fused.accepted) fused_into_[node.fused.producer] = index;
   }
 
+  // Pages a node's reads brought in around its own constants (the OS maps
+  // neighbours of a faulting page too) go as well: Eval reads back only what
+  // it uses.
+  if (model_->mapping) ReleaseMappedPages(*model_, model_->mapping->data, model_->mapping->size);
   allocate_timings_.prepare_us = MicrosSince(prepare_start);
   const auto arena_start = std::chrono::steady_clock::now();
 

@@ -472,10 +472,9 @@ int Bench(const Args& args) {
     init_phases[name] = now - phase_start_us;
     phase_start_us = now;
   };
-  // With the cache, the file's bytes are kept for its key (read once).
-  const bool use_cache = flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token");
-  std::vector<uint8_t> model_file_bytes;
-  auto model = use_cache ? LoadModelOrDemo(graph_path, &model_file_bytes) : LoadModelOrDemo(graph_path);
+  auto model = LoadModelOrDemo(graph_path);
+  // The cache's key hashes the mapped file (read once).
+  const std::span<const uint8_t> model_file_bytes = ModelFileBytes(*model);
   end_phase("load_us");
   if (graph_path.empty()) model_bytes = static_cast<int64_t>(WriteModel(*model).size());
   log.Info("Loaded model " + (graph_path.empty() ? std::string("<demo model>") : graph_path));
@@ -521,7 +520,6 @@ int Bench(const Args& args) {
       cache = std::make_unique<CompilationCacheSession>(
           flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"), graph_path,
           *model, *target, flags.GetString("nnapi_accelerator_name"), options, model_file_bytes);
-      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
       interpreter_packed_weights = cache->packed_weights();
       interpreter->SetPackedWeightStore(interpreter_packed_weights);
       end_phase("cache_lookup_us");
@@ -603,7 +601,6 @@ int Bench(const Args& args) {
       cache = std::make_unique<CompilationCacheSession>(flags.GetString("delegate_serialize_dir"),
                                                         flags.GetString("delegate_serialize_token"), graph_path,
                                                         *model, kernels, model_file_bytes);
-      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
       interpreter_packed_weights = cache->packed_weights();
       interpreter->SetPackedWeightStore(interpreter_packed_weights);
       end_phase("cache_lookup_us");

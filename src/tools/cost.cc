@@ -33,7 +33,7 @@ double ElementBytes(DataType type) {
 }
 
 bool IsConstant(const ModelDef& model, const TensorDef& t) {
-  return t.buffer != 0 && t.buffer < model.buffers.size() && !model.buffers[t.buffer].data.empty();
+  return t.buffer != 0 && t.buffer < model.buffers.size() && !model.buffers[t.buffer].empty();
 }
 
 std::string Lower(std::string_view s) {
@@ -549,7 +549,7 @@ namespace {
 double EncodedWeightBytes(const ModelDef& model, const TensorDef& t) {
   const double raw = Elements(t) * ElementBytes(t.type);
   if (!IsConstant(model, t) || (t.type != DataType::kInt8 && t.type != DataType::kUInt8)) return RoundUp(raw, 16) + 16;
-  const std::vector<uint8_t>& data = model.buffers[t.buffer].data;
+  const std::span<const uint8_t> data = model.buffers[t.buffer].bytes();
   const int64_t zero_point = t.quantization.zero_point.size() == 1 ? t.quantization.zero_point[0] : 0;
   std::array<double, 8> bits{};
   for (uint8_t byte : data) {
@@ -964,7 +964,7 @@ EthosUCycles EthosUNodeCycles(const ModelDef& model, int node, const EthosUConst
         bool channels = false;
         if (op.inputs.size() >= 2 && op.inputs[1] >= 0 && IsConstant(model, graph.tensors[op.inputs[1]]) &&
             graph.tensors[op.inputs[1]].type == DataType::kInt32) {
-          const std::vector<uint8_t>& data = model.buffers[graph.tensors[op.inputs[1]].buffer].data;
+          const std::span<const uint8_t> data = model.buffers[graph.tensors[op.inputs[1]].buffer].bytes();
           const int rank = static_cast<int>(ifm.shape.size());
           for (size_t k = 0; k + 4 <= data.size(); k += 4) {
             int32_t axis = 0;

@@ -67,7 +67,7 @@ int Inspect(const Args& args) {
 
   std::map<std::string, int> weights, activations;
   for (const TensorDef& t : graph.tensors) {
-    const bool constant = t.buffer != 0 && !model->buffers[t.buffer].data.empty();
+    const bool constant = t.buffer != 0 && !model->buffers[t.buffer].empty();
     (constant ? weights : activations)[QuantKind(t)]++;
   }
   std::cout << "quantization (constant tensors):\n";

@@ -41,7 +41,7 @@ std::string NodeDtypeClass(const ModelDef& model, int node) {
   for (int32_t t : op.inputs) {
     if (t < 0) continue;
     const TensorDef& def = graph.tensors[t];
-    if (def.buffer != 0 && !model.buffers[def.buffer].data.empty()) continue;
+    if (def.buffer != 0 && !model.buffers[def.buffer].empty()) continue;
     std::string name(DataTypeName(def.type));
     for (char& c : name) c = static_cast<char>(std::tolower(c));
     return name;

@@ -126,11 +126,9 @@ int Run(const Args& args) {
   const int top_k = static_cast<int>(flags.GetInt("top_k", 5, 1, 1 << 20));
   const uint64_t seed = static_cast<uint64_t>(flags.GetInt("seed", 0, 0, INT64_MAX));
 
-  // With the cache, the file's bytes are kept for its key (read once).
-  std::vector<uint8_t> model_file_bytes;
-  auto model = flags.Has("delegate_serialize_dir") || flags.Has("delegate_serialize_token")
-                   ? LoadModelOrDemo(flags.GetString("graph"), &model_file_bytes)
-                   : LoadModelOrDemo(flags.GetString("graph"));
+  auto model = LoadModelOrDemo(flags.GetString("graph"));
+  // The cache's key hashes the mapped file (read once).
+  const std::span<const uint8_t> model_file_bytes = ModelFileBytes(*model);
   Status status;
   InterpreterOptions interpreter_options;
   interpreter_options.num_threads = num_threads;
@@ -207,7 +205,6 @@ int Run(const Args& args) {
           flags.GetString("delegate_serialize_dir"), flags.GetString("delegate_serialize_token"),
           flags.GetString("graph"), *model, target, flags.GetString("nnapi_accelerator_name"), options,
           model_file_bytes);
-      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
       interpreter->SetPackedWeightStore(cache->packed_weights());
       delegate = cache->MakeDelegate(num_threads);
     } else {
@@ -229,7 +226,6 @@ int Run(const Args& args) {
                                                         flags.GetString("delegate_serialize_token"),
                                                         flags.GetString("graph"), *model, interpreter_options.kernels,
                                                         model_file_bytes);
-      std::vector<uint8_t>().swap(model_file_bytes);  // frees it before Prepare
       interpreter->SetPackedWeightStore(cache->packed_weights());
     }
     status = interpreter->AllocateTensors();

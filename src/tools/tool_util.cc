@@ -2,11 +2,7 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -36,25 +32,9 @@ std::string FormatQuantization(DataType type, std::span<const float> scales,
   return out.str();
 }
 
-std::shared_ptr<const ModelDef> LoadModelOrDemo(const std::string& path, std::vector<uint8_t>* file_bytes) {
-  file_bytes->clear();
-  if (path.empty()) return LoadModelOrDemo(path);
-  // ReadModelFile's checks and messages, keeping the bytes.
-  std::error_code status_error;
-  const auto status = std::filesystem::status(path, status_error);
-  if (!std::filesystem::exists(status)) Fail(path, ": cannot open: no such file");
-  if (std::filesystem::is_directory(status)) Fail(path, ": cannot open: is a directory");
-  errno = 0;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) Fail(path, ": cannot open: ", errno ? std::strerror(errno) : "unknown error");
-  const std::streamoff end = file.tellg();
-  if (end < 0) Fail(path, ": cannot determine the file size");
-  file_bytes->resize(static_cast<size_t>(end));
-  file.seekg(0);
-  if (!file_bytes->empty() &&
-      !file.read(reinterpret_cast<char*>(file_bytes->data()), static_cast<std::streamsize>(file_bytes->size())))
-    Fail(path, ": read error");
-  return ReadModelBuffer(file_bytes->data(), file_bytes->size(), path);
+std::span<const uint8_t> ModelFileBytes(const ModelDef& model) {
+  if (!model.mapping) return {};
+  return {model.mapping->data, model.mapping->size};
 }
 
 std::shared_ptr<const ModelDef> LoadModelOrDemo(const std::string& path) {

@@ -26,9 +26,10 @@ std::string FormatQuantization(DataType type, std::span<const float> scales,
 
 // Loads --graph, or builds the demo model when `path` is empty (printing a note).
 std::shared_ptr<const ModelDef> LoadModelOrDemo(const std::string& path);
-// The same, also keeping the file's bytes in `file_bytes` (empty for the demo
-// model): the compilation cache's key hashes them, and the file is read once.
-std::shared_ptr<const ModelDef> LoadModelOrDemo(const std::string& path, std::vector<uint8_t>* file_bytes);
+// The bytes of the file `model` was read from (its mapping; empty for the
+// demo model): the compilation cache's key hashes them, so the file is read
+// once. Pages the hash brings in are dropped again at the end of Prepare.
+std::span<const uint8_t> ModelFileBytes(const ModelDef& model);
 
 // Fills every input with seeded random values: 8-bit types over their full
 // range, float32 uniform in [-1, 1), int32/int64 in [0, 10), bool 0/1.

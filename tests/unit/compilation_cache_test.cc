@@ -290,8 +290,8 @@ TEST_F(CompilationCacheRun, AnotherModelsEntryIsStale) {
   // A second model: the demo with one weight byte changed.
   auto other = std::make_shared<ModelDef>(*model_);
   for (BufferDef& b : other->buffers)
-    if (b.data.size() > 16) {
-      b.data[3] ^= 1;
+    if (b.size() > 16) {
+      b.mutable_bytes()[3] ^= 1;
       break;
     }
   const std::vector<uint8_t> other_bytes = WriteModel(*other);

@@ -36,7 +36,7 @@ struct Builder {
       size_t n = 1;
       for (int32_t d : t.shape) n *= d;
       model.buffers.emplace_back();
-      model.buffers.back().data.assign(n, 1);
+      model.buffers.back().mutable_bytes().assign(n, 1);
       t.buffer = static_cast<uint32_t>(model.buffers.size() - 1);
     }
     graph.tensors.push_back(t);

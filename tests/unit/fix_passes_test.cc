@@ -103,7 +103,7 @@ int CountOps(const ModelDef& model, BuiltinOp op) {
 bool HasActivationOfType(const ModelDef& model, DataType type) {
   const auto& g = model.subgraphs[0];
   for (const auto& t : g.tensors)
-    if (t.type == type && (t.buffer == 0 || model.buffers[t.buffer].data.empty())) return true;
+    if (t.type == type && (t.buffer == 0 || model.buffers[t.buffer].empty())) return true;
   return false;
 }
 

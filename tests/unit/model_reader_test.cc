@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -115,7 +117,7 @@ TEST(ModelReader, MobilenetV1Facts) {
   EXPECT_EQ(conv->activation, Activation::kRelu6);
   // Constant weights: [8,3,3,3] uint8 = 216 bytes.
   const TensorDef& weights = graph.tensors[first.inputs[1]];
-  EXPECT_EQ(model->buffers[weights.buffer].data.size(), 8u * 3 * 3 * 3);
+  EXPECT_EQ(model->buffers[weights.buffer].size(), 8u * 3 * 3 * 3);
   EXPECT_FALSE(first.unparsed_options);
 }
 
@@ -244,9 +246,9 @@ ModelDef SmallModel() {
   ModelDef m;
   m.description = "test model";
   m.buffers.resize(4);
-  m.buffers[1].data.assign(4 * 3 * 3 * 2, 1);  // weights int8 [4,3,3,2]
-  m.buffers[2].data.assign(4 * 4, 0);          // bias int32 [4]
-  m.buffers[3].data = {'1', '.', '0'};         // metadata
+  m.buffers[1].mutable_bytes().assign(4 * 3 * 3 * 2, 1);  // weights int8 [4,3,3,2]
+  m.buffers[2].mutable_bytes().assign(4 * 4, 0);          // bias int32 [4]
+  m.buffers[3].mutable_bytes() = {'1', '.', '0'};         // metadata
   m.operator_codes = {{BuiltinOp::kConv2d, "", 3}, {BuiltinOp::kSoftmax, "", 2}};
   SubgraphDef g;
   g.name = "main";
@@ -595,8 +597,90 @@ TEST(ModelReaderBadInput, BufferStoredByOffset) {
   file.resize(flatbuffer_size);
   for (int i = 0; i < 72; ++i) file.push_back(static_cast<uint8_t>(i));
   const auto loaded = ReadModelBuffer(file.data(), file.size(), "offset.tflite");
-  ASSERT_EQ(loaded->buffers[1].data.size(), 72u);
-  EXPECT_EQ(loaded->buffers[1].data[71], 71);
+  ASSERT_EQ(loaded->buffers[1].size(), 72u);
+  EXPECT_EQ(loaded->buffers[1].bytes()[71], 71);
+}
+
+// ---------------------------------------------------------- mapped files
+
+fs::path WriteTemp(const std::string& name, const std::vector<uint8_t>& bytes) {
+  const fs::path path = fs::temp_directory_path() /
+                        ("delegato_reader_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+// A file's buffers are views of its mapping (no copy); bytes given by the
+// caller are copied. Dropping the mapping's resident pages changes nothing a
+// reader sees; asking to drop memory the mapping does not hold does nothing.
+TEST(ModelReader, MappedFileBuffersAreViewsThatSurviveRelease) {
+  const std::vector<uint8_t> bytes = SmallModelBytes();
+  const fs::path path = WriteTemp("small.tflite", bytes);
+  const auto mapped = ReadModelFile(path.string());
+  fs::remove(path);  // the mapping keeps the file's bytes
+  const auto copied = ReadModelBuffer(bytes.data(), bytes.size(), "small.tflite");
+  ASSERT_NE(mapped->mapping, nullptr);
+  EXPECT_EQ(copied->mapping, nullptr);
+  ASSERT_EQ(mapped->buffers.size(), copied->buffers.size());
+  for (size_t b = 0; b < mapped->buffers.size(); ++b) {
+    if (copied->buffers[b].empty()) continue;
+    EXPECT_TRUE(mapped->buffers[b].is_view()) << b;
+    EXPECT_FALSE(copied->buffers[b].is_view()) << b;
+  }
+  ReleaseMappedPages(*mapped, mapped->mapping->data, mapped->mapping->size);
+  for (size_t b = 0; b < mapped->buffers.size(); ++b)
+    EXPECT_TRUE(std::ranges::equal(mapped->buffers[b].bytes(), copied->buffers[b].bytes())) << b;
+
+  std::vector<uint8_t> heap(5 * 4096, 7);
+  ReleaseMappedPages(*mapped, heap.data(), heap.size());
+  EXPECT_EQ(std::count(heap.begin(), heap.end(), 7), static_cast<std::ptrdiff_t>(heap.size()));
+}
+
+// Converters align buffers to 4 bytes, not always more: a view that a
+// tensor's elements would read misaligned is copied instead (the int32 bias
+// 2 bytes off); one aligned to its element size stays a view.
+TEST(ModelReader, MisalignedBufferViewsAreCopied) {
+  for (const int shift : {2, 4}) {
+    auto bytes = Mutated([](tflite::ModelT& m) {
+      m.buffers[2]->data.clear();
+      m.buffers[2]->offset = 0;  // patched below
+      m.buffers[2]->size = 16;
+    });
+    std::unique_ptr<tflite::ModelT> model(tflite::GetModel(bytes.data())->UnPack());
+    const size_t flatbuffer_size = (bytes.size() + 64) / 16 * 16;
+    model->buffers[2]->offset = flatbuffer_size + shift;
+    flatbuffers::FlatBufferBuilder fbb;
+    tflite::FinishModelBuffer(fbb, tflite::Model::Pack(fbb, model.get()));
+    std::vector<uint8_t> file(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    ASSERT_LE(file.size(), flatbuffer_size);
+    file.resize(flatbuffer_size + shift);
+    for (int i = 0; i < 16; ++i) file.push_back(static_cast<uint8_t>(i + 1));
+    const fs::path path = WriteTemp("shifted.tflite", file);
+    const auto loaded = ReadModelFile(path.string());
+    fs::remove(path);
+    const BufferDef& bias = loaded->buffers[2];
+    EXPECT_EQ(bias.is_view(), shift == 4) << shift;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bias.data()) % 4, 0u) << shift;
+    ASSERT_EQ(bias.size(), 16u);
+    EXPECT_EQ(bias.bytes()[15], 16);
+  }
+}
+
+// Every constant of a real converter's file is readable as its type in place.
+TEST(ModelReader, SharedModelConstantsAreAlignedToTheirType) {
+  const std::vector<fs::path> models = SharedModels();
+  if (models.empty()) GTEST_SKIP() << "no shared models (set DELEGATO_SHARED_DIR)";
+  for (const fs::path& path : models) {
+    const auto model = ReadModelFile(path.string());
+    for (const SubgraphDef& g : model->subgraphs)
+      for (const TensorDef& t : g.tensors) {
+        if (t.buffer == 0 || model->buffers[t.buffer].empty()) continue;
+        const size_t alignment = std::min<size_t>(std::max<size_t>(DataTypeSize(t.type), 1), 16);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(model->buffers[t.buffer].data()) % alignment, 0u)
+            << path.filename() << " tensor " << t.name;
+      }
+  }
 }
 
 TEST(ModelReader, OpNameForUnknownAndInvalidCodes) {

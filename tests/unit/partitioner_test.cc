@@ -648,8 +648,8 @@ TEST(SummaryLineTest, MatchesTfliteWording) {
 ModelDef ConvReluModel() {
   ModelDef model;
   model.buffers.resize(3);
-  model.buffers[1].data = {1, 2, 3, 4};
-  model.buffers[2].data = {5, 6, 7, 8};
+  model.buffers[1].mutable_bytes() = {1, 2, 3, 4};
+  model.buffers[2].mutable_bytes() = {5, 6, 7, 8};
   model.operator_codes = {{BuiltinOp::kConv2d, "", 1}, {BuiltinOp::kRelu, "", 1}};
   SubgraphDef& graph = model.subgraphs.emplace_back();
   graph.tensors.resize(5);

@@ -266,8 +266,8 @@ TEST(TargetErrors, NonsenseCostNumbersAreRejected) {
 ModelDef ConvModel(DataType type, bool with_bias, int version = 1) {
   ModelDef model;
   model.buffers.resize(3);
-  model.buffers[1].data.assign(4 * 3 * 3 * 4, 1);
-  model.buffers[2].data.assign(4 * 4, 0);
+  model.buffers[1].mutable_bytes().assign(4 * 3 * 3 * 4, 1);
+  model.buffers[2].mutable_bytes().assign(4 * 4, 0);
   model.operator_codes.push_back({BuiltinOp::kConv2d, "", version});
   SubgraphDef graph;
   auto tensor = [&](const std::string& name, DataType t, std::vector<int32_t> shape, uint32_t buffer) {
@@ -303,8 +303,8 @@ ModelDef ResizeNearestModel() {
   ModelDef model;
   model.buffers.resize(2);
   const int32_t size[2] = {16, 16};
-  model.buffers[1].data.resize(sizeof(size));
-  std::memcpy(model.buffers[1].data.data(), size, sizeof(size));
+  model.buffers[1].mutable_bytes().resize(sizeof(size));
+  std::memcpy(model.buffers[1].mutable_bytes().data(), size, sizeof(size));
   model.operator_codes.push_back({BuiltinOp::kResizeNearestNeighbor, "", 1});
   SubgraphDef graph;
   auto tensor = [&](const std::string& name, DataType t, std::vector<int32_t> shape, uint32_t buffer) {
