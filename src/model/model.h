@@ -76,7 +76,8 @@ class BufferDef {
   }
 
   std::span<const uint8_t> bytes() const {
-    return backing_ ? std::span<const uint8_t>(view_, view_size_) : std::span<const uint8_t>(owned_);
+    return backing_ ? std::span<const uint8_t>(view_, view_size_)
+                    : std::span<const uint8_t>(owned_);
   }
   const uint8_t* data() const { return bytes().data(); }
   size_t size() const { return bytes().size(); }
@@ -144,8 +145,9 @@ struct ModelDef {
 
 // Reads and validates a .tflite file (verifier, then every index, shape and
 // byte size). Throws delegato::Error naming the file and what is wrong.
-// A regular file is mapped read-only and its (16-byte aligned) buffers are
-// views of the mapping, not copies; ReadModelBuffer copies the bytes it keeps.
+// A regular file is mapped read-only and its buffers are views of the
+// mapping, not copies (a buffer misaligned for its tensors' element type is
+// copied); ReadModelBuffer copies the bytes it keeps.
 std::shared_ptr<const ModelDef> ReadModelFile(const std::string& path);
 std::shared_ptr<const ModelDef> ReadModelBuffer(const uint8_t* data, size_t size,
                                                 const std::string& label = "<buffer>");

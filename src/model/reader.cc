@@ -158,7 +158,8 @@ class Reader {
     for (const SubgraphDef& graph : model_->subgraphs)
       for (const TensorDef& t : graph.tensors)
         if (t.buffer < alignment.size())
-          alignment[t.buffer] = std::max(alignment[t.buffer], std::min<size_t>(DataTypeSize(t.type), 16));
+          alignment[t.buffer] =
+              std::max(alignment[t.buffer], std::min<size_t>(DataTypeSize(t.type), 16));
     for (size_t b = 0; b < model_->buffers.size(); ++b) {
       BufferDef& buffer = model_->buffers[b];
       if (buffer.is_view() && reinterpret_cast<uintptr_t>(buffer.data()) % alignment[b] != 0)
@@ -175,7 +176,8 @@ class Reader {
       const tflite::Buffer* buffer = buffers->Get(i);
       BufferDef& out = model_->buffers[i];
       if (buffer->offset() >= kFirstValidOffset) {
-        out = Buffer(BytesAtOffset(buffer->offset(), buffer->size(), StrCat(label_, ": buffer ", i)));
+        out = Buffer(
+            BytesAtOffset(buffer->offset(), buffer->size(), StrCat(label_, ": buffer ", i)));
       } else if (buffer->data() && buffer->data()->size() > 0) {
         out = Buffer({buffer->data()->data(), buffer->data()->size()});
       }

@@ -186,7 +186,8 @@ int64_t ResidentKb(const void* start) {
   while (std::getline(smaps, line)) {
     const size_t dash = line.find('-');
     if (dash != std::string::npos && dash < 17 && line.find(' ') > dash) {
-      in_mapping = std::stoull(line.substr(0, dash), nullptr, 16) == reinterpret_cast<uintptr_t>(start);
+      in_mapping =
+          std::stoull(line.substr(0, dash), nullptr, 16) == reinterpret_cast<uintptr_t>(start);
       continue;
     }
     if (in_mapping && line.rfind("Rss:", 0) == 0) return std::stoll(line.substr(4));
@@ -201,7 +202,8 @@ int64_t ResidentKb(const void* start) {
 TEST(InterpreterTest, MappedModelRunsLikeTheModelInMemory) {
   OpModel m;
   std::vector<float> weights(256 * 64), addend(64 * 64);
-  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 13) * 0.01f - 0.06f;
+  for (size_t i = 0; i < weights.size(); ++i)
+    weights[i] = static_cast<float>(i % 13) * 0.01f - 0.06f;
   for (size_t i = 0; i < addend.size(); ++i) addend[i] = static_cast<float>(i % 7) * 0.5f;
   const int in = m.AddInput(DataType::kFloat32, {64, 256});
   const int w = m.AddConst<float>(DataType::kFloat32, {64, 256}, weights);

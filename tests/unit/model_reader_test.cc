@@ -607,7 +607,8 @@ fs::path WriteTemp(const std::string& name, const std::vector<uint8_t>& bytes) {
   const fs::path path = fs::temp_directory_path() /
                         ("delegato_reader_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 

@@ -58,7 +58,8 @@ void ExpectModelsEqual(const ModelDef& a, const ModelDef& b) {
     EXPECT_EQ(a.operator_codes[i].version, b.operator_codes[i].version);
   }
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
-  for (size_t i = 0; i < a.buffers.size(); ++i) EXPECT_TRUE(std::ranges::equal(a.buffers[i].bytes(), b.buffers[i].bytes())) << i;
+  for (size_t i = 0; i < a.buffers.size(); ++i)
+    EXPECT_TRUE(std::ranges::equal(a.buffers[i].bytes(), b.buffers[i].bytes())) << i;
   ASSERT_EQ(a.subgraphs.size(), b.subgraphs.size());
   for (size_t s = 0; s < a.subgraphs.size(); ++s) {
     const SubgraphDef& ga = a.subgraphs[s];

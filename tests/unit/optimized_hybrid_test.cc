@@ -117,7 +117,8 @@ TEST_P(HybridKernelTest, QuantizeRowsEqualReferenceRowByRow) {
   for (int n : {1, 5, 32, 64, 70}) {
     for (int rows : {1, 7, 8, 9, 16, 17}) {
       const int64_t stride = n + 3;  // rows apart, as BATCH_MATMUL's gathered ones are not
-      std::vector<float> values = RandomFloats(rng, static_cast<size_t>(stride) * rows, -3.0f, 5.0f);
+      std::vector<float> values =
+          RandomFloats(rng, static_cast<size_t>(stride) * rows, -3.0f, 5.0f);
       for (int r = 0; r < rows; ++r) {
         float* row = values.data() + r * stride;
         switch (r % 9) {

@@ -26,7 +26,8 @@ DLG_TARGET_AVX2 inline void TileAvx2(int32_t depth, const float* a, int64_t lhs_
     for (int v = 0; v < kVectors; ++v) bk[v] = _mm256_loadu_ps(b + k * cols + 8 * v);
     for (int r = 0; r < kRows; ++r) {
       const __m256 x = _mm256_set1_ps(a[r * lhs_m + k * lhs_k]);
-      for (int v = 0; v < kVectors; ++v) t[r][v] = _mm256_add_ps(t[r][v], _mm256_mul_ps(bk[v], x));
+      for (int v = 0; v < kVectors; ++v)
+        t[r][v] = _mm256_add_ps(t[r][v], _mm256_mul_ps(bk[v], x));
     }
   }
   for (int r = 0; r < kRows; ++r)

@@ -1,10 +1,11 @@
 // float32 ADD, SUB, MUL, DIV and SQUARED_DIFFERENCE with broadcasting and the
 // fused clamp, in vectors (AVX-512, AVX2). Each output is the reference's IEEE
-// operation (a subtract then a multiply for SQUARED_DIFFERENCE) followed by its clamp (Min(hi, Max(lo, x)) in the vector instructions'
-// operand order is TFLite's ClampWithMinMax, NaN included), so results are
-// bit-exact with reference::BinaryArithmetic. The broadcast walk is the
-// reference's; each innermost run (both operands contiguous, or one of them
-// repeated) is one vector loop.
+// operation (a subtract then a multiply for SQUARED_DIFFERENCE) followed by its
+// clamp (Min(hi, Max(lo, x)) in the vector instructions' operand order is
+// TFLite's ClampWithMinMax, NaN included), so results are bit-exact with
+// reference::BinaryArithmetic. The broadcast walk is the reference's; each
+// innermost run (both operands contiguous, or one of them repeated) is one
+// vector loop, and rows of short runs are one call.
 #pragma once
 
 #include <cstdint>

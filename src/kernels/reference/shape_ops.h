@@ -183,12 +183,6 @@ inline void Transpose(size_t element_size, int rank, const int32_t* input_dims,
           auto* to = reinterpret_cast<uint8_t*>(out + r * tile_cols);
           for (size_t b = 0; b < run_bytes; b += 16) std::memcpy(to + b, from + b, 16);
         }
-      } else if (col_step == 1) {
-        for (int64_t r = 0; r < tile_rows; ++r) {
-          const E* from = src + r * row_step;
-          E* to = out + r * tile_cols;
-          for (int64_t c = 0; c < tile_cols; ++c) to[c] = from[c];
-        }
       } else {
         for (int64_t r = 0; r < tile_rows; ++r)
           for (int64_t c = 0; c < tile_cols; ++c)
