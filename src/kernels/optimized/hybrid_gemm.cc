@@ -475,16 +475,14 @@ DLG_TARGET_AVX2 void QuantizeParams8(const float* lo, const float* hi, bool asym
     const __m256 z =
         _mm256_blendv_ps(_mm256_sub_ps(qmax, from_max), _mm256_sub_ps(qmin, from_min),
                          _mm256_cmp_ps(error_min, error_max, _CMP_LT_OQ));
-    __m256 rounded = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 fraction = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(z, rounded));
-    const __m256 away = _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-    const __m256 signed_one = _mm256_or_ps(_mm256_and_ps(z, sign_mask), one);
-    rounded = _mm256_add_ps(rounded, _mm256_and_ps(away, signed_one));
-    rounded = _mm256_blendv_ps(rounded, qmin, _mm256_cmp_ps(z, qmin, _CMP_LE_OQ));
-    rounded = _mm256_blendv_ps(rounded, qmax, _mm256_cmp_ps(z, qmax, _CMP_GE_OQ));
-    // The reference's int8_t cast of the int32 conversion keeps the low byte:
-    // the value itself in range, 0 for a NaN (an infinite extreme) as on x86.
-    zp = _mm256_srai_epi32(_mm256_slli_epi32(_mm256_cvttps_epi32(rounded), 24), 24);
+    // std::round and the int8_t cast, which keeps the low byte of the int32
+    // conversion: the value itself in range, 0 for a NaN (an infinite extreme)
+    // as on x86; then the nudge's ends.
+    zp = _mm256_srai_epi32(_mm256_slli_epi32(RoundToInt(z), 24), 24);
+    zp = _mm256_blendv_epi8(zp, _mm256_set1_epi32(-128),
+                            _mm256_castps_si256(_mm256_cmp_ps(z, qmin, _CMP_LE_OQ)));
+    zp = _mm256_blendv_epi8(zp, _mm256_set1_epi32(127),
+                            _mm256_castps_si256(_mm256_cmp_ps(z, qmax, _CMP_GE_OQ)));
     zp = _mm256_andnot_si256(_mm256_castps_si256(is_empty), zp);
     inv = _mm256_div_ps(one, s);
   } else {
