@@ -1306,9 +1306,10 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
         ->Apply(IsaArgs);
   // float32 depthwise: MobileNet v2's 56x56 and 28x28 layers (the larger
-  // ones are memory-bound; see FloatConvDepthwise), a 7x7, an EfficientNet 5x5.
+  // ones are memory-bound; see FloatConvDepthwise), a 7x7, an EfficientNet 5x5,
+  // and MobileNet v1 0.25's first (8 channels: one AVX2 vector).
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[3], kDepthwiseLayers[5],
-                         kDepthwiseLayers[8]})
+                         kDepthwiseLayers[8], Layer{64, 64, 8, 8, 3, 1}})
     benchmark::RegisterBenchmark(Name(l, "depthwise_float").c_str(), BM_DepthwiseFloat, l)
         ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)

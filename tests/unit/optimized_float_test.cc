@@ -383,6 +383,16 @@ std::vector<DwCase> DwCases() {
   cases.push_back({1, 16, 17, 40, 3, 2, 3, V, true, false});  // dilated, strided
   cases.push_back({1, 2, 3, 5, 5, 1, 1, S, true, false});     // filter wider than image
   cases.push_back({1, 112, 112, 32, 3, 1, 1, S, true, true});  // MobileNet's first depthwise
+  // At most one vector of channels: eight interior pixels at once (full
+  // vectors at 8 channels on AVX2, masked below), 3x3 and 5x5, strided.
+  for (int channels : {3, 8}) {
+    cases.push_back({1, 12, 15, channels, 5, 1, 1, S, true, true});
+    cases.push_back({1, 9, 21, channels, 5, 2, 1, V, true, false});
+    cases.push_back({2, 7, 20, channels, 3, 2, 1, S, false, true});
+    // 7 and 15 interior pixels: the last eight would reach the border.
+    cases.push_back({1, 6, 9, channels, 3, 1, 1, S, true, false});
+    cases.push_back({1, 6, 17, channels, 3, 1, 1, S, true, false});
+  }
   return cases;
 }
 

@@ -24,8 +24,9 @@
 //
 // Depthwise: the filter is repacked as [tap][channels padded to the vector
 // width]; four output pixels whose windows are inside the image run together
-// (independent sums hide the multiply-add latency), border pixels one at a
-// time over their valid taps.
+// (independent sums hide the multiply-add latency; eight when the channels fit
+// one vector, and layers of at most 8 channels take AVX2's 8-lane vectors on
+// AVX-512 too), border pixels one at a time over their valid taps.
 #pragma once
 
 #include <cstddef>
@@ -86,8 +87,11 @@ class FloatConv {
   void RunDot(int64_t m_begin, int64_t m_end, const float* input, float* output) const;
   // The output pixel of GEMM row m; the next row's pixel (no division).
   Pixel PixelOf(int64_t m) const;
-  void Advance(Pixel& px) const {
-    if (++px.x == g_.output_width) {
+  void Advance(Pixel& px) const { AdvanceAlongRow(px, 1); }
+  // px moved `n` pixels along its output row, n <= output_width - px.x.
+  void AdvanceAlongRow(Pixel& px, int n) const {
+    px.x += n;
+    if (px.x == g_.output_width) {
       px.x = 0;
       if (++px.y == g_.output_height) {
         px.y = 0;
