@@ -351,7 +351,10 @@ struct ConvData {
   QuantState q;
   bool filter_packed = false;
   std::vector<float> packed_float;
-  std::vector<int16_t> packed_quant;
+  std::vector<int16_t> packed_quant;  // uint8, int8: w - w_zp as int16
+  // int16x8: the int8 weights themselves (their zero point is 0), half
+  // packed_quant's bytes.
+  std::vector<int8_t> packed_16x8;
   // The optimized kernel, when InterpreterOptions::kernels allows it and it
   // covers the node (quantized, ungrouped, constant filter and bias).
   std::unique_ptr<optimized::QuantConv> fast;
@@ -368,10 +371,14 @@ struct ConvData {
   size_t fast_hybrid_offset = 0;
 };
 
+// The filter of type T packed into dst: float as float, int16x8's int8 as
+// int8, uint8 and int8 as int16 with the filter offset added.
 template <class T>
 void PackConvFilterInto(const ConvData& d, const Tensor& filter, void* dst) {
   if constexpr (std::is_same_v<T, float>) {
     reference::PackConvFilter(d.geometry, filter.data_as<float>(), 0, static_cast<float*>(dst));
+  } else if (d.type == DataType::kInt16) {
+    reference::PackConvFilter(d.geometry, filter.data_as<int8_t>(), 0, static_cast<int8_t*>(dst));
   } else {
     reference::PackConvFilter(d.geometry, filter.data_as<T>(), d.q.filter_offset,
                               static_cast<int16_t*>(dst));
@@ -387,6 +394,10 @@ void PackConv(ConvData& d, const Tensor& filter) {
     case DataType::kUInt8:
       d.packed_quant.resize(d.geometry.packed_filter_elements());
       PackConvFilterInto<uint8_t>(d, filter, d.packed_quant.data());
+      break;
+    case DataType::kInt16:
+      d.packed_16x8.resize(d.geometry.packed_filter_elements());
+      PackConvFilterInto<int8_t>(d, filter, d.packed_16x8.data());
       break;
     default:
       d.packed_quant.resize(d.geometry.packed_filter_elements());
@@ -580,8 +591,9 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   } else if (filter.is_constant()) {
     PackConv(*d, filter);
   } else {
-    node.scratch_bytes = g.packed_filter_elements() *
-                         (type == DataType::kFloat32 ? sizeof(float) : sizeof(int16_t));
+    node.scratch_bytes = g.packed_filter_elements() * (type == DataType::kFloat32 ? sizeof(float)
+                                                       : type == DataType::kInt16 ? sizeof(int8_t)
+                                                                                  : sizeof(int16_t));
   }
   node.op_data = std::move(d);
 }
@@ -693,17 +705,19 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   q.multiplier = d.q.multipliers.data();
   q.shift = d.q.shifts.data();
   if (d.type == DataType::kInt16) {
+    const int8_t* packed8 =
+        d.filter_packed ? d.packed_16x8.data() : reinterpret_cast<const int8_t*>(node.scratch);
     const int16_t* in = input.data_as<int16_t>();
     int16_t* out = output.data_as<int16_t>();
     if (bias != nullptr && bias->type == DataType::kInt32) {
       const int32_t* b = bias->data_as<int32_t>();
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+        reference::Conv16x8(g, in, packed8, b, q, out, begin, end);
       });
     } else {
       const int64_t* b = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
       ParallelRange(ctx, g.output_rows(), [&](int64_t begin, int64_t end) {
-        reference::Conv16x8(g, in, packed, b, q, out, begin, end);
+        reference::Conv16x8(g, in, packed8, b, q, out, begin, end);
       });
     }
     return;

@@ -84,6 +84,9 @@ struct ConvCase {
   Activation act = Activation::kNone;
   BiasKind bias = BiasKind::kInt64;
   bool per_channel = true;
+  // Every product (-32768) * (-127): sums of 1024 of them leave int32; the
+  // INT64 bias brings the total back into the output's range.
+  bool extreme = false;
 };
 
 std::string Name(const ConvCase& c, int i) {
@@ -113,6 +116,11 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
   for (auto& v : input) v = static_cast<int16_t>(in_dist(rng));
   for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
   for (auto& v : bias) v = b_dist(rng);
+  if (c.extreme) {
+    std::fill(input.begin(), input.end(), int16_t{-32768});
+    std::fill(filter.begin(), filter.end(), int8_t{-127});
+    for (auto& v : bias) v -= int64_t{32768} * 127 * c.f_h * c.f_w * f_depth;
+  }
 
   OpModel m;
   const int in = m.AddInput(DataType::kInt16, {c.batches, c.in_h, c.in_w, c.in_c}, Q(in_scale, 0));
@@ -217,6 +225,16 @@ std::vector<ConvCase> ConvCases(bool depthwise) {
   n1.dil_h = 1;
   n1.act = Activation::kReluN1To1;
   cases.push_back(n1);
+  if (!depthwise) {
+    ConvCase deep;  // 1100 input channels, 1x1, every input inside
+    deep.in_h = deep.in_w = 2;
+    deep.in_c = 1100;
+    deep.out_c = 3;
+    deep.f_h = deep.f_w = 1;
+    deep.padding = Padding::kValid;
+    deep.extreme = true;
+    cases.push_back(deep);
+  }
   return cases;
 }
 

@@ -41,6 +41,10 @@ inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, in
   return static_cast<int32_t>(result);
 }
 
+// Products of an int16 activation and an int8 weight are below 2^22 in
+// magnitude: a sum of at most 2^9 of them fits in int32 exactly.
+inline constexpr int32_t kExactProducts16x8 = 512;
+
 namespace detail {
 
 // The wrapping accumulator for a bias type: 32 bits for INT32, 64 otherwise.
@@ -61,10 +65,10 @@ inline int16_t Clamp16(int64_t v, int32_t lo, int32_t hi) {
 
 }  // namespace detail
 
-// CONV_2D over output rows [row_begin, row_end). `packed_filter` comes from
-// PackConvFilter with offset 0; `bias` may be null.
+// CONV_2D over output rows [row_begin, row_end). `packed_filter` is the int8
+// filter through PackConvFilter with offset 0, kept int8; `bias` may be null.
 template <class Bias>
-void Conv16x8(const ConvGeometry& g, const int16_t* input, const int16_t* packed_filter,
+void Conv16x8(const ConvGeometry& g, const int16_t* input, const int8_t* packed_filter,
               const Bias* bias, const ConvQuantParams& q, int16_t* output, int64_t row_begin,
               int64_t row_end) {
   const size_t out_depth = g.output_depth;
@@ -89,12 +93,20 @@ void Conv16x8(const ConvGeometry& g, const int16_t* input, const int16_t* packed
           detail::ForEachConvTap(g, batch_input, out_y, out_x,
                                  [&](int32_t tap, const int16_t* px) {
             const int16_t* in = px + in_channel_base;
-            const int16_t* w =
+            const int8_t* w =
                 packed_filter + static_cast<size_t>(tap) * filter_depth * out_depth + block;
-            for (int32_t ic = 0; ic < filter_depth; ++ic, w += out_depth) {
-              const int32_t x = in[ic];
-              for (int j = 0; j < n; ++j)
-                acc[j] += static_cast<Acc>(static_cast<int64_t>(int32_t{w[j]} * x));
+            // Runs of input channels summed exactly in 32 bits first (see
+            // kExactProducts16x8), then added to the wrapping accumulator:
+            // the same total, with 32-bit vector lanes instead of 64-bit ones.
+            for (int32_t ic0 = 0; ic0 < filter_depth; ic0 += kExactProducts16x8) {
+              const int32_t ic1 = std::min(filter_depth, ic0 + kExactProducts16x8);
+              int32_t part[kChannelBlock];
+              for (int j = 0; j < n; ++j) part[j] = 0;
+              for (int32_t ic = ic0; ic < ic1; ++ic, w += out_depth) {
+                const int32_t x = in[ic];
+                for (int j = 0; j < n; ++j) part[j] += int32_t{w[j]} * x;
+              }
+              for (int j = 0; j < n; ++j) acc[j] += static_cast<Acc>(int64_t{part[j]});
             }
           });
           int16_t* out = out_row + static_cast<size_t>(out_x) * out_depth + block;
