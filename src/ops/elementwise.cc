@@ -16,6 +16,7 @@
 #include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/quant_binary.h"
+#include "kernels/optimized/quant_mul16.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/quantization.h"
@@ -192,6 +193,8 @@ struct BinaryData {
   int32_t divisor_zero = 0;
   // The optimized kernel (8-bit quantized ADD, SUB, MUL), when allowed.
   std::unique_ptr<optimized::QuantBinary> fast;
+  // int16 MUL in vectors (optimized::QuantMul16), when allowed.
+  bool fast_mul16 = false;
   // float32 ADD/SUB/MUL/DIV in vectors (bit-exact), when allowed.
   bool fast_float = false;
   optimized::Isa isa = optimized::Isa::kScalar;
@@ -429,6 +432,9 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
       PrepareQuantizedMulDiv(ctx, node, in1, in2, out, act, data.get());
     const bool eight_bit = in1.type == DataType::kUInt8 || in1.type == DataType::kInt8;
     const bool add_sub = op == BinaryOp::kAdd || op == BinaryOp::kSub;
+    data->fast_mul16 = ctx.optimized() && in1.type == DataType::kInt16 &&
+                       op == BinaryOp::kMul &&
+                       optimized::QuantMul16Covers(data->mul_div, optimized::SelectedIsa());
     if (ctx.optimized() && eight_bit &&
         ((add_sub && optimized::QuantBinary::CoversAddSub(data->add)) ||
          (op == BinaryOp::kMul && optimized::QuantBinary::CoversMul(data->mul_div)))) {
@@ -567,6 +573,18 @@ void EvalBinary(KernelContext& ctx, const Node& node) {
     ParallelElements(ctx, d.plan.num_elements, [&](int64_t begin, int64_t end) {
       fast.Run(d.plan, pa, pb, po, begin, end);
     });
+    return;
+  }
+  if (d.fast_mul16) {
+    const int16_t* pa = a.data_as<int16_t>();
+    const int16_t* pb = b.data_as<int16_t>();
+    int16_t* po = out.data_as<int16_t>();
+    ParallelRange(
+        ctx, d.plan.num_elements,
+        [&](int64_t begin, int64_t end) {
+          optimized::QuantMul16(d.plan, pa, pb, po, d.mul_div, begin, end);
+        },
+        kMinParallelVectorElements);
     return;
   }
   if (d.quantized) {

@@ -21,6 +21,7 @@
 
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/quant_binary.h"
+#include "kernels/optimized/quant_mul16.h"
 #include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/elementwise.h"
@@ -172,6 +173,48 @@ TEST(OptimizedBinaryTest, RandomizedMatchesReference) {
     for (auto& v : a) v = static_cast<uint8_t>(rng());
     for (auto& v : b) v = static_cast<uint8_t>(rng());
     ASSERT_NO_FATAL_FAILURE(ExpectEveryIsaMatches(c, plan, a, b, add, mul, {1, 2, 3}, trial));
+  }
+}
+
+// int16 MUL (optimized::QuantMul16) against the reference: random broadcast
+// shapes, inputs over the whole int16 range (with -32768 * -32768 among
+// them), output scales giving right and left shifts (which wrap as the
+// reference's do), output offsets, clamps; outputs split arbitrarily.
+TEST(OptimizedBinaryTest, Int16MulMatchesReference) {
+  if (!optimized::QuantMul16Covers(reference::QuantizedMulDivParams{}, optimized::SelectedIsa()))
+    GTEST_SKIP() << "int16 MUL runs the reference on " << optimized::IsaName(optimized::SelectedIsa());
+  std::mt19937 rng(47);
+  for (int trial = 0; trial < 400; ++trial) {
+    reference::QuantizedMulDivParams p;
+    // Real output scale s1 * s2 / so from 2^-40 to 2^8.
+    const double real = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                                   std::uniform_int_distribution<int>(-39, 9)(rng));
+    quant::QuantizeMultiplier(real, &p.output_multiplier, &p.output_shift);
+    if (p.output_shift < -31) continue;
+    p.output_offset = trial % 4 == 1 ? std::uniform_int_distribution<int>(-300, 300)(rng) : 0;
+    p.act_min = -32768;
+    p.act_max = 32767;
+    if (trial % 3 == 1) {
+      p.act_min = std::uniform_int_distribution<int>(-32768, 0)(rng);
+      p.act_max = std::uniform_int_distribution<int>(0, 32767)(rng);
+    }
+    ASSERT_TRUE(optimized::QuantMul16Covers(p, optimized::SelectedIsa()));
+    Shapes s = RandomShapes(rng);
+    // A squeeze-and-excitation scale: one value per channel, per pixel.
+    if (trial % 5 == 2) s = Shapes{{1, 6, 7, 40}, {1, 1, 1, 40}, {1, 6, 7, 40}};
+    const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(s.a, s.b, s.out);
+    std::vector<int16_t> a(Count(s.a)), b(Count(s.b));
+    std::uniform_int_distribution<int> value(-32768, 32767);
+    for (auto& v : a) v = static_cast<int16_t>(trial % 7 == 0 ? -32768 : value(rng));
+    for (auto& v : b) v = static_cast<int16_t>(trial % 7 == 0 ? -32768 : value(rng));
+    const int64_t n = plan.num_elements;
+    std::vector<int16_t> want(n), got(n, 0x5555);
+    reference::QuantizedMulBroadcast(plan, a.data(), b.data(), want.data(), p, 0, n);
+    const int64_t split = n / 3;
+    optimized::QuantMul16(plan, a.data(), b.data(), got.data(), p, split, n);
+    optimized::QuantMul16(plan, a.data(), b.data(), got.data(), p, 0, split);
+    ASSERT_EQ(got, want) << "trial " << trial << " multiplier " << p.output_multiplier
+                         << " shift " << p.output_shift;
   }
 }
 

@@ -1,0 +1,34 @@
+// int16 MUL (int16x8 models: activations with zero point 0) with
+// broadcasting, vectorized, bit-exact with
+// reference::QuantizedMulBroadcast<int16_t>.
+//
+// The output is walked in runs along the innermost (merged) dimension, as the
+// reference does. In a run where each input is contiguous or one broadcast
+// value (a squeeze-and-excitation scale: one value per channel, repeated per
+// pixel), 8 outputs at a time: the inputs sign-extended to int32, multiplied
+// (|product| <= 2^30: exact), the reference's MultiplyByQuantizedMultiplier
+// per lane (requantize.h), the output offset, the activation clamp, packed
+// back to int16 (exact: the clamp bounds lie inside int16). Other strides and
+// the last < 8 outputs of a run take the reference's scalar steps. x86 with
+// AVX2 or AVX-512 only (AVX-512 runs the same 8-lane code); elsewhere the
+// reference.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/elementwise.h"
+
+namespace delegato::optimized {
+
+// Whether QuantMul16 reproduces these parameters on this ISA: zero input
+// offsets (the products then fit int32), a shift in [-31, 31] and a
+// non-negative multiplier (as QuantBinary::CoversMul), an x86 vector ISA.
+bool QuantMul16Covers(const reference::QuantizedMulDivParams& p, Isa isa);
+
+// Output elements [begin, end) of `plan` (any split gives the same values).
+void QuantMul16(const reference::BroadcastPlan& plan, const int16_t* a, const int16_t* b,
+                int16_t* out, const reference::QuantizedMulDivParams& p, int64_t begin,
+                int64_t end);
+
+}  // namespace delegato::optimized
