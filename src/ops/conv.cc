@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/conv16x8.h"
 #include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
@@ -360,6 +361,8 @@ struct ConvData {
   std::unique_ptr<optimized::QuantConv> fast;
   // float32 with constant filter and bias, when allowed.
   std::unique_ptr<optimized::FloatConv> fast_float;
+  // int16x8 with constant filter and bias, when allowed.
+  std::unique_ptr<optimized::Conv16x8> fast16;
   // Hybrid: float input and output, constant int8 weights.
   bool hybrid = false;
   reference::HybridConvParams hybrid_params;
@@ -588,6 +591,24 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
                                                            ctx.pool().num_threads());
     node.scratch_bytes = d->fast_float->scratch_bytes();
+  } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) &&
+             optimized::Conv16x8::Covers(g, optimized::SelectedIsa())) {
+    optimized::Conv16x8Params p;
+    p.geometry = g;
+    p.filter = filter.data_as<int8_t>();
+    if (bias != nullptr && bias->type == DataType::kInt32) {
+      p.bias32 = bias->data_as<int32_t>();
+      p.sums32 = true;
+    } else if (bias != nullptr) {
+      p.bias64 = bias->data_as<int64_t>();
+    }
+    p.multiplier = d->q.multipliers.data();
+    p.shift = d->q.shifts.data();
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    d->fast16 = std::make_unique<optimized::Conv16x8>(p, ctx.pool().num_threads());
+    node.scratch_bytes = d->fast16->scratch_bytes();
   } else if (filter.is_constant()) {
     PackConv(*d, filter);
   } else {
@@ -665,6 +686,18 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     const optimized::FloatConv& fast = *d.fast_float;
     const float* in = input.data_as<float>();
     float* out = output.data_as<float>();
+    uint8_t* scratch = node.scratch;
+    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task)
+        fast.RunTask(static_cast<int>(task), in, out, scratch);
+    });
+    return;
+  }
+
+  if (d.fast16 != nullptr) {
+    const optimized::Conv16x8& fast = *d.fast16;
+    const int16_t* in = input.data_as<int16_t>();
+    int16_t* out = output.data_as<int16_t>();
     uint8_t* scratch = node.scratch;
     ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task)

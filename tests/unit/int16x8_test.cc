@@ -84,8 +84,8 @@ struct ConvCase {
   Activation act = Activation::kNone;
   BiasKind bias = BiasKind::kInt64;
   bool per_channel = true;
-  // Every product (-32768) * (-127): sums of 1024 of them leave int32; the
-  // INT64 bias brings the total back into the output's range.
+  // Every product (-32768) * (-128) = 2^22: sums of 512 of them leave int32;
+  // the INT64 bias brings the total back into the output's range.
   bool extreme = false;
 };
 
@@ -118,8 +118,8 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
   for (auto& v : bias) v = b_dist(rng);
   if (c.extreme) {
     std::fill(input.begin(), input.end(), int16_t{-32768});
-    std::fill(filter.begin(), filter.end(), int8_t{-127});
-    for (auto& v : bias) v -= int64_t{32768} * 127 * c.f_h * c.f_w * f_depth;
+    std::fill(filter.begin(), filter.end(), int8_t{-128});
+    for (auto& v : bias) v -= int64_t{32768} * 128 * c.f_h * c.f_w * f_depth;
   }
 
   OpModel m;

@@ -41,9 +41,10 @@ inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, in
   return static_cast<int32_t>(result);
 }
 
-// Products of an int16 activation and an int8 weight are below 2^22 in
-// magnitude: a sum of at most 2^9 of them fits in int32 exactly.
-inline constexpr int32_t kExactProducts16x8 = 512;
+// Products of an int16 activation and an int8 weight are at most 2^22 in
+// magnitude ((-32768) * (-128)): a sum of at most 2^8 of them fits in int32
+// exactly (2^9 of them can reach 2^31).
+inline constexpr int32_t kExactProducts16x8 = 256;
 
 namespace detail {
 

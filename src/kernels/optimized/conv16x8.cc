@@ -1,0 +1,191 @@
+#include "kernels/optimized/conv16x8.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/quantization.h"
+#include "kernels/reference/int16x8.h"
+
+#if DELEGATO_X86
+#include <immintrin.h>
+#endif
+
+namespace delegato::optimized {
+
+namespace {
+
+// Below this many multiply-adds a layer runs on the calling thread.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
+
+#if DELEGATO_X86
+// sums[r][16] += the int32 sums acc[r][0..1] (8 channels each), widened.
+template <int R>
+DLG_TARGET_AVX2 inline void WidenAdd(const __m256i (&acc)[R][2], int64_t* sums) {
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) {
+      int64_t* s = sums + r * Conv16x8::kPanel + h * 8;
+      const __m256i lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(acc[r][h]));
+      const __m256i hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(acc[r][h], 1));
+      __m256i* s0 = reinterpret_cast<__m256i*>(s);
+      __m256i* s1 = reinterpret_cast<__m256i*>(s + 4);
+      _mm256_storeu_si256(s0, _mm256_add_epi64(_mm256_loadu_si256(s0), lo));
+      _mm256_storeu_si256(s1, _mm256_add_epi64(_mm256_loadu_si256(s1), hi));
+    }
+}
+
+// rows[r] (r < R) times panel `w` ([k_pairs][16][2] int8) over k values:
+// 64-bit sums[r][16] (added to, not overwritten).
+template <int R>
+DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, int64_t* sums) {
+  const int full_pairs = k / 2;
+  for (int p0 = 0; p0 < full_pairs; p0 += Conv16x8::kPairsPerRun) {
+    const int p1 = std::min(full_pairs, p0 + Conv16x8::kPairsPerRun);
+    __m256i acc[R][2];
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int p = p0; p < p1; ++p) {
+      const int8_t* wp = w + static_cast<size_t>(p) * 2 * Conv16x8::kPanel;
+      const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
+      const __m256i w1 =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, rows[r] + 2 * p, sizeof(pair));
+        const __m256i x = _mm256_set1_epi32(pair);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, w1));
+      }
+    }
+    WidenAdd<R>(acc, sums);
+  }
+  if (k % 2 != 0) {
+    // The last k alone: its pair's second input is 0 (its weight is padding).
+    const int8_t* wp = w + static_cast<size_t>(full_pairs) * 2 * Conv16x8::kPanel;
+    const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
+    const __m256i w1 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+    __m256i acc[R][2];
+    for (int r = 0; r < R; ++r) {
+      const __m256i x = _mm256_set1_epi32(static_cast<uint16_t>(rows[r][k - 1]));
+      acc[r][0] = _mm256_madd_epi16(x, w0);
+      acc[r][1] = _mm256_madd_epi16(x, w1);
+    }
+    WidenAdd<R>(acc, sums);
+  }
+}
+#endif
+
+}  // namespace
+
+bool Conv16x8::Covers(const reference::ConvGeometry& g, Isa isa) {
+  if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni) return false;
+  const int64_t k = int64_t{g.filter_height} * g.filter_width * g.input_depth;
+  return g.groups() == 1 && k > 0 && k < (int64_t{1} << 24) && g.output_depth > 0;
+}
+
+Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
+    : g_(p.geometry), sums32_(p.sums32), act_min_(p.act_min), act_max_(p.act_max) {
+  k_ = g_.filter_height * g_.filter_width * g_.input_depth;
+  k_pairs_ = (k_ + 1) / 2;
+  n_ = g_.output_depth;
+  panels_ = (n_ + kPanel - 1) / kPanel;
+  m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
+  direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
+            g_.pad_width == 0 && g_.stride_height == 1 && g_.stride_width == 1;
+  bias_.assign(n_, 0);
+  for (int n = 0; n < n_; ++n) {
+    if (p.bias64 != nullptr) bias_[n] = p.bias64[n];
+    if (p.bias32 != nullptr) bias_[n] = p.bias32[n];
+  }
+  multiplier_.assign(p.multiplier, p.multiplier + n_);
+  shift_.assign(p.shift, p.shift + n_);
+  weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
+  for (int n = 0; n < n_; ++n) {
+    const int8_t* src = p.filter + static_cast<size_t>(n) * k_;
+    int8_t* panel = weights_.data() + static_cast<size_t>(n / kPanel) * k_pairs_ * kPanel * 2;
+    for (int k = 0; k < k_; ++k)
+      panel[(static_cast<size_t>(k / 2) * kPanel + n % kPanel) * 2 + k % 2] = src[k];
+  }
+  const int64_t groups = (m_ + kRows - 1) / kRows;
+  num_tasks_ = m_ * n_ * k_ >= kMinParallelMacs ? std::max(1, num_threads) : 1;
+  num_tasks_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_tasks_, groups)));
+  per_task_bytes_ = direct_ ? 0 : RoundUp(size_t{kRows} * k_pairs_ * 2 * sizeof(int16_t), 64);
+}
+
+void Conv16x8::GatherRow(const int16_t* input, int64_t m, int16_t* dst) const {
+  const int64_t ox = m % g_.output_width;
+  const int64_t oy = m / g_.output_width % g_.output_height;
+  const int64_t b = m / g_.output_width / g_.output_height;
+  const size_t depth = g_.input_depth;
+  const int16_t* image = input + b * g_.input_height * g_.input_width * depth;
+  for (int ky = 0; ky < g_.filter_height; ++ky) {
+    const int64_t iy = oy * g_.stride_height - g_.pad_height + int64_t{ky} * g_.dilation_height;
+    for (int kx = 0; kx < g_.filter_width; ++kx, dst += depth) {
+      const int64_t ix = ox * g_.stride_width - g_.pad_width + int64_t{kx} * g_.dilation_width;
+      if (iy < 0 || iy >= g_.input_height || ix < 0 || ix >= g_.input_width)
+        std::memset(dst, 0, depth * sizeof(int16_t));
+      else
+        std::memcpy(dst, image + (iy * g_.input_width + ix) * depth, depth * sizeof(int16_t));
+    }
+  }
+  if (k_ % 2 != 0) *dst = 0;  // the padding of the last pair
+}
+
+void Conv16x8::RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const {
+  const int64_t groups = (m_ + kRows - 1) / kRows;
+  const int64_t m_begin = std::min(m_, groups * task / num_tasks_ * kRows);
+  const int64_t m_end = std::min(m_, groups * (task + 1) / num_tasks_ * kRows);
+  RunRows(m_begin, m_end, input, output,
+          reinterpret_cast<int16_t*>(scratch + per_task_bytes_ * task));
+}
+
+void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,
+                       int16_t* rows_scratch) const {
+#if DELEGATO_X86
+  const int16_t* rows[kRows];
+  alignas(32) int64_t sums[kRows * kPanel];
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += kRows) {
+    const int count = static_cast<int>(std::min<int64_t>(kRows, m_end - m0));
+    for (int r = 0; r < count; ++r) {
+      if (direct_) {
+        rows[r] = input + (m0 + r) * k_;
+      } else {
+        int16_t* dst = rows_scratch + static_cast<size_t>(r) * k_pairs_ * 2;
+        GatherRow(input, m0 + r, dst);
+        rows[r] = dst;
+      }
+    }
+    for (int pn = 0; pn < panels_; ++pn) {
+      std::fill(sums, sums + kRows * kPanel, int64_t{0});
+      const int8_t* w = weights_.data() + static_cast<size_t>(pn) * k_pairs_ * kPanel * 2;
+      switch (count) {
+        case 1: Block<1>(rows, k_, w, sums); break;
+        case 2: Block<2>(rows, k_, w, sums); break;
+        case 3: Block<3>(rows, k_, w, sums); break;
+        default: Block<4>(rows, k_, w, sums); break;
+      }
+      const int c0 = pn * kPanel;
+      const int ncols = std::min(kPanel, n_ - c0);
+      for (int r = 0; r < count; ++r) {
+        int16_t* out = output + (m0 + r) * n_ + c0;
+        for (int j = 0; j < ncols; ++j) {
+          const int c = c0 + j;
+          const uint64_t total =
+              static_cast<uint64_t>(sums[r * kPanel + j]) + static_cast<uint64_t>(bias_[c]);
+          const int32_t v =
+              sums32_ ? quant::MultiplyByQuantizedMultiplier(
+                            static_cast<int32_t>(static_cast<uint32_t>(total)), multiplier_[c],
+                            shift_[c])
+                      : reference::MultiplyByQuantizedMultiplier64(static_cast<int64_t>(total),
+                                                                    multiplier_[c], shift_[c]);
+          out[j] = static_cast<int16_t>(std::min(std::max(v, act_min_), act_max_));
+        }
+      }
+    }
+  }
+#else
+  (void)m_begin, (void)m_end, (void)input, (void)output, (void)rows_scratch;
+#endif
+}
+
+}  // namespace delegato::optimized

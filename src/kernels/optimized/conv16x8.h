@@ -1,0 +1,80 @@
+// int16x8 CONV_2D (int16 activations with zero point 0, int8 weights, INT64,
+// INT32 or no bias) as a GEMM on AVX2, bit-exact with reference::Conv16x8.
+//
+// output[m][n] = requant(bias[n] + sum_k x[m][k] w[k][n]), m = output pixel,
+// k = (filter_y, filter_x, in_channel). Weights are packed once as int8 in
+// panels of 16 output channels, k in pairs: [panel][k/2][16][2] (zero padded),
+// the filter's own bytes. Rows of x: 1x1 stride-1 layers read the input
+// pixels in place; other shapes gather each row (im2col) into per-task
+// scratch, padded taps 0 (the zero point).
+//
+// Exactness: per pair of k, vpmaddwd multiplies a broadcast pair of int16
+// inputs by the sign-extended pair of weights of 8 channels and adds the two
+// products in int32: |x w| <= 2^15 * 2^7 = 2^22, so a pair is below 2^23 and
+// a run of kPairsPerRun = 128 pairs below 2^30, exactly. Each run's int32 sums
+// are then added to 64-bit sums (INT64 or no bias: the reference's wrapping
+// 64-bit accumulator, reached in another order, which integer addition
+// allows) or kept wrapping in 32 bits (INT32 bias, as the reference).
+// Bias, the reference's requantization (64- or 32-bit) and the clamp then run
+// per output. 4 output rows x 16 channels per block. Results do not depend on
+// the thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/reference/conv.h"
+
+namespace delegato::optimized {
+
+struct Conv16x8Params {
+  reference::ConvGeometry geometry;  // groups() must be 1
+  const int8_t* filter = nullptr;    // [out][filter_y][filter_x][in]
+  // At most one of the two; neither: no bias (64-bit sums).
+  const int64_t* bias64 = nullptr;
+  const int32_t* bias32 = nullptr;
+  bool sums32 = false;  // INT32 bias declared: 32-bit wrapping sums, 32-bit requantization
+  const int32_t* multiplier = nullptr;  // one per output channel
+  const int32_t* shift = nullptr;
+  int32_t act_min = -32768, act_max = 32767;
+};
+
+class Conv16x8 {
+ public:
+  // Ungrouped layers on a CPU with AVX2 (AVX-512 runs the same code).
+  static bool Covers(const reference::ConvGeometry& g, Isa isa);
+  Conv16x8(const Conv16x8Params& params, int num_threads);
+
+  int num_tasks() const { return num_tasks_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // Task `task` of num_tasks() writes its own output rows; scratch holds
+  // scratch_bytes(), 64-byte aligned.
+  void RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const;
+  size_t packed_bytes() const { return weights_.bytes(); }
+
+  static constexpr int kRows = 4;
+  static constexpr int kPanel = 16;
+  static constexpr int kPairsPerRun = 128;
+
+ private:
+  void RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,
+               int16_t* rows_scratch) const;
+  void GatherRow(const int16_t* input, int64_t m, int16_t* dst) const;
+
+  reference::ConvGeometry g_;
+  int k_ = 0, k_pairs_ = 0, n_ = 0, panels_ = 0;
+  int64_t m_ = 0;
+  bool direct_ = false;  // 1x1, stride 1, unpadded: row m is input pixel m
+  bool sums32_ = false;
+  std::vector<int64_t> bias_;  // per channel (0 without a bias); INT32 biases widened
+  std::vector<int32_t> multiplier_, shift_;
+  int32_t act_min_ = 0, act_max_ = 0;
+  AlignedBuffer<int8_t> weights_;  // [panel][k_pairs][16][2]
+  int num_tasks_ = 1;
+  size_t per_task_bytes_ = 0;
+};
+
+}  // namespace delegato::optimized

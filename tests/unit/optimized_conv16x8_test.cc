@@ -1,0 +1,134 @@
+// int16x8 CONV_2D fast path (kernels/optimized/conv16x8) against
+// reference::Conv16x8, bit for bit: 1x1 read in place and gathered shapes
+// (padding, strides, dilation), input channels odd and even, around a run of
+// 128 pairs and beyond, output channels around the 16-channel panel, rows
+// around the 4-row block, INT64 / INT32 / no bias, clamps, extreme inputs
+// whose sums leave int32, 1-3 tasks.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/optimized/conv16x8.h"
+#include "kernels/optimized/isa.h"
+#include "kernels/optimized/aligned_buffer.h"
+#include "kernels/quantization.h"
+#include "kernels/reference/int16x8.h"
+
+namespace delegato {
+namespace {
+
+struct Case {
+  int batches, height, width, in_c, out_c, filter, stride, dilation;
+  bool same;
+  int bias;  // 0 none, 1 INT64, 2 INT32
+  bool extreme;
+};
+
+std::string Describe(const Case& c) {
+  return std::to_string(c.batches) + "x" + std::to_string(c.height) + "x" +
+         std::to_string(c.width) + "x" + std::to_string(c.in_c) + "->" + std::to_string(c.out_c) +
+         " f" + std::to_string(c.filter) + " s" + std::to_string(c.stride) + " d" +
+         std::to_string(c.dilation) + (c.same ? " same" : " valid") + " bias" +
+         std::to_string(c.bias) + (c.extreme ? " extreme" : "");
+}
+
+reference::ConvGeometry Geometry(const Case& c) {
+  reference::ConvGeometry g;
+  g.batches = c.batches;
+  g.input_height = c.height;
+  g.input_width = c.width;
+  g.input_depth = g.filter_depth = c.in_c;
+  g.output_depth = c.out_c;
+  g.filter_height = g.filter_width = c.filter;
+  g.stride_height = g.stride_width = c.stride;
+  g.dilation_height = g.dilation_width = c.dilation;
+  const int ext = (c.filter - 1) * c.dilation + 1;
+  g.output_height = c.same ? (c.height + c.stride - 1) / c.stride : (c.height - ext) / c.stride + 1;
+  g.output_width = c.same ? (c.width + c.stride - 1) / c.stride : (c.width - ext) / c.stride + 1;
+  g.pad_height = c.same ? std::max((g.output_height - 1) * c.stride + ext - c.height, 0) / 2 : 0;
+  g.pad_width = c.same ? std::max((g.output_width - 1) * c.stride + ext - c.width, 0) / 2 : 0;
+  return g;
+}
+
+void Check(const Case& c, std::mt19937& rng) {
+  SCOPED_TRACE(Describe(c));
+  const reference::ConvGeometry g = Geometry(c);
+  std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-128, 127);
+  std::vector<int16_t> input(static_cast<size_t>(c.batches) * c.height * c.width * c.in_c);
+  std::vector<int8_t> filter(static_cast<size_t>(c.out_c) * c.filter * c.filter * c.in_c);
+  for (auto& v : input) v = static_cast<int16_t>(c.extreme ? -32768 : x_dist(rng));
+  for (auto& v : filter) v = static_cast<int8_t>(c.extreme ? -128 : w_dist(rng));
+  std::vector<int64_t> bias64(c.out_c);
+  std::vector<int32_t> bias32(c.out_c), multiplier(c.out_c), shift(c.out_c);
+  for (int n = 0; n < c.out_c; ++n) {
+    bias64[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << 40), int64_t{1} << 40)(rng);
+    // Extreme sums (2^30 per pair) brought back near 0 by the bias.
+    if (c.extreme) bias64[n] = -int64_t{32768} * 128 * c.filter * c.filter * c.in_c + n * 1000;
+    bias32[n] = static_cast<int32_t>(rng());
+    const double real = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                                   std::uniform_int_distribution<int>(-30, -8)(rng));
+    quant::QuantizeMultiplier(real, &multiplier[n], &shift[n]);
+  }
+  reference::ConvQuantParams q;
+  q.multiplier = multiplier.data();
+  q.shift = shift.data();
+  q.act_min = c.extreme ? -32768 : -20000;
+  q.act_max = c.extreme ? 32767 : 25000;
+  q.input_offset = q.output_offset = 0;
+  std::vector<int8_t> packed(g.packed_filter_elements());
+  reference::PackConvFilter(g, filter.data(), 0, packed.data());
+  const int64_t rows = g.output_rows();
+  std::vector<int16_t> want(static_cast<size_t>(rows) * g.output_width * c.out_c);
+  if (c.bias == 1)
+    reference::Conv16x8(g, input.data(), packed.data(), bias64.data(), q, want.data(), 0, rows);
+  else if (c.bias == 2)
+    reference::Conv16x8(g, input.data(), packed.data(), bias32.data(), q, want.data(), 0, rows);
+  else
+    reference::Conv16x8<int64_t>(g, input.data(), packed.data(), nullptr, q, want.data(), 0, rows);
+
+  optimized::Conv16x8Params p;
+  p.geometry = g;
+  p.filter = filter.data();
+  if (c.bias == 1) p.bias64 = bias64.data();
+  if (c.bias == 2) p.bias32 = bias32.data(), p.sums32 = true;
+  p.multiplier = multiplier.data();
+  p.shift = shift.data();
+  p.act_min = q.act_min;
+  p.act_max = q.act_max;
+  for (int threads : {1, 3}) {
+    const optimized::Conv16x8 fast(p, threads);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<int16_t> got(want.size(), 0x5555);
+    for (int task = fast.num_tasks() - 1; task >= 0; --task)
+      fast.RunTask(task, input.data(), got.data(), scratch.data());
+    ASSERT_EQ(got, want) << threads << " threads, " << fast.num_tasks() << " tasks";
+  }
+}
+
+TEST(OptimizedConv16x8Test, MatchesReference) {
+  if (!optimized::IsaSupported(optimized::Isa::kAvx2))
+    GTEST_SKIP() << "the int16x8 fast path needs AVX2";
+  std::mt19937 rng(23);
+  std::vector<Case> cases;
+  for (int in_c : {1, 2, 3, 16, 31, 255, 256, 257, 300})
+    for (int out_c : {1, 15, 16, 17, 40})
+      cases.push_back({1, 3, 5, in_c, out_c, 1, 1, 1, false, (in_c + out_c) % 3, false});
+  for (int bias : {0, 1, 2}) {
+    cases.push_back({2, 9, 11, 3, 32, 3, 2, 1, true, bias, false});   // a stem
+    cases.push_back({1, 7, 6, 24, 20, 3, 1, 1, true, bias, false});   // padded 3x3
+    cases.push_back({1, 10, 9, 5, 8, 3, 1, 2, false, bias, false});   // dilated
+    cases.push_back({1, 8, 8, 40, 24, 1, 2, 1, false, bias, false});  // strided 1x1
+    cases.push_back({1, 6, 7, 19, 18, 5, 1, 1, true, bias, false});
+  }
+  // Every pair at the extreme: a run of 128 pairs sums to 2^30 x 2.
+  cases.push_back({1, 2, 3, 600, 17, 1, 1, 1, false, 1, true});
+  cases.push_back({1, 4, 4, 70, 5, 3, 1, 1, true, 1, true});
+  for (const Case& c : cases) ASSERT_NO_FATAL_FAILURE(Check(c, rng));
+}
+
+}  // namespace
+}  // namespace delegato
