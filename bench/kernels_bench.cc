@@ -19,6 +19,7 @@
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
+#include "kernels/optimized/conv16x8.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/arg_minmax.h"
 #include "kernels/optimized/pooling.h"
@@ -38,6 +39,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/fully_connected.h"
 #include "kernels/reference/hybrid.h"
+#include "kernels/reference/int16x8.h"
 #include "kernels/reference/math.h"
 #include "kernels/reference/pooling.h"
 #include "kernels/reference/quantize.h"
@@ -577,6 +579,49 @@ void BM_ConvFloat(benchmark::State& state, Layer l) {
     p.filter = filter.data();
     p.bias = bias.data();
     const opt::FloatConv conv(p, static_cast<Isa>(isa), 1);
+    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
+    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
+// int16x8 CONV_2D (INT64 bias): the reference or optimized::Conv16x8 (one
+// AVX2 code path, on AVX-512 CPUs too).
+void BM_Conv16x8(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ConvGeometry g = SameConvGeometry(l);
+  const int k = l.filter * l.filter * l.cin;
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-127, 127);
+  std::vector<int16_t> input(size_t{1} * l.h * l.w * l.cin);
+  std::vector<int8_t> filter(size_t{1} * k * l.cout);
+  for (auto& v : input) v = static_cast<int16_t>(x_dist(rng));
+  for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
+  std::vector<int64_t> bias(l.cout, 1000);
+  std::vector<int32_t> multiplier(l.cout, 1 << 30), shift(l.cout, -20);
+  std::vector<int16_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
+  if (isa == kReference) {
+    std::vector<int8_t> packed(g.packed_filter_elements());
+    ref::PackConvFilter(g, filter.data(), 0, packed.data());
+    ref::ConvQuantParams q;
+    q.multiplier = multiplier.data();
+    q.shift = shift.data();
+    q.act_min = -32768;
+    q.act_max = 32767;
+    for (auto _ : state)
+      ref::Conv16x8(g, input.data(), packed.data(), bias.data(), q, output.data(), 0,
+                    g.output_rows());
+  } else {
+    opt::Conv16x8Params p;
+    p.geometry = g;
+    p.filter = filter.data();
+    p.bias64 = bias.data();
+    p.multiplier = multiplier.data();
+    p.shift = shift.data();
+    const opt::Conv16x8 conv(p, 1);
     opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
     for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
   }
@@ -1305,6 +1350,13 @@ int RegisterAll() {
                          Layer{32, 32, 8, 1, 1, 1}, Layer{128, 128, 3, 8, 3, 2}})
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
         ->Apply(IsaArgs);
+  // int16x8: a MobileNet expand layer and a 3x3 layer, the reference and AVX2.
+  for (const Layer& l : {kConvLayers[3], Layer{24, 24, 32, 32, 3, 1}})
+    benchmark::RegisterBenchmark(Name(l, "conv_16x8").c_str(), BM_Conv16x8, l)
+        ->ArgName("isa")
+        ->Arg(kReference)
+        ->Arg(1)
+        ->Unit(benchmark::kMicrosecond);
   // float32 depthwise: MobileNet v2's 56x56 and 28x28 layers (the larger
   // ones are memory-bound; see FloatConvDepthwise), a 7x7, an EfficientNet 5x5,
   // and MobileNet v1 0.25's first (8 channels: one AVX2 vector).

@@ -73,6 +73,47 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
     WidenAdd<R>(acc, sums);
   }
 }
+// 4 int64 values from p + 4 * q.
+DLG_TARGET_AVX2 inline __m256i Load4(const int64_t* p, int q) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * q));
+}
+
+// reference::MultiplyByQuantizedMultiplier64 of sums + bias for 16 channels,
+// clamped to [lo, hi], as int16 into out (ncols of them).
+DLG_TARGET_AVX2 void Requantize16(const int64_t* sums, const int64_t* bias, const int64_t* reduced,
+                                  const int64_t* round, const int64_t* right, const int64_t* fill,
+                                  int32_t lo, int32_t hi, int16_t* out, int ncols) {
+  const __m256i low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  __m128i quarter[4];
+  for (int q = 0; q < 4; ++q) {
+    const __m256i x = _mm256_add_epi64(Load4(sums, q), Load4(bias, q));
+    const __m256i r = Load4(reduced, q);
+    // x * r modulo 2^64: r < 2^15, x = high * 2^32 + low (low unsigned).
+    const __m256i low_product = _mm256_mul_epu32(x, r);
+    const __m256i high_product =
+        _mm256_slli_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), r), 32);
+    const __m256i sum = _mm256_add_epi64(_mm256_add_epi64(low_product, high_product), Load4(round, q));
+    // Arithmetic right shift: the logical one, the sign's bits filled in.
+    const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), sum);
+    const __m256i shifted = _mm256_or_si256(_mm256_srlv_epi64(sum, Load4(right, q)),
+                                            _mm256_sllv_epi64(negative, Load4(fill, q)));
+    quarter[q] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_dwords));
+  }
+  const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+  __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(quarter[0]), quarter[1], 1);
+  __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(quarter[2]), quarter[3], 1);
+  a = _mm256_min_epi32(_mm256_max_epi32(a, vlo), vhi);
+  b = _mm256_min_epi32(_mm256_max_epi32(b, vlo), vhi);
+  // packs works per 128-bit half: a0-3 b0-3 a4-7 b4-7, put back in order.
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+  if (ncols == Conv16x8::kPanel) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), packed);
+  } else {
+    alignas(32) int16_t all[Conv16x8::kPanel];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(all), packed);
+    std::memcpy(out, all, static_cast<size_t>(ncols) * sizeof(int16_t));
+  }
+}
 #endif
 
 }  // namespace
@@ -99,6 +140,23 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   }
   multiplier_.assign(p.multiplier, p.multiplier + n_);
   shift_.assign(p.shift, p.shift + n_);
+  const size_t padded = static_cast<size_t>(panels_) * kPanel;
+  for (AlignedBuffer<int64_t>* b : {&padded_bias_, &reduced_, &round_, &right_, &fill_})
+    b->Resize(padded);  // zeroed: padding channels give 0
+  vector_requant_ = !sums32_;
+  for (int n = 0; n < n_; ++n) {
+    const int32_t m = multiplier_[n];
+    const int total_shift = 15 - shift_[n];
+    // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
+    // 16-bit multiplier >= 0 and a right shift of 1-63.
+    if (m < 0 || total_shift < 1 || total_shift > 63) vector_requant_ = false;
+    if (m < 0 || total_shift < 1 || total_shift > 63) continue;
+    padded_bias_[n] = bias_[n];
+    reduced_[n] = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
+    round_[n] = int64_t{1} << (total_shift - 1);
+    right_[n] = total_shift;
+    fill_[n] = 64 - total_shift;
+  }
   weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
   for (int n = 0; n < n_; ++n) {
     const int8_t* src = p.filter + static_cast<size_t>(n) * k_;
@@ -166,6 +224,13 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
       }
       const int c0 = pn * kPanel;
       const int ncols = std::min(kPanel, n_ - c0);
+      if (vector_requant_) {
+        for (int r = 0; r < count; ++r)
+          Requantize16(sums + r * kPanel, padded_bias_.data() + c0, reduced_.data() + c0,
+                       round_.data() + c0, right_.data() + c0, fill_.data() + c0, act_min_,
+                       act_max_, output + (m0 + r) * n_ + c0, ncols);
+        continue;
+      }
       for (int r = 0; r < count; ++r) {
         int16_t* out = output + (m0 + r) * n_ + c0;
         for (int j = 0; j < ncols; ++j) {

@@ -16,8 +16,10 @@
 // 64-bit accumulator, reached in another order, which integer addition
 // allows) or kept wrapping in 32 bits (INT32 bias, as the reference).
 // Bias, the reference's requantization (64- or 32-bit) and the clamp then run
-// per output. 4 output rows x 16 channels per block. Results do not depend on
-// the thread count.
+// per output; the 64-bit one 4 lanes at a time (the 64-bit product from two
+// 32 x 32-bit multiplies, the arithmetic shift from a logical one and the
+// sign). 4 output rows x 16 channels per block. Results do not depend on the
+// thread count.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +73,12 @@ class Conv16x8 {
   bool sums32_ = false;
   std::vector<int64_t> bias_;  // per channel (0 without a bias); INT32 biases widened
   std::vector<int32_t> multiplier_, shift_;
+  // The 64-bit requantization's per-channel constants, padded to whole
+  // panels (reference::MultiplyByQuantizedMultiplier64: the 16-bit multiplier,
+  // the rounding term, the right shift and 64 minus it), when every channel's
+  // fit the vector form (vector_requant_); otherwise it runs per output.
+  AlignedBuffer<int64_t> padded_bias_, reduced_, round_, right_, fill_;
+  bool vector_requant_ = false;
   int32_t act_min_ = 0, act_max_ = 0;
   AlignedBuffer<int8_t> weights_;  // [panel][k_pairs][16][2]
   int num_tasks_ = 1;
