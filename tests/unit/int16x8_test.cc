@@ -119,7 +119,7 @@ void RunConv(const ConvCase& c, const std::string& name, std::mt19937& rng) {
   if (c.extreme) {
     std::fill(input.begin(), input.end(), int16_t{-32768});
     std::fill(filter.begin(), filter.end(), int8_t{-128});
-    for (auto& v : bias) v -= int64_t{32768} * 128 * c.f_h * c.f_w * f_depth;
+    for (auto& v : bias) v -= int64_t{32768} * 128 * c.f_h * c.f_w * (c.depthwise ? 1 : f_depth);
   }
 
   OpModel m;
@@ -225,6 +225,19 @@ std::vector<ConvCase> ConvCases(bool depthwise) {
   n1.dil_h = 1;
   n1.act = Activation::kReluN1To1;
   cases.push_back(n1);
+  // Depthwise windows of 256 taps (summed in 32 bits) and of 529 (whose
+  // extreme sums leave int32).
+  for (int f : {16, 23}) {
+    if (!depthwise) break;
+    ConvCase wide;
+    wide.depthwise = true;
+    wide.in_h = wide.in_w = f;
+    wide.in_c = wide.out_c = 2;
+    wide.f_h = wide.f_w = f;
+    wide.padding = Padding::kValid;
+    wide.extreme = true;
+    cases.push_back(wide);
+  }
   if (!depthwise) {
     ConvCase deep;  // 1100 input channels, 1x1, every input inside
     deep.in_h = deep.in_w = 2;

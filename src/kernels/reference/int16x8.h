@@ -134,6 +134,8 @@ inline void DepthwiseConv16x8(const DepthwiseGeometry& g, const int16_t* input,
   const size_t batch_input_size =
       static_cast<size_t>(g.input_height) * g.input_width * g.input_depth;
   uint64_t acc[kChannelBlock];
+  int32_t part[kChannelBlock];
+  const bool taps_exact32 = int64_t{g.filter_height} * g.filter_width <= kExactProducts16x8;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int32_t batch = static_cast<int32_t>(row / g.output_height);
     const int32_t out_y = static_cast<int32_t>(row % g.output_height);
@@ -143,15 +145,30 @@ inline void DepthwiseConv16x8(const DepthwiseGeometry& g, const int16_t* input,
       int16_t* out = out_row + static_cast<size_t>(out_x) * out_depth;
       for (int32_t block = 0; block < g.output_depth; block += kChannelBlock) {
         const int n = std::min<int32_t>(kChannelBlock, g.output_depth - block);
-        for (int j = 0; j < n; ++j) acc[j] = 0;
-        detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
-                                    [&](int32_t tap, const int16_t* in) {
-          const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
-          detail::AccumulateDepthwiseBlock(
-              g.depth_multiplier, block, n, acc, [&](int32_t ic, int32_t oc) {
-                return static_cast<uint64_t>(static_cast<int64_t>(int32_t{w[oc]} * int32_t{in[ic]}));
-              });
-        });
+        if (taps_exact32) {
+          // At most kExactProducts16x8 taps: their sum is exact in 32 bits
+          // (32-bit vector lanes instead of 64-bit ones), then widened.
+          for (int j = 0; j < n; ++j) part[j] = 0;
+          detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
+                                      [&](int32_t tap, const int16_t* in) {
+            const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
+            detail::AccumulateDepthwiseBlock(
+                g.depth_multiplier, block, n, part,
+                [&](int32_t ic, int32_t oc) { return int32_t{w[oc]} * int32_t{in[ic]}; });
+          });
+          for (int j = 0; j < n; ++j) acc[j] = static_cast<uint64_t>(int64_t{part[j]});
+        } else {
+          for (int j = 0; j < n; ++j) acc[j] = 0;
+          detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
+                                      [&](int32_t tap, const int16_t* in) {
+            const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
+            detail::AccumulateDepthwiseBlock(
+                g.depth_multiplier, block, n, acc, [&](int32_t ic, int32_t oc) {
+                  return static_cast<uint64_t>(
+                      static_cast<int64_t>(int32_t{w[oc]} * int32_t{in[ic]}));
+                });
+          });
+        }
         for (int j = 0; j < n; ++j) {
           const int32_t oc = block + j;
           uint64_t total = acc[j];
