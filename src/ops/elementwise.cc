@@ -16,6 +16,7 @@
 #include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/quant_binary.h"
+#include "kernels/optimized/activations16.h"
 #include "kernels/optimized/quant_mul16.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
@@ -637,6 +638,7 @@ struct ActivationData {
   optimized::RequantizeTable8 lookup;
   bool fast_lookup = false;  // optimized kernel set: every 8-bit case through lookup.Run
   reference::Int16ActivationParams int16;  // int16 LOGISTIC/TANH
+  bool fast_int16 = false;  // int16 LOGISTIC/TANH through optimized::Int16SigmoidTanh
   // float32 LOGISTIC and TANH through the vector exp, when allowed (see
   // float_activations.h).
   bool fast_logistic = false;
@@ -737,6 +739,9 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
       }
     } else if (in.type == DataType::kInt16) {
       PrepareInt16Activation(ctx, node, kind, qi, qo, out, &data->int16);
+      data->fast_int16 = ctx.optimized() &&
+                         (kind == ActivationKind::kLogistic || kind == ActivationKind::kTanh) &&
+                         optimized::Int16SigmoidTanhCovers(optimized::SelectedIsa());
     } else {
       if (kind == ActivationKind::kLogistic)
         DLG_NODE_CHECK(ctx, node, qo.scale == 1.0f / 256, "output (tensor \"", out.name,
@@ -832,6 +837,9 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
         if (relu)
           reference::QuantizedRelu(d.relu, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
                                    end);
+        else if (d.fast_int16)
+          optimized::Int16SigmoidTanh(d.kind == ActivationKind::kTanh, d.int16,
+                                      in.data_as<int16_t>(), out.data_as<int16_t>(), begin, end);
         else if (d.kind == ActivationKind::kLogistic)
           reference::LogisticInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
                                    end);
