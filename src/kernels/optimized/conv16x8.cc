@@ -78,11 +78,17 @@ DLG_TARGET_AVX2 inline __m256i Load4(const int64_t* p, int q) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * q));
 }
 
+// 4 int32 values from p + 4 * q, widened to int64.
+DLG_TARGET_AVX2 inline __m256i Load4(const int32_t* p, int q) {
+  return _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4 * q)));
+}
+
 // reference::MultiplyByQuantizedMultiplier64 of sums + bias for 16 channels,
 // clamped to [lo, hi], as int16 into out (ncols of them).
-DLG_TARGET_AVX2 void Requantize16(const int64_t* sums, const int64_t* bias, const int64_t* reduced,
-                                  const int64_t* round, const int64_t* right, const int64_t* fill,
-                                  int32_t lo, int32_t hi, int16_t* out, int ncols) {
+DLG_TARGET_AVX2 void Requantize16(const int64_t* sums, const int64_t* bias, const int32_t* reduced,
+                                  const int32_t* right, int32_t lo, int32_t hi, int16_t* out,
+                                  int ncols) {
+  const __m256i one = _mm256_set1_epi64x(1), sixty_four = _mm256_set1_epi64x(64);
   const __m256i low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   __m128i quarter[4];
   for (int q = 0; q < 4; ++q) {
@@ -92,11 +98,14 @@ DLG_TARGET_AVX2 void Requantize16(const int64_t* sums, const int64_t* bias, cons
     const __m256i low_product = _mm256_mul_epu32(x, r);
     const __m256i high_product =
         _mm256_slli_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), r), 32);
-    const __m256i sum = _mm256_add_epi64(_mm256_add_epi64(low_product, high_product), Load4(round, q));
+    const __m256i shift = Load4(right, q);
+    const __m256i round = _mm256_sllv_epi64(one, _mm256_sub_epi64(shift, one));
+    const __m256i sum = _mm256_add_epi64(_mm256_add_epi64(low_product, high_product), round);
     // Arithmetic right shift: the logical one, the sign's bits filled in.
     const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), sum);
-    const __m256i shifted = _mm256_or_si256(_mm256_srlv_epi64(sum, Load4(right, q)),
-                                            _mm256_sllv_epi64(negative, Load4(fill, q)));
+    const __m256i shifted =
+        _mm256_or_si256(_mm256_srlv_epi64(sum, shift),
+                        _mm256_sllv_epi64(negative, _mm256_sub_epi64(sixty_four, shift)));
     quarter[q] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_dwords));
   }
   const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
@@ -133,29 +142,32 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
   direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
             g_.pad_width == 0 && g_.stride_height == 1 && g_.stride_width == 1;
-  bias_.assign(n_, 0);
+  const size_t padded = static_cast<size_t>(panels_) * kPanel;
+  bias_.Resize(padded);  // zeroed: padding channels give 0
   for (int n = 0; n < n_; ++n) {
     if (p.bias64 != nullptr) bias_[n] = p.bias64[n];
     if (p.bias32 != nullptr) bias_[n] = p.bias32[n];
   }
-  multiplier_.assign(p.multiplier, p.multiplier + n_);
-  shift_.assign(p.shift, p.shift + n_);
-  const size_t padded = static_cast<size_t>(panels_) * kPanel;
-  for (AlignedBuffer<int64_t>* b : {&padded_bias_, &reduced_, &round_, &right_, &fill_})
-    b->Resize(padded);  // zeroed: padding channels give 0
+  // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
+  // multiplier >= 0 and a right shift of 1-63.
   vector_requant_ = !sums32_;
   for (int n = 0; n < n_; ++n) {
-    const int32_t m = multiplier_[n];
-    const int total_shift = 15 - shift_[n];
-    // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
-    // 16-bit multiplier >= 0 and a right shift of 1-63.
-    if (m < 0 || total_shift < 1 || total_shift > 63) vector_requant_ = false;
-    if (m < 0 || total_shift < 1 || total_shift > 63) continue;
-    padded_bias_[n] = bias_[n];
-    reduced_[n] = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
-    round_[n] = int64_t{1} << (total_shift - 1);
-    right_[n] = total_shift;
-    fill_[n] = 64 - total_shift;
+    const int total_shift = 15 - p.shift[n];
+    if (p.multiplier[n] < 0 || total_shift < 1 || total_shift > 63) vector_requant_ = false;
+  }
+  if (vector_requant_) {
+    reduced_.Resize(padded);
+    right_.Resize(padded);
+    for (int n = 0; n < n_; ++n) {
+      const int32_t m = p.multiplier[n];
+      reduced_[n] = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
+      right_[n] = 15 - p.shift[n];
+    }
+    // Padding channels: multiplier 0 and any valid shift.
+    for (size_t n = n_; n < padded; ++n) right_[n] = 1;
+  } else {
+    multiplier_.assign(p.multiplier, p.multiplier + n_);
+    shift_.assign(p.shift, p.shift + n_);
   }
   weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
   for (int n = 0; n < n_; ++n) {
@@ -226,9 +238,9 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
       const int ncols = std::min(kPanel, n_ - c0);
       if (vector_requant_) {
         for (int r = 0; r < count; ++r)
-          Requantize16(sums + r * kPanel, padded_bias_.data() + c0, reduced_.data() + c0,
-                       round_.data() + c0, right_.data() + c0, fill_.data() + c0, act_min_,
-                       act_max_, output + (m0 + r) * n_ + c0, ncols);
+          Requantize16(sums + r * kPanel, bias_.data() + c0, reduced_.data() + c0,
+                       right_.data() + c0, act_min_, act_max_, output + (m0 + r) * n_ + c0,
+                       ncols);
         continue;
       }
       for (int r = 0; r < count; ++r) {

@@ -71,13 +71,15 @@ class Conv16x8 {
   int64_t m_ = 0;
   bool direct_ = false;  // 1x1, stride 1, unpadded: row m is input pixel m
   bool sums32_ = false;
-  std::vector<int64_t> bias_;  // per channel (0 without a bias); INT32 biases widened
+  // Per channel, padded to whole panels: the bias (0 without one; INT32
+  // biases widened) and the 64-bit requantization's 16-bit multiplier and
+  // right shift (reference::MultiplyByQuantizedMultiplier64), when every
+  // channel's fit the vector form (vector_requant_). Otherwise the
+  // requantization runs per output from multiplier_ and shift_ (kept only
+  // then: 16 bytes per channel instead of 56, over a model's thousands).
+  AlignedBuffer<int64_t> bias_;
+  AlignedBuffer<int32_t> reduced_, right_;
   std::vector<int32_t> multiplier_, shift_;
-  // The 64-bit requantization's per-channel constants, padded to whole
-  // panels (reference::MultiplyByQuantizedMultiplier64: the 16-bit multiplier,
-  // the rounding term, the right shift and 64 minus it), when every channel's
-  // fit the vector form (vector_requant_); otherwise it runs per output.
-  AlignedBuffer<int64_t> padded_bias_, reduced_, round_, right_, fill_;
   bool vector_requant_ = false;
   int32_t act_min_ = 0, act_max_ = 0;
   AlignedBuffer<int8_t> weights_;  // [panel][k_pairs][16][2]
