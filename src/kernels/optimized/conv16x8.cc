@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/optimized/im2col.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/int16x8.h"
 
@@ -185,20 +186,8 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
 void Conv16x8::GatherRow(const int16_t* input, int64_t m, int16_t* dst) const {
   const int64_t ox = m % g_.output_width;
   const int64_t oy = m / g_.output_width % g_.output_height;
-  const int64_t b = m / g_.output_width / g_.output_height;
-  const size_t depth = g_.input_depth;
-  const int16_t* image = input + b * g_.input_height * g_.input_width * depth;
-  for (int ky = 0; ky < g_.filter_height; ++ky) {
-    const int64_t iy = oy * g_.stride_height - g_.pad_height + int64_t{ky} * g_.dilation_height;
-    for (int kx = 0; kx < g_.filter_width; ++kx, dst += depth) {
-      const int64_t ix = ox * g_.stride_width - g_.pad_width + int64_t{kx} * g_.dilation_width;
-      if (iy < 0 || iy >= g_.input_height || ix < 0 || ix >= g_.input_width)
-        std::memset(dst, 0, depth * sizeof(int16_t));
-      else
-        std::memcpy(dst, image + (iy * g_.input_width + ix) * depth, depth * sizeof(int16_t));
-    }
-  }
-  if (k_ % 2 != 0) *dst = 0;  // the padding of the last pair
+  GatherWindow(g_, input, m / g_.output_width / g_.output_height, oy, ox, dst);
+  if (k_ % 2 != 0) dst[k_] = 0;  // the padding of the last pair
 }
 
 void Conv16x8::RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const {

@@ -10,6 +10,8 @@
 #include <arm_neon.h>
 #endif
 
+#include "kernels/optimized/im2col.h"
+
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
 // all-ones mask, which it then reports as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -472,30 +474,7 @@ const float* FloatConv::RowPointer(const float* input, const Pixel& px) const {
 }
 
 void FloatConv::GatherRow(const float* input, const Pixel& px, float* dst) const {
-  const int64_t ox = px.x, oy = px.y, b = px.batch;
-  const size_t depth = g_.input_depth;
-  const float* image = input + b * g_.input_height * g_.input_width * depth;
-  const int64_t ix0 = ox * g_.stride_width - g_.pad_width;
-  const bool x_inside = ix0 >= 0 && ix0 + int64_t{g_.filter_width - 1} * g_.dilation_width <
-                                        g_.input_width;
-  const size_t run = g_.filter_width * depth;
-  for (int ky = 0; ky < g_.filter_height; ++ky) {
-    const int64_t iy = oy * g_.stride_height - g_.pad_height + int64_t{ky} * g_.dilation_height;
-    if (x_inside && g_.dilation_width == 1 && iy >= 0 && iy < g_.input_height) {
-      // The row's taps are adjacent pixels: one contiguous run.
-      const float* src = image + (iy * g_.input_width + ix0) * depth;
-      for (size_t i = 0; i < run; ++i) dst[i] = src[i];
-      dst += run;
-      continue;
-    }
-    for (int kx = 0; kx < g_.filter_width; ++kx, dst += depth) {
-      const int64_t ix = ox * g_.stride_width - g_.pad_width + int64_t{kx} * g_.dilation_width;
-      if (iy < 0 || iy >= g_.input_height || ix < 0 || ix >= g_.input_width)
-        std::memset(dst, 0, depth * sizeof(float));
-      else
-        std::memcpy(dst, image + (iy * g_.input_width + ix) * depth, depth * sizeof(float));
-    }
-  }
+  GatherWindow(g_, input, px.batch, px.y, px.x, dst);
 }
 
 void FloatConv::RunTask(int task, const float* input, float* output, uint8_t* scratch) const {
