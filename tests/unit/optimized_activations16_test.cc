@@ -22,9 +22,11 @@ TEST(OptimizedActivations16Test, EveryInputMatchesReference) {
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int16_t>(i - 32768);
   std::vector<reference::Int16ActivationParams> params;
   for (int left : {0, 1, 3, 6, 10}) params.push_back({0, left});
-  for (int32_t multiplier : {1, 3, 1000, 24576, 98304, 1 << 20})
+  // Multipliers below 2^15, as Prepare makes them (larger ones overflow the
+  // reference's int32 product, undefined behaviour): small ones, and what
+  // Prepare makes of other scales, a multiplier in (2^14, 2^15), shifts 0-31.
+  for (int32_t multiplier : {1, 3, 1000, 24576})
     for (int shift : {0, 1, 5, 12, 17}) params.push_back({multiplier, shift});
-  // What Prepare makes of other scales: a multiplier in (2^14, 2^15), shifts 0-31.
   for (int32_t multiplier : {16384, 20000, 32767})
     for (int shift : {0, 7, 15, 22, 30, 31}) params.push_back({multiplier, shift});
   for (bool tanh : {false, true})
