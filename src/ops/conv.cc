@@ -42,6 +42,15 @@
 namespace delegato {
 namespace {
 
+// Every task of an optimized kernel (RunTask(task, args...)) across the
+// context's thread pool.
+template <class Kernel, class... Args>
+void RunTasks(const KernelContext& ctx, const Kernel& kernel, const Args&... args) {
+  ParallelRange(ctx, kernel.num_tasks(), [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) kernel.RunTask(static_cast<int>(task), args...);
+  });
+}
+
 // The optimized convolution GEMM (CONV_2D, FULLY_CONNECTED). Its packed
 // weights come from the interpreter's PackedWeightStore when that holds an
 // entry the kernel accepts for this node; otherwise it packs and records.
@@ -651,10 +660,7 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
       });
       const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
       float* out = output.data_as<float>();
-      ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-        for (int64_t task = begin; task < end; ++task)
-          fast.RunTask(static_cast<int>(task), scales, b, out, scratch);
-      });
+      RunTasks(ctx, fast, scales, b, out, scratch);
       return;
     }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
@@ -671,38 +677,17 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   }
 
   if (d.fast != nullptr) {
-    const optimized::QuantConv& fast = *d.fast;
-    const void* in = input.data;
-    void* out = output.data;
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fast.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    RunTasks(ctx, *d.fast, input.data, output.data, node.scratch);
     return;
   }
 
   if (d.fast_float != nullptr) {
-    const optimized::FloatConv& fast = *d.fast_float;
-    const float* in = input.data_as<float>();
-    float* out = output.data_as<float>();
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fast.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    RunTasks(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>(), node.scratch);
     return;
   }
 
   if (d.fast16 != nullptr) {
-    const optimized::Conv16x8& fast = *d.fast16;
-    const int16_t* in = input.data_as<int16_t>();
-    int16_t* out = output.data_as<int16_t>();
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fast.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    RunTasks(ctx, *d.fast16, input.data_as<int16_t>(), output.data_as<int16_t>(), node.scratch);
     return;
   }
 
@@ -1042,14 +1027,8 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   }
 
   if (d.fused_float != nullptr) {
-    const optimized::FloatConvDepthwise& fused = *d.fused_float;
-    const float* in = input.data_as<float>();  // the convolution's input (ConvInput)
-    float* out = output.data_as<float>();
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fused.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fused.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    // `input`: the convolution's input (ConvInput).
+    RunTasks(ctx, *d.fused_float, input.data_as<float>(), output.data_as<float>(), node.scratch);
     return;
   }
 
@@ -1437,25 +1416,11 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
     return;
   }
   if (d.fast != nullptr) {
-    const optimized::QuantConv& fast = *d.fast;
-    const void* in = input.data;
-    void* out = output.data;
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fast.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    RunTasks(ctx, *d.fast, input.data, output.data, node.scratch);
     return;
   }
   if (d.fast_float != nullptr) {
-    const optimized::FloatConv& fast = *d.fast_float;
-    const float* in = input.data_as<float>();
-    float* out = output.data_as<float>();
-    uint8_t* scratch = node.scratch;
-    ParallelRange(ctx, fast.num_tasks(), [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task)
-        fast.RunTask(static_cast<int>(task), in, out, scratch);
-    });
+    RunTasks(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>(), node.scratch);
     return;
   }
 
