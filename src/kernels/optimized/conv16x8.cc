@@ -5,7 +5,6 @@
 
 #include "kernels/optimized/im2col.h"
 #include "kernels/quantization.h"
-#include "kernels/reference/int16x8.h"
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -34,6 +33,14 @@ DLG_TARGET_AVX2 inline void WidenAdd(const __m256i (&acc)[R][2], int64_t* sums) 
     }
 }
 
+// The 16 channels' weights of pair p of panel w, sign-extended: channels 0-7
+// in w0, 8-15 in w1, each channel's two k values adjacent.
+DLG_TARGET_AVX2 inline void LoadPairWeights(const int8_t* w, int p, __m256i* w0, __m256i* w1) {
+  const int8_t* wp = w + static_cast<size_t>(p) * 2 * Conv16x8::kPanel;
+  *w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
+  *w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+}
+
 // rows[r] (r < R) times panel `w` ([k_pairs][16][2] int8) over k values:
 // 64-bit sums[r][16] (added to, not overwritten).
 template <int R>
@@ -44,10 +51,8 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
     __m256i acc[R][2];
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     for (int p = p0; p < p1; ++p) {
-      const int8_t* wp = w + static_cast<size_t>(p) * 2 * Conv16x8::kPanel;
-      const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
-      const __m256i w1 =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+      __m256i w0, w1;
+      LoadPairWeights(w, p, &w0, &w1);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         int32_t pair;
@@ -61,10 +66,8 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
   }
   if (k % 2 != 0) {
     // The last k alone: its pair's second input is 0 (its weight is padding).
-    const int8_t* wp = w + static_cast<size_t>(full_pairs) * 2 * Conv16x8::kPanel;
-    const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
-    const __m256i w1 =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+    __m256i w0, w1;
+    LoadPairWeights(w, full_pairs, &w0, &w1);
     __m256i acc[R][2];
     for (int r = 0; r < R; ++r) {
       const __m256i x = _mm256_set1_epi32(static_cast<uint16_t>(rows[r][k - 1]));
@@ -74,6 +77,7 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
     WidenAdd<R>(acc, sums);
   }
 }
+
 // 4 int64 values from p + 4 * q.
 DLG_TARGET_AVX2 inline __m256i Load4(const int64_t* p, int q) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * q));
@@ -160,8 +164,7 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
     reduced_.Resize(padded);
     right_.Resize(padded);
     for (int n = 0; n < n_; ++n) {
-      const int32_t m = p.multiplier[n];
-      reduced_[n] = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
+      reduced_[n] = reference::ReducedMultiplier16(p.multiplier[n]);
       right_[n] = 15 - p.shift[n];
     }
     // Padding channels: multiplier 0 and any valid shift.

@@ -10,8 +10,9 @@
 //
 // Exactness: per pair of k, vpmaddwd multiplies a broadcast pair of int16
 // inputs by the sign-extended pair of weights of 8 channels and adds the two
-// products in int32: |x w| <= 2^15 * 2^7 = 2^22, so a pair is below 2^23 and
-// a run of kPairsPerRun = 128 pairs below 2^30, exactly. Each run's int32 sums
+// products in int32: |x w| <= 2^15 * 2^7 = 2^22, so a pair is at most 2^23 and
+// a run of kPairsPerRun = 128 pairs (reference::kExactProducts16x8 products)
+// at most 2^30, exactly. Each run's int32 sums
 // are then added to 64-bit sums (INT64 or no bias: the reference's wrapping
 // 64-bit accumulator, reached in another order, which integer addition
 // allows) or kept wrapping in 32 bits (INT32 bias, as the reference).
@@ -29,6 +30,7 @@
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/conv.h"
+#include "kernels/reference/int16x8.h"
 
 namespace delegato::optimized {
 
@@ -59,7 +61,9 @@ class Conv16x8 {
 
   static constexpr int kRows = 4;
   static constexpr int kPanel = 16;
-  static constexpr int kPairsPerRun = 128;
+  // Pairs of products summed in int32 before the 64-bit sums: the
+  // reference's bound on exact 32-bit sums, in pairs.
+  static constexpr int kPairsPerRun = reference::kExactProducts16x8 / 2;
 
  private:
   void RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,

@@ -28,8 +28,13 @@ namespace delegato::reference {
 // x * multiplier * 2^shift for a 64-bit accumulator (TFLite's int64
 // MultiplyByQuantizedMultiplier): the Q31 multiplier is first rounded to 16
 // bits, then one rounding right shift by 15 - shift.
+// The Q31 multiplier rounded to 16 bits, as that function's first step.
+inline int32_t ReducedMultiplier16(int32_t multiplier) {
+  return multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
+}
+
 inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
-  const int32_t reduced = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
+  const int32_t reduced = ReducedMultiplier16(multiplier);
   const int total_shift = 15 - shift;
   const int64_t round = int64_t{1} << (total_shift - 1);
   // Wrapping multiply: absurd accumulators wrap as on x86 instead of being undefined.
@@ -145,29 +150,27 @@ inline void DepthwiseConv16x8(const DepthwiseGeometry& g, const int16_t* input,
       int16_t* out = out_row + static_cast<size_t>(out_x) * out_depth;
       for (int32_t block = 0; block < g.output_depth; block += kChannelBlock) {
         const int n = std::min<int32_t>(kChannelBlock, g.output_depth - block);
+        // The window's products into sums[j] of type S (converted from their
+        // int64 value: wrapping for uint64_t, exact for int32_t).
+        auto accumulate = [&](auto* sums) {
+          using S = std::remove_pointer_t<decltype(sums)>;
+          for (int j = 0; j < n; ++j) sums[j] = 0;
+          detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
+                                      [&](int32_t tap, const int16_t* in) {
+            const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
+            detail::AccumulateDepthwiseBlock(
+                g.depth_multiplier, block, n, sums, [&](int32_t ic, int32_t oc) {
+                  return static_cast<S>(static_cast<int64_t>(int32_t{w[oc]} * int32_t{in[ic]}));
+                });
+          });
+        };
         if (taps_exact32) {
           // At most kExactProducts16x8 taps: their sum is exact in 32 bits
           // (32-bit vector lanes instead of 64-bit ones), then widened.
-          for (int j = 0; j < n; ++j) part[j] = 0;
-          detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
-                                      [&](int32_t tap, const int16_t* in) {
-            const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
-            detail::AccumulateDepthwiseBlock(
-                g.depth_multiplier, block, n, part,
-                [&](int32_t ic, int32_t oc) { return int32_t{w[oc]} * int32_t{in[ic]}; });
-          });
+          accumulate(part);
           for (int j = 0; j < n; ++j) acc[j] = static_cast<uint64_t>(int64_t{part[j]});
         } else {
-          for (int j = 0; j < n; ++j) acc[j] = 0;
-          detail::ForEachDepthwiseTap(g, batch_input, out_y, out_x,
-                                      [&](int32_t tap, const int16_t* in) {
-            const int16_t* w = packed_filter + static_cast<size_t>(tap) * out_depth;
-            detail::AccumulateDepthwiseBlock(
-                g.depth_multiplier, block, n, acc, [&](int32_t ic, int32_t oc) {
-                  return static_cast<uint64_t>(
-                      static_cast<int64_t>(int32_t{w[oc]} * int32_t{in[ic]}));
-                });
-          });
+          accumulate(acc);
         }
         for (int j = 0; j < n; ++j) {
           const int32_t oc = block + j;
