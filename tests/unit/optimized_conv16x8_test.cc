@@ -46,11 +46,13 @@ reference::ConvGeometry Geometry(const Case& c) {
   g.filter_height = g.filter_width = c.filter;
   g.stride_height = g.stride_width = c.stride;
   g.dilation_height = g.dilation_width = c.dilation;
-  const int ext = (c.filter - 1) * c.dilation + 1;
-  g.output_height = c.same ? (c.height + c.stride - 1) / c.stride : (c.height - ext) / c.stride + 1;
-  g.output_width = c.same ? (c.width + c.stride - 1) / c.stride : (c.width - ext) / c.stride + 1;
-  g.pad_height = c.same ? std::max((g.output_height - 1) * c.stride + ext - c.height, 0) / 2 : 0;
-  g.pad_width = c.same ? std::max((g.output_width - 1) * c.stride + ext - c.width, 0) / 2 : 0;
+  const reference::Window2D w = reference::ComputeWindow2D(
+      c.same ? Padding::kSame : Padding::kValid, c.stride, c.stride, c.dilation, c.dilation,
+      c.height, c.width, c.filter, c.filter);
+  g.output_height = w.out_height;
+  g.output_width = w.out_width;
+  g.pad_height = w.pad_height;
+  g.pad_width = w.pad_width;
   return g;
 }
 
