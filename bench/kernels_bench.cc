@@ -20,6 +20,7 @@
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/conv16x8.h"
+#include "kernels/optimized/depthwise16x8.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/arg_minmax.h"
 #include "kernels/optimized/pooling.h"
@@ -624,6 +625,47 @@ void BM_Conv16x8(benchmark::State& state, Layer l) {
     const opt::Conv16x8 conv(p, 1);
     opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
     for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
+// int16x8 DEPTHWISE_CONV_2D (SAME padding, multiplier 1, INT64 bias): the
+// reference or optimized::Depthwise16x8 (one AVX2 code path).
+void BM_Depthwise16x8(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::DepthwiseGeometry g = SameDepthwiseGeometry(l);
+  std::mt19937 rng(6);
+  std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-127, 127);
+  std::vector<int16_t> input(size_t{1} * l.h * l.w * l.cin);
+  std::vector<int8_t> filter(size_t{1} * l.filter * l.filter * l.cin);
+  for (auto& v : input) v = static_cast<int16_t>(x_dist(rng));
+  for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
+  std::vector<int64_t> bias(l.cin, 1000);
+  std::vector<int32_t> multiplier(l.cin, 1 << 30), shift(l.cin, -10);
+  std::vector<int16_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cin);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{l.filter} * l.filter * l.cin;
+  if (isa == kReference) {
+    std::vector<int16_t> packed(g.filter_elements());
+    ref::PackDepthwiseFilter(g, filter.data(), 0, packed.data());
+    ref::ConvQuantParams q;
+    q.multiplier = multiplier.data();
+    q.shift = shift.data();
+    q.act_min = -32768;
+    q.act_max = 32767;
+    for (auto _ : state)
+      ref::DepthwiseConv16x8(g, input.data(), packed.data(), bias.data(), q, output.data(), 0,
+                             g.output_rows());
+  } else {
+    opt::Depthwise16x8Params p;
+    p.geometry = g;
+    p.filter = filter.data();
+    p.bias = bias.data();
+    p.multiplier = multiplier.data();
+    p.shift = shift.data();
+    const opt::Depthwise16x8 dw(p);
+    for (auto _ : state) dw.RunRows(0, dw.rows(), input.data(), output.data());
   }
   benchmark::DoNotOptimize(output.data());
   state.SetItemsProcessed(state.iterations() * macs);
@@ -1353,6 +1395,13 @@ int RegisterAll() {
   // int16x8: a MobileNet expand layer and a 3x3 layer, the reference and AVX2.
   for (const Layer& l : {kConvLayers[3], Layer{24, 24, 32, 32, 3, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_16x8").c_str(), BM_Conv16x8, l)
+        ->ArgName("isa")
+        ->Arg(kReference)
+        ->Arg(1)
+        ->Unit(benchmark::kMicrosecond);
+  // int16x8 depthwise: MobileNet v2's 56x56 3x3 and an EfficientNet 5x5.
+  for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[8]})
+    benchmark::RegisterBenchmark(Name(l, "depthwise_16x8").c_str(), BM_Depthwise16x8, l)
         ->ArgName("isa")
         ->Arg(kReference)
         ->Arg(1)

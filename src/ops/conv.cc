@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/optimized/conv16x8.h"
+#include "kernels/optimized/depthwise16x8.h"
 #include "kernels/optimized/float_conv.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
@@ -49,6 +50,25 @@ void RunTasks(const KernelContext& ctx, const Kernel& kernel, const Args&... arg
   ParallelRange(ctx, kernel.num_tasks(), [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) kernel.RunTask(static_cast<int>(task), args...);
   });
+}
+
+// A depthwise kernel's output rows (RunRows(begin, end, in, out)) across the
+// pool, or on the calling thread below 2^16 multiply-adds: about 2 µs of
+// work at the float kernel's 25-35 G MAC/s, less than the hand-off costs. A
+// layer split across threads leaves its output in both cores' caches, and a
+// depthwise layer run by the caller alone then fetches half its input from
+// the other core: float 14x14x576 stride 2 took 20 µs so at 2 threads
+// against 11 at 1, 11 again split (2^18 before; zoo:mobilenet_v2_float32 at
+// 2 threads: 0.90 -> 0.75 of LiteRT's time).
+template <class Kernel, class In, class Out>
+void RunDepthwiseRows(const KernelContext& ctx, const Kernel& kernel, const In* in, Out* out) {
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+  if (kernel.macs() < kMinParallelMacs) {
+    kernel.RunRows(0, kernel.rows(), in, out);
+    return;
+  }
+  ParallelRange(ctx, kernel.rows(),
+                [&](int64_t begin, int64_t end) { kernel.RunRows(begin, end, in, out); });
 }
 
 // The optimized convolution GEMM (CONV_2D, FULLY_CONNECTED). Its packed
@@ -771,6 +791,8 @@ struct DepthwiseData {
   std::unique_ptr<optimized::QuantDepthwise> fast;
   // float32, depth multiplier 1, constant filter and bias, when allowed.
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
+  // int16x8 on AVX2 / AVX-512 (Depthwise16x8::Covers), when allowed (bit-exact).
+  std::unique_ptr<optimized::Depthwise16x8> fast16;
   // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
   std::unique_ptr<optimized::HybridDepthwiseKernel> fast_hybrid;
   // The float32 CONV_2D producing the input, run here band by band
@@ -951,6 +973,19 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
     d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
     AcceptConvFusion(ctx, node, *d);
+  } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) &&
+             optimized::Depthwise16x8::Covers(g, d->q.multipliers.data(), d->q.shifts.data(),
+                                              optimized::SelectedIsa())) {
+    optimized::Depthwise16x8Params p;
+    p.geometry = g;
+    p.filter = filter.data_as<int8_t>();
+    p.bias = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
+    p.multiplier = d->q.multipliers.data();
+    p.shift = d->q.shifts.data();
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    d->fast16 = std::make_unique<optimized::Depthwise16x8>(p);
   } else if (type != DataType::kFloat32) {
     if (filter.is_constant()) {
       d->packed_quant.resize(g.filter_elements());
@@ -1011,18 +1046,12 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   }
 
   if (d.fast != nullptr) {
-    const optimized::QuantDepthwise& fast = *d.fast;
-    const void* in = input.data;
-    void* out = output.data;
-    // Small layers run on the calling thread: the hand-off costs more.
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
-    if (fast.macs() < kMinParallelMacs) {
-      fast.RunRows(0, fast.rows(), in, out);
-      return;
-    }
-    ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
-      fast.RunRows(begin, end, in, out);
-    });
+    RunDepthwiseRows(ctx, *d.fast, input.data, output.data);
+    return;
+  }
+
+  if (d.fast16 != nullptr) {
+    RunDepthwiseRows(ctx, *d.fast16, input.data_as<int16_t>(), output.data_as<int16_t>());
     return;
   }
 
@@ -1033,23 +1062,7 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   }
 
   if (d.fast_float != nullptr) {
-    const optimized::FloatDepthwise& fast = *d.fast_float;
-    const float* in = input.data_as<float>();
-    float* out = output.data_as<float>();
-    // About 2 µs of work at the kernel's 25-35 G MAC/s. A layer split across
-    // threads leaves its output in both cores' caches, and a depthwise layer
-    // run by the caller alone then fetches half its input from the other
-    // core: 14x14x576 stride 2 took 20 µs so at 2 threads against 11 at 1,
-    // 11 again split (2^18 before; zoo:mobilenet_v2_float32 at 2 threads:
-    // 0.90 -> 0.75 of LiteRT's time).
-    constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
-    if (fast.macs() < kMinParallelMacs) {
-      fast.RunRows(0, fast.rows(), in, out);
-      return;
-    }
-    ParallelRange(ctx, fast.rows(), [&](int64_t begin, int64_t end) {
-      fast.RunRows(begin, end, in, out);
-    });
+    RunDepthwiseRows(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>());
     return;
   }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/optimized/im2col.h"
+#include "kernels/optimized/requantize16.h"
 #include "kernels/quantization.h"
 
 #if DELEGATO_X86
@@ -16,6 +17,7 @@ namespace {
 
 // Below this many multiply-adds a layer runs on the calling thread.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
+static_assert(Conv16x8::kPanel == kRequant16Lanes, "a panel is requantized at once");
 
 #if DELEGATO_X86
 // sums[r][16] += the int32 sums acc[r][0..1] (8 channels each), widened.
@@ -77,57 +79,6 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
     WidenAdd<R>(acc, sums);
   }
 }
-
-// 4 int64 values from p + 4 * q.
-DLG_TARGET_AVX2 inline __m256i Load4(const int64_t* p, int q) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * q));
-}
-
-// 4 int32 values from p + 4 * q, widened to int64.
-DLG_TARGET_AVX2 inline __m256i Load4(const int32_t* p, int q) {
-  return _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4 * q)));
-}
-
-// reference::MultiplyByQuantizedMultiplier64 of sums + bias for 16 channels,
-// clamped to [lo, hi], as int16 into out (ncols of them).
-DLG_TARGET_AVX2 void Requantize16(const int64_t* sums, const int64_t* bias, const int32_t* reduced,
-                                  const int32_t* right, int32_t lo, int32_t hi, int16_t* out,
-                                  int ncols) {
-  const __m256i one = _mm256_set1_epi64x(1), sixty_four = _mm256_set1_epi64x(64);
-  const __m256i low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-  __m128i quarter[4];
-  for (int q = 0; q < 4; ++q) {
-    const __m256i x = _mm256_add_epi64(Load4(sums, q), Load4(bias, q));
-    const __m256i r = Load4(reduced, q);
-    // x * r modulo 2^64: r < 2^15, x = high * 2^32 + low (low unsigned).
-    const __m256i low_product = _mm256_mul_epu32(x, r);
-    const __m256i high_product =
-        _mm256_slli_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), r), 32);
-    const __m256i shift = Load4(right, q);
-    const __m256i round = _mm256_sllv_epi64(one, _mm256_sub_epi64(shift, one));
-    const __m256i sum = _mm256_add_epi64(_mm256_add_epi64(low_product, high_product), round);
-    // Arithmetic right shift: the logical one, the sign's bits filled in.
-    const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), sum);
-    const __m256i shifted =
-        _mm256_or_si256(_mm256_srlv_epi64(sum, shift),
-                        _mm256_sllv_epi64(negative, _mm256_sub_epi64(sixty_four, shift)));
-    quarter[q] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_dwords));
-  }
-  const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
-  __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(quarter[0]), quarter[1], 1);
-  __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(quarter[2]), quarter[3], 1);
-  a = _mm256_min_epi32(_mm256_max_epi32(a, vlo), vhi);
-  b = _mm256_min_epi32(_mm256_max_epi32(b, vlo), vhi);
-  // packs works per 128-bit half: a0-3 b0-3 a4-7 b4-7, put back in order.
-  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
-  if (ncols == Conv16x8::kPanel) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), packed);
-  } else {
-    alignas(32) int16_t all[Conv16x8::kPanel];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(all), packed);
-    std::memcpy(out, all, static_cast<size_t>(ncols) * sizeof(int16_t));
-  }
-}
 #endif
 
 }  // namespace
@@ -156,10 +107,8 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
   // multiplier >= 0 and a right shift of 1-63.
   vector_requant_ = !sums32_;
-  for (int n = 0; n < n_; ++n) {
-    const int total_shift = 15 - p.shift[n];
-    if (p.multiplier[n] < 0 || total_shift < 1 || total_shift > 63) vector_requant_ = false;
-  }
+  for (int n = 0; n < n_; ++n)
+    if (!Requant16Covers(p.multiplier[n], p.shift[n])) vector_requant_ = false;
   if (vector_requant_) {
     reduced_.Resize(padded);
     right_.Resize(padded);
