@@ -601,7 +601,7 @@ void BM_Conv16x8(benchmark::State& state, Layer l) {
   for (auto& v : input) v = static_cast<int16_t>(x_dist(rng));
   for (auto& v : filter) v = static_cast<int8_t>(w_dist(rng));
   std::vector<int64_t> bias(l.cout, 1000);
-  std::vector<int32_t> multiplier(l.cout, 1 << 30), shift(l.cout, -20);
+  std::vector<int32_t> multiplier(l.cout, 1 << 30), shift(l.cout, -10);
   std::vector<int16_t> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
   const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
   if (isa == kReference) {

@@ -26,6 +26,10 @@ struct Case {
   bool same;
   int bias;  // 0 none, 1 INT64, 2 INT32
   bool extreme;
+  // Biases and scales of real layers (|bias| < 2^24, shifts -14..-2): with
+  // at most 256 products per output, int32 sums requantized in 32-bit lanes.
+  // Otherwise biases up to 2^40 and shifts down to -30: the 64-bit path.
+  bool realistic = false;
 };
 
 std::string Describe(const Case& c) {
@@ -33,7 +37,7 @@ std::string Describe(const Case& c) {
          std::to_string(c.width) + "x" + std::to_string(c.in_c) + "->" + std::to_string(c.out_c) +
          " f" + std::to_string(c.filter) + " s" + std::to_string(c.stride) + " d" +
          std::to_string(c.dilation) + (c.same ? " same" : " valid") + " bias" +
-         std::to_string(c.bias) + (c.extreme ? " extreme" : "");
+         std::to_string(c.bias) + (c.extreme ? " extreme" : "") + (c.realistic ? " realistic" : "");
 }
 
 reference::ConvGeometry Geometry(const Case& c) {
@@ -67,12 +71,15 @@ void Check(const Case& c, std::mt19937& rng) {
   std::vector<int64_t> bias64(c.out_c);
   std::vector<int32_t> bias32(c.out_c), multiplier(c.out_c), shift(c.out_c);
   for (int n = 0; n < c.out_c; ++n) {
-    bias64[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << 40), int64_t{1} << 40)(rng);
+    const int bias_bits = c.realistic ? 24 : 40;
+    bias64[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << bias_bits),
+                                                       int64_t{1} << bias_bits)(rng);
     // Extreme sums (2^30 per pair) brought back near 0 by the bias.
     if (c.extreme) bias64[n] = -int64_t{32768} * 128 * c.filter * c.filter * c.in_c + n * 1000;
     bias32[n] = static_cast<int32_t>(rng());
-    const double real = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
-                                   std::uniform_int_distribution<int>(-30, -8)(rng));
+    const double real = std::ldexp(
+        std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+        std::uniform_int_distribution<int>(c.realistic ? -13 : -30, c.realistic ? -1 : -8)(rng));
     quant::QuantizeMultiplier(real, &multiplier[n], &shift[n]);
   }
   reference::ConvQuantParams q;
@@ -103,6 +110,10 @@ void Check(const Case& c, std::mt19937& rng) {
   p.act_max = q.act_max;
   for (int threads : {1, 3}) {
     const optimized::Conv16x8 fast(p, threads);
+    // Extreme sums with the bias undoing them leave int32 from 256 products.
+    const int k = c.filter * c.filter * c.in_c;
+    ASSERT_EQ(fast.requantizes_in_int32(),
+              c.realistic && c.bias != 2 && k <= 256 && !(c.extreme && k == 256));
     optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
     std::vector<int16_t> got(want.size(), 0x5555);
     for (int task = fast.num_tasks() - 1; task >= 0; --task)
@@ -130,6 +141,14 @@ TEST(OptimizedConv16x8Test, MatchesReference) {
   cases.push_back({1, 2, 3, 600, 17, 1, 1, 1, false, 1, true});
   cases.push_back({1, 4, 4, 70, 5, 3, 1, 1, true, 1, true});
   for (const Case& c : cases) ASSERT_NO_FATAL_FAILURE(Check(c, rng));
+  // The same shapes with real layers' biases and scales, and the extremes
+  // at 256 products (1x1 of 256 channels: the bias leaves int32) and 252.
+  cases.push_back({1, 2, 3, 256, 17, 1, 1, 1, false, 1, true});
+  cases.push_back({1, 3, 3, 28, 20, 3, 1, 1, false, 1, true});
+  for (Case c : cases) {
+    c.realistic = true;
+    ASSERT_NO_FATAL_FAILURE(Check(c, rng));
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "kernels/optimized/im2col.h"
 #include "kernels/optimized/requantize16.h"
@@ -41,6 +42,31 @@ DLG_TARGET_AVX2 inline void LoadPairWeights(const int8_t* w, int p, __m256i* w0,
   const int8_t* wp = w + static_cast<size_t>(p) * 2 * Conv16x8::kPanel;
   *w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
   *w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+}
+
+// rows[r] (r < R) times panel `w` ([k_pairs][16][2] int8) over k <=
+// kExactProducts16x8 values: the exact int32 sums[r][16] (overwritten).
+template <int R>
+DLG_TARGET_AVX2 void Block32(const int16_t* const* rows, int k, const int8_t* w, int32_t* sums) {
+  __m256i acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int p = 0; p < (k + 1) / 2; ++p) {
+    __m256i w0, w1;
+    LoadPairWeights(w, p, &w0, &w1);
+    const bool last_alone = 2 * p + 1 == k;  // its pair's second input is 0 (weight padding)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      int32_t pair = static_cast<uint16_t>(rows[r][2 * p]);
+      if (!last_alone) std::memcpy(&pair, rows[r] + 2 * p, sizeof(pair));
+      const __m256i x = _mm256_set1_epi32(pair);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, w0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, w1));
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * Conv16x8::kPanel + h * 8),
+                          acc[r][h]);
 }
 
 // rows[r] (r < R) times panel `w` ([k_pairs][16][2] int8) over k values:
@@ -98,6 +124,28 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
   direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
             g_.pad_width == 0 && g_.stride_height == 1 && g_.stride_width == 1;
+  // At most kExactProducts16x8 products per output, biases and shifts
+  // permitting: int32 sums and the requantization in 32-bit lanes.
+  if (!sums32_ && k_ <= reference::kExactProducts16x8 &&
+      Requant16Int32::Covers(p.multiplier, p.shift, p.bias64, n_, int64_t{k_} << 22)) {
+    requant32_ = std::make_unique<Requant16Int32>(p.multiplier, p.shift, p.bias64, n_);
+  } else {
+    PrepareWideRequantization(p);
+  }
+  weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
+  for (int n = 0; n < n_; ++n) {
+    const int8_t* src = p.filter + static_cast<size_t>(n) * k_;
+    int8_t* panel = weights_.data() + static_cast<size_t>(n / kPanel) * k_pairs_ * kPanel * 2;
+    for (int k = 0; k < k_; ++k)
+      panel[(static_cast<size_t>(k / 2) * kPanel + n % kPanel) * 2 + k % 2] = src[k];
+  }
+  const int64_t groups = (m_ + kRows - 1) / kRows;
+  num_tasks_ = m_ * n_ * k_ >= kMinParallelMacs ? std::max(1, num_threads) : 1;
+  num_tasks_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_tasks_, groups)));
+  per_task_bytes_ = direct_ ? 0 : RoundUp(size_t{kRows} * k_pairs_ * 2 * sizeof(int16_t), 64);
+}
+
+void Conv16x8::PrepareWideRequantization(const Conv16x8Params& p) {
   const size_t padded = static_cast<size_t>(panels_) * kPanel;
   bias_.Resize(padded);  // zeroed: padding channels give 0
   for (int n = 0; n < n_; ++n) {
@@ -122,17 +170,6 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
     multiplier_.assign(p.multiplier, p.multiplier + n_);
     shift_.assign(p.shift, p.shift + n_);
   }
-  weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
-  for (int n = 0; n < n_; ++n) {
-    const int8_t* src = p.filter + static_cast<size_t>(n) * k_;
-    int8_t* panel = weights_.data() + static_cast<size_t>(n / kPanel) * k_pairs_ * kPanel * 2;
-    for (int k = 0; k < k_; ++k)
-      panel[(static_cast<size_t>(k / 2) * kPanel + n % kPanel) * 2 + k % 2] = src[k];
-  }
-  const int64_t groups = (m_ + kRows - 1) / kRows;
-  num_tasks_ = m_ * n_ * k_ >= kMinParallelMacs ? std::max(1, num_threads) : 1;
-  num_tasks_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_tasks_, groups)));
-  per_task_bytes_ = direct_ ? 0 : RoundUp(size_t{kRows} * k_pairs_ * 2 * sizeof(int16_t), 64);
 }
 
 void Conv16x8::GatherRow(const int16_t* input, int64_t m, int16_t* dst) const {
@@ -155,6 +192,7 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
 #if DELEGATO_X86
   const int16_t* rows[kRows];
   alignas(32) int64_t sums[kRows * kPanel];
+  alignas(32) int32_t sums32[kRows * kPanel];
   for (int64_t m0 = m_begin; m0 < m_end; m0 += kRows) {
     const int count = static_cast<int>(std::min<int64_t>(kRows, m_end - m0));
     for (int r = 0; r < count; ++r) {
@@ -167,16 +205,28 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
       }
     }
     for (int pn = 0; pn < panels_; ++pn) {
-      std::fill(sums, sums + kRows * kPanel, int64_t{0});
       const int8_t* w = weights_.data() + static_cast<size_t>(pn) * k_pairs_ * kPanel * 2;
+      const int c0 = pn * kPanel;
+      const int ncols = std::min(kPanel, n_ - c0);
+      if (requant32_ != nullptr) {
+        switch (count) {
+          case 1: Block32<1>(rows, k_, w, sums32); break;
+          case 2: Block32<2>(rows, k_, w, sums32); break;
+          case 3: Block32<3>(rows, k_, w, sums32); break;
+          default: Block32<4>(rows, k_, w, sums32); break;
+        }
+        for (int r = 0; r < count; ++r)
+          requant32_->Run(sums32 + r * kPanel, c0, act_min_, act_max_,
+                          output + (m0 + r) * n_ + c0, ncols);
+        continue;
+      }
+      std::fill(sums, sums + kRows * kPanel, int64_t{0});
       switch (count) {
         case 1: Block<1>(rows, k_, w, sums); break;
         case 2: Block<2>(rows, k_, w, sums); break;
         case 3: Block<3>(rows, k_, w, sums); break;
         default: Block<4>(rows, k_, w, sums); break;
       }
-      const int c0 = pn * kPanel;
-      const int ncols = std::min(kPanel, n_ - c0);
       if (vector_requant_) {
         for (int r = 0; r < count; ++r)
           Requantize16(sums + r * kPanel, bias_.data() + c0, reduced_.data() + c0,

@@ -25,10 +25,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/optimized/requantize16.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/int16x8.h"
 
@@ -58,6 +60,8 @@ class Conv16x8 {
   // scratch_bytes(), 64-byte aligned.
   void RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const;
   size_t packed_bytes() const { return weights_.bytes(); }
+  // Whether sums stay int32 and requantize in 32-bit lanes (Requant16Int32).
+  bool requantizes_in_int32() const { return requant32_ != nullptr; }
 
   static constexpr int kRows = 4;
   static constexpr int kPanel = 16;
@@ -69,18 +73,25 @@ class Conv16x8 {
   void RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,
                int16_t* rows_scratch) const;
   void GatherRow(const int16_t* input, int64_t m, int16_t* dst) const;
+  // The 64-bit sums' requantization (bias_, reduced_ and right_, or
+  // multiplier_ and shift_).
+  void PrepareWideRequantization(const Conv16x8Params& p);
 
   reference::ConvGeometry g_;
   int k_ = 0, k_pairs_ = 0, n_ = 0, panels_ = 0;
   int64_t m_ = 0;
   bool direct_ = false;  // 1x1, stride 1, unpadded: row m is input pixel m
   bool sums32_ = false;
-  // Per channel, padded to whole panels: the bias (0 without one; INT32
+  // At most kExactProducts16x8 products per output (1x1 layers of up to 256
+  // input channels), biases and shifts permitting (Requant16Int32::Covers):
+  // int32 sums, requantized in 32-bit lanes. Otherwise 64-bit sums and,
+  // per channel, padded to whole panels: the bias (0 without one; INT32
   // biases widened) and the 64-bit requantization's 16-bit multiplier and
   // right shift (reference::MultiplyByQuantizedMultiplier64), when every
   // channel's fit the vector form (vector_requant_). Otherwise the
   // requantization runs per output from multiplier_ and shift_ (kept only
   // then: 16 bytes per channel instead of 56, over a model's thousands).
+  std::unique_ptr<Requant16Int32> requant32_;
   AlignedBuffer<int64_t> bias_;
   AlignedBuffer<int32_t> reduced_, right_;
   std::vector<int32_t> multiplier_, shift_;
