@@ -17,7 +17,7 @@
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/quant_binary.h"
 #include "kernels/optimized/activations16.h"
-#include "kernels/optimized/quant_mul16.h"
+#include "kernels/optimized/quant_binary16.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/quantization.h"
@@ -194,8 +194,9 @@ struct BinaryData {
   int32_t divisor_zero = 0;
   // The optimized kernel (8-bit quantized ADD, SUB, MUL), when allowed.
   std::unique_ptr<optimized::QuantBinary> fast;
-  // int16 MUL in vectors (optimized::QuantMul16), when allowed.
-  bool fast_mul16 = false;
+  // int16 MUL, ADD and SUB in vectors (optimized::QuantMul16 /
+  // QuantAddSub16), when allowed.
+  bool fast_mul16 = false, fast_add_sub16 = false;
   // float32 ADD/SUB/MUL/DIV in vectors (bit-exact), when allowed.
   bool fast_float = false;
   optimized::Isa isa = optimized::Isa::kScalar;
@@ -433,9 +434,11 @@ void PrepareBinary(KernelContext& ctx, Node& node, BinaryOp op) {
       PrepareQuantizedMulDiv(ctx, node, in1, in2, out, act, data.get());
     const bool eight_bit = in1.type == DataType::kUInt8 || in1.type == DataType::kInt8;
     const bool add_sub = op == BinaryOp::kAdd || op == BinaryOp::kSub;
-    data->fast_mul16 = ctx.optimized() && in1.type == DataType::kInt16 &&
-                       op == BinaryOp::kMul &&
+    const bool int16 = ctx.optimized() && in1.type == DataType::kInt16;
+    data->fast_mul16 = int16 && op == BinaryOp::kMul &&
                        optimized::QuantMul16Covers(data->mul_div, optimized::SelectedIsa());
+    data->fast_add_sub16 =
+        int16 && add_sub && optimized::QuantAddSub16Covers(data->add, optimized::SelectedIsa());
     if (ctx.optimized() && eight_bit &&
         ((add_sub && optimized::QuantBinary::CoversAddSub(data->add)) ||
          (op == BinaryOp::kMul && optimized::QuantBinary::CoversMul(data->mul_div)))) {
@@ -576,14 +579,18 @@ void EvalBinary(KernelContext& ctx, const Node& node) {
     });
     return;
   }
-  if (d.fast_mul16) {
+  if (d.fast_mul16 || d.fast_add_sub16) {
     const int16_t* pa = a.data_as<int16_t>();
     const int16_t* pb = b.data_as<int16_t>();
     int16_t* po = out.data_as<int16_t>();
     ParallelRange(
         ctx, d.plan.num_elements,
         [&](int64_t begin, int64_t end) {
-          optimized::QuantMul16(d.plan, pa, pb, po, d.mul_div, begin, end);
+          if (d.fast_mul16)
+            optimized::QuantMul16(d.plan, pa, pb, po, d.mul_div, begin, end);
+          else
+            optimized::QuantAddSub16(d.plan, pa, pb, po, d.add, d.op == BinaryOp::kSub, begin,
+                                     end);
         },
         kMinParallelVectorElements);
     return;

@@ -21,7 +21,7 @@
 
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/quant_binary.h"
-#include "kernels/optimized/quant_mul16.h"
+#include "kernels/optimized/quant_binary16.h"
 #include "kernels/optimized/requantize_magnitude.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/elementwise.h"
@@ -215,6 +215,61 @@ TEST(OptimizedBinaryTest, Int16MulMatchesReference) {
     optimized::QuantMul16(plan, a.data(), b.data(), got.data(), p, 0, split);
     ASSERT_EQ(got, want) << "trial " << trial << " multiplier " << p.output_multiplier
                          << " shift " << p.output_shift;
+  }
+}
+
+// int16 ADD and SUB (zero points 0, left shift 15) from random scales, as
+// Prepare derives them: broadcasts, clamps, extreme values, split ranges.
+TEST(OptimizedBinaryTest, Int16AddSubMatchesReference) {
+  reference::QuantizedAddParams probe;
+  probe.left_shift = 15;
+  if (!optimized::QuantAddSub16Covers(probe, optimized::SelectedIsa()))
+    GTEST_SKIP() << "int16 ADD runs the reference on " << optimized::IsaName(optimized::SelectedIsa());
+  // Shifted further, or offset, an int16 input would leave int32.
+  probe.left_shift = 16;
+  EXPECT_FALSE(optimized::QuantAddSub16Covers(probe, optimized::SelectedIsa()));
+  probe.left_shift = 15;
+  probe.input2_offset = 1;
+  EXPECT_FALSE(optimized::QuantAddSub16Covers(probe, optimized::SelectedIsa()));
+  std::mt19937 rng(53);
+  for (int trial = 0; trial < 400; ++trial) {
+    reference::QuantizedAddParams p;
+    p.left_shift = 15;
+    auto scale = [&] {
+      return std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                        std::uniform_int_distribution<int>(-16, 0)(rng));
+    };
+    const double s1 = scale(), s2 = trial % 6 == 3 ? s1 : scale(), so = scale();
+    const double twice_max = 2 * std::max(s1, s2);
+    const double real_output = twice_max / (double{1 << 15} * so);
+    if (real_output >= 1.0) continue;  // Prepare refuses it
+    quant::QuantizeMultiplier(s1 / twice_max, &p.input1_multiplier, &p.input1_shift);
+    quant::QuantizeMultiplier(s2 / twice_max, &p.input2_multiplier, &p.input2_shift);
+    quant::QuantizeMultiplier(real_output, &p.output_multiplier, &p.output_shift);
+    if (p.output_shift < -31) continue;
+    p.act_min = -32768;
+    p.act_max = 32767;
+    if (trial % 3 == 1) {
+      p.act_min = std::uniform_int_distribution<int>(-32768, 0)(rng);
+      p.act_max = std::uniform_int_distribution<int>(0, 32767)(rng);
+    }
+    ASSERT_TRUE(optimized::QuantAddSub16Covers(p, optimized::SelectedIsa()));
+    const bool subtract = trial % 2 == 1;
+    Shapes s = RandomShapes(rng);
+    if (trial % 5 == 2) s = Shapes{{1, 6, 7, 40}, {1, 1, 1, 40}, {1, 6, 7, 40}};
+    const reference::BroadcastPlan plan = reference::MakeBroadcastPlan(s.a, s.b, s.out);
+    std::vector<int16_t> a(Count(s.a)), b(Count(s.b));
+    std::uniform_int_distribution<int> value(-32768, 32767);
+    const int extreme = trial % 7 == 0 ? -32768 : trial % 7 == 1 ? 32767 : 0;
+    for (auto& v : a) v = static_cast<int16_t>(extreme != 0 ? extreme : value(rng));
+    for (auto& v : b) v = static_cast<int16_t>(extreme != 0 ? -extreme - 1 : value(rng));
+    const int64_t n = plan.num_elements;
+    std::vector<int16_t> want(n), got(n, 0x5555);
+    reference::QuantizedAdd(plan, a.data(), b.data(), want.data(), p, subtract, 0, n);
+    const int64_t split = n / 3;
+    optimized::QuantAddSub16(plan, a.data(), b.data(), got.data(), p, subtract, split, n);
+    optimized::QuantAddSub16(plan, a.data(), b.data(), got.data(), p, subtract, 0, split);
+    ASSERT_EQ(got, want) << "trial " << trial << (subtract ? " SUB" : " ADD");
   }
 }
 

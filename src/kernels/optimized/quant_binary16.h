@@ -1,6 +1,6 @@
-// int16 MUL (int16x8 models: activations with zero point 0) with
-// broadcasting, vectorized, bit-exact with
-// reference::QuantizedMulBroadcast<int16_t>.
+// int16 MUL, ADD and SUB (int16x8 models: activations with zero point 0)
+// with broadcasting, vectorized, bit-exact with
+// reference::QuantizedMulBroadcast<int16_t> and reference::QuantizedAdd<int16_t>.
 //
 // The output is walked in runs along the innermost (merged) dimension, as the
 // reference does. In a run where each input is contiguous or one broadcast
@@ -8,7 +8,10 @@
 // pixel), 8 outputs at a time: the inputs sign-extended to int32, multiplied
 // (|product| <= 2^30: exact), the reference's MultiplyByQuantizedMultiplier
 // per lane (requantize.h), the output offset, the activation clamp, packed
-// back to int16 (exact: the clamp bounds lie inside int16). Other strides and
+// back to int16 (exact: the clamp bounds lie inside int16). ADD and SUB
+// shift each input left by 15 (|x| <= 2^30), rescale it with its below-one
+// multiplier, add or subtract (|sum| < 2^31) and rescale to the output, the
+// same fixed-point steps per lane; a broadcast input is rescaled once. Other strides and
 // the last < 8 outputs of a run take the reference's scalar steps. x86 with
 // AVX2 or AVX-512 only (AVX-512 runs the same 8-lane code); elsewhere the
 // reference.
@@ -25,6 +28,16 @@ namespace delegato::optimized {
 // offsets (the products then fit int32), a shift in [-31, 31] and a
 // non-negative multiplier (as QuantBinary::CoversMul), an x86 vector ISA.
 bool QuantMul16Covers(const reference::QuantizedMulDivParams& p, Isa isa);
+
+// Whether QuantAddSub16 reproduces these parameters on this ISA: zero input
+// offsets, a left shift of at most 15, right shifts of 0-31 and
+// non-negative multipliers, an x86 vector ISA.
+bool QuantAddSub16Covers(const reference::QuantizedAddParams& p, Isa isa);
+
+// Output elements [begin, end) of `plan` (any split gives the same values).
+void QuantAddSub16(const reference::BroadcastPlan& plan, const int16_t* a, const int16_t* b,
+                   int16_t* out, const reference::QuantizedAddParams& p, bool subtract,
+                   int64_t begin, int64_t end);
 
 // Output elements [begin, end) of `plan` (any split gives the same values).
 void QuantMul16(const reference::BroadcastPlan& plan, const int16_t* a, const int16_t* b,
