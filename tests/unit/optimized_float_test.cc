@@ -189,6 +189,11 @@ std::vector<ConvCase> ConvCases() {
   cases.push_back({1, 10, 9, 6, 5, 2, 31, 2, 1, S, true, true});     // rectangular filter
   cases.push_back({1, 2, 2, 4, 3, 3, 8, 1, 1, S, true, false});      // filter wider than image
   cases.push_back({1, 1, 1, 1, 1, 1, 1, 1, 1, V, false, false});
+  // A lone output row (a squeeze-and-excitation 1x1, a classifier): whole
+  // panels four at a time (Gemv), then the rest; direct and gathered.
+  cases.push_back({1, 1, 1, 40, 1, 1, 300, 1, 1, S, true, true});
+  cases.push_back({1, 1, 1, 24, 1, 1, 64, 1, 1, S, false, false});
+  cases.push_back({1, 1, 1, 12, 3, 3, 130, 1, 1, S, true, false});
   // At most 8 output channels (AVX-512 two taps per vector): even and odd
   // runs per filter row, 1x1 (one run of k), dilated (a run per tap).
   for (int out : {1, 5, 8}) {

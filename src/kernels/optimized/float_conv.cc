@@ -515,12 +515,18 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
   using GemmFn = void (*)(int, int, int, const float* const*, const float*, const float*, float,
                           float, float*, size_t, int);
   GemmFn gemm = scalar::Gemm;
+  using GemvFn = void (*)(int, int, const float* const*, const float*, size_t, const float*,
+                          float, float, float*);
+  GemvFn gemv = scalar::Gemv;
+  constexpr int kGemvPanels = scalar::kGemvPanels;
 #if DELEGATO_X86
-  if (gemm_isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm;
-  if (gemm_isa_ == Isa::kAvx2) gemm = avx2::Gemm;
+  static_assert(avx2::kGemvPanels == kGemvPanels && avx512::kGemvPanels == kGemvPanels);
+  if (gemm_isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm, gemv = avx512::Gemv;
+  if (gemm_isa_ == Isa::kAvx2) gemm = avx2::Gemm, gemv = avx2::Gemv;
 #endif
 #if DELEGATO_ARM
-  if (IsArmIsa(isa_)) gemm = neon::GemmByLane;
+  static_assert(neon::kGemvPanels == kGemvPanels);
+  if (IsArmIsa(isa_)) gemm = neon::GemmByLane, gemv = neon::Gemv;
 #endif
   // The output pixel of row m0, advanced row by row (no division per row).
   Pixel px = PixelOf(m_begin);
@@ -555,22 +561,35 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
       ++i;
       Advance(px);
     }
+    const int64_t* offsets = seg_offsets_.data();
+    int segments_of = -1;  // the row group `segments` holds
+    // A lone row (a 1x1 image, FULLY_CONNECTED's one batch): whole panels
+    // kGemvPanels at a time, the rest below.
+    int first_panel = p_begin;
+    if (count == 1) {
+      for (int s = 0; s < segs_; ++s)
+        segments[s] = gathered[0] ? rows[0] + static_cast<size_t>(s) * run_ : rows[0] + offsets[s];
+      segments_of = 0;
+      for (; first_panel + kGemvPanels <= p_end && (first_panel + kGemvPanels) * nr_ <= n_;
+           first_panel += kGemvPanels)
+        gemv(segs_, run_, segments, weights_.data() + static_cast<size_t>(first_panel) * k_ * nr_,
+             static_cast<size_t>(k_) * nr_, bias_.data() + static_cast<size_t>(first_panel) * nr_,
+             act_min_, act_max_, output + (m0 - m_begin) * n_ + int64_t{first_panel} * nr_);
+    }
     // Small weights (they stay in L1): each group of rows through every
     // panel, so output rows are written whole; otherwise each panel over
     // every row group of the block.
-    const bool rows_outer = static_cast<size_t>(p_end - p_begin) * k_ * nr_ * sizeof(float) <=
+    const bool rows_outer = static_cast<size_t>(p_end - first_panel) * k_ * nr_ * sizeof(float) <=
                             kSmallWeightsBytes;
     // Row groups of nearly equal size (49 rows: 7 x 7, not 6 x 8 + 1: a lone
     // row runs at the multiply-add latency, not its throughput).
     const int groups = (count + mr_ - 1) / mr_;
     const int group_base = count / groups, group_extra = count % groups;
-    const int outer_count = rows_outer ? groups : p_end - p_begin;
-    const int inner_count = rows_outer ? p_end - p_begin : groups;
-    const int64_t* offsets = seg_offsets_.data();
-    int segments_of = -1;  // the row group `segments` holds
+    const int outer_count = rows_outer ? groups : p_end - first_panel;
+    const int inner_count = rows_outer ? p_end - first_panel : groups;
     for (int outer = 0; outer < outer_count; ++outer) {
       for (int inner = 0; inner < inner_count; ++inner) {
-        const int pn = p_begin + (rows_outer ? inner : outer);
+        const int pn = first_panel + (rows_outer ? inner : outer);
         const int group = rows_outer ? outer : inner;
         const int r0 = group * group_base + std::min(group, group_extra);
         const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
