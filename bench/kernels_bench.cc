@@ -630,6 +630,53 @@ void BM_Conv16x8(benchmark::State& state, Layer l) {
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
+// int16x8 FULLY_CONNECTED (INT64 bias): the reference or optimized::Conv16x8
+// in its FULLY_CONNECTED mode.
+void BM_FullyConnected16x8(benchmark::State& state, int batches, int depth, int units) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-127, 127);
+  std::vector<int16_t> input(static_cast<size_t>(batches) * depth);
+  std::vector<int8_t> weights(static_cast<size_t>(units) * depth);
+  for (auto& v : input) v = static_cast<int16_t>(x_dist(rng));
+  for (auto& v : weights) v = static_cast<int8_t>(w_dist(rng));
+  std::vector<int64_t> bias(units, 1000);
+  std::vector<double> scale(units, 1.0 / (1 << 20));
+  std::vector<int16_t> output(static_cast<size_t>(batches) * units);
+  if (isa == kReference) {
+    ref::FullyConnectedGeometry g;
+    g.batches = batches;
+    g.accum_depth = depth;
+    g.output_depth = units;
+    std::vector<int16_t> packed(g.weight_elements());
+    ref::PackFullyConnectedWeights(g, weights.data(), 0, packed.data());
+    ref::FullyConnectedQuantParams q;
+    q.output_scale = scale.data();
+    q.act_min = -32768;
+    q.act_max = 32767;
+    for (auto _ : state)
+      ref::FullyConnected16x8(g, input.data(), packed.data(), bias.data(), q, output.data(), 0,
+                              g.work_units());
+  } else {
+    opt::Conv16x8Params p;
+    p.geometry.batches = batches;
+    p.geometry.input_height = p.geometry.input_width = 1;
+    p.geometry.output_height = p.geometry.output_width = 1;
+    p.geometry.filter_height = p.geometry.filter_width = 1;
+    p.geometry.input_depth = p.geometry.filter_depth = depth;
+    p.geometry.output_depth = units;
+    p.filter = weights.data();
+    p.bias64 = bias.data();
+    p.output_scale = scale.data();
+    const opt::Conv16x8 fc(p, 1);
+    opt::AlignedBuffer<uint8_t> scratch(fc.scratch_bytes() + 64);
+    for (auto _ : state) fc.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * int64_t{batches} * depth * units);
+}
+
 // int16x8 DEPTHWISE_CONV_2D (SAME padding, multiplier 1, INT64 bias): the
 // reference or optimized::Depthwise16x8 (one AVX2 code path).
 void BM_Depthwise16x8(benchmark::State& state, Layer l) {
@@ -1402,6 +1449,19 @@ int RegisterAll() {
         ->Arg(kReference)
         ->Arg(1)
         ->Unit(benchmark::kMicrosecond);
+  // int16x8 FULLY_CONNECTED: a transformer's projection and a classifier.
+  benchmark::RegisterBenchmark("fully_connected_16x8/16x128->256", BM_FullyConnected16x8, 16, 128,
+                               256)
+      ->ArgName("isa")
+      ->Arg(kReference)
+      ->Arg(1)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("fully_connected_16x8/1x1280->1000", BM_FullyConnected16x8, 1,
+                               1280, 1000)
+      ->ArgName("isa")
+      ->Arg(kReference)
+      ->Arg(1)
+      ->Unit(benchmark::kMicrosecond);
   // int16x8 depthwise: MobileNet v2's 56x56 3x3 and an EfficientNet 5x5.
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[8]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_16x8").c_str(), BM_Depthwise16x8, l)

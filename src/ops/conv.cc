@@ -1132,6 +1132,9 @@ struct FullyConnectedData {
   std::unique_ptr<optimized::QuantConv> fast;
   // float32 with constant weights and bias, when allowed (the float GEMM).
   std::unique_ptr<optimized::FloatConv> fast_float;
+  // int16x8 with constant int8 weights (zero point 0) and bias on AVX2 /
+  // AVX-512, when allowed (bit-exact).
+  std::unique_ptr<optimized::Conv16x8> fast16;
   // int16x8 with quantized_bias_type INT32: 32-bit sums, even without a bias.
   bool int32_accumulate = false;
   // Hybrid: float input and output, constant int8 weights.
@@ -1372,6 +1375,32 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
       return;
     }
   }
+  if (ctx.optimized() && type == DataType::kInt16 && weights.type == DataType::kInt8 &&
+      weights.is_constant() && (bias == nullptr || bias->is_constant()) &&
+      d->q.filter_offset == 0 && g.accum_depth > 0 && g.batches > 0 && g.output_depth > 0) {
+    optimized::Conv16x8Params p;
+    reference::ConvGeometry& cg = p.geometry;
+    cg.batches = g.batches;
+    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
+    cg.filter_height = cg.filter_width = 1;
+    cg.input_depth = cg.filter_depth = g.accum_depth;
+    cg.output_depth = g.output_depth;
+    p.filter = weights.data_as<int8_t>();
+    if (bias != nullptr && bias->type == DataType::kInt32)
+      p.bias32 = bias->data_as<int32_t>();
+    else if (bias != nullptr)
+      p.bias64 = bias->data_as<int64_t>();
+    p.sums32 = d->int32_accumulate;
+    p.output_scale = d->q.output_scales.data();
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    if (optimized::Conv16x8::Covers(cg, optimized::SelectedIsa())) {
+      d->fast16 = std::make_unique<optimized::Conv16x8>(p, ctx.pool().num_threads());
+      node.scratch_bytes = d->fast16->scratch_bytes();
+      node.op_data = std::move(d);
+      return;
+    }
+  }
   if (weights.is_constant()) {
     if (type == DataType::kFloat32) {
       d->packed_float.resize(g.weight_elements());
@@ -1434,6 +1463,10 @@ void EvalFullyConnected(KernelContext& ctx, const Node& node) {
   }
   if (d.fast_float != nullptr) {
     RunTasks(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>(), node.scratch);
+    return;
+  }
+  if (d.fast16 != nullptr) {
+    RunTasks(ctx, *d.fast16, input.data_as<int16_t>(), output.data_as<int16_t>(), node.scratch);
     return;
   }
 

@@ -3,8 +3,10 @@
 // (padding, strides, dilation), input channels odd and even, around a run of
 // 128 pairs and beyond, output channels around the 16-channel panel, rows
 // around the 4-row block, INT64 / INT32 / no bias, clamps, extreme inputs
-// whose sums leave int32, 1-3 tasks.
+// whose sums leave int32, 1-3 tasks. FULLY_CONNECTED (the same GEMM with
+// its double-precision rescale) against reference::FullyConnected16x8.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -149,6 +151,92 @@ TEST(OptimizedConv16x8Test, MatchesReference) {
     c.realistic = true;
     ASSERT_NO_FATAL_FAILURE(Check(c, rng));
   }
+}
+
+struct FcCase {
+  int batches, depth, units;
+  int bias;  // 0 none, 1 INT64, 2 INT32 (32-bit sums)
+  bool extreme;
+};
+
+void CheckFullyConnected(const FcCase& c, std::mt19937& rng) {
+  SCOPED_TRACE(std::to_string(c.batches) + "x" + std::to_string(c.depth) + "->" +
+               std::to_string(c.units) + " bias" + std::to_string(c.bias) +
+               (c.extreme ? " extreme" : ""));
+  reference::FullyConnectedGeometry g;
+  g.batches = c.batches;
+  g.accum_depth = c.depth;
+  g.output_depth = c.units;
+  std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-128, 127);
+  std::vector<int16_t> input(static_cast<size_t>(c.batches) * c.depth);
+  std::vector<int8_t> weights(static_cast<size_t>(c.units) * c.depth);
+  for (auto& v : input) v = static_cast<int16_t>(c.extreme ? -32768 : x_dist(rng));
+  for (auto& v : weights) v = static_cast<int8_t>(c.extreme ? -128 : w_dist(rng));
+  std::vector<int64_t> bias64(c.units);
+  std::vector<int32_t> bias32(c.units);
+  std::vector<double> scale(c.units);
+  for (int n = 0; n < c.units; ++n) {
+    bias64[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << 40), int64_t{1} << 40)(rng);
+    if (c.extreme) bias64[n] = -int64_t{32768} * 128 * c.depth + n * 1000;
+    bias32[n] = static_cast<int32_t>(rng());
+    // Some outputs far out of int32 (INT32_MIN in the reference), most in range.
+    scale[n] = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng),
+                          std::uniform_int_distribution<int>(-30, n % 7 == 0 ? 4 : -10)(rng));
+  }
+  reference::FullyConnectedQuantParams q;
+  q.output_scale = scale.data();
+  q.act_min = c.extreme ? -32768 : -20000;
+  q.act_max = c.extreme ? 32767 : 25000;
+  std::vector<int16_t> packed(g.weight_elements());
+  reference::PackFullyConnectedWeights(g, weights.data(), 0, packed.data());
+  std::vector<int16_t> want(static_cast<size_t>(c.batches) * c.units);
+  if (c.bias == 1)
+    reference::FullyConnected16x8(g, input.data(), packed.data(), bias64.data(), q, want.data(),
+                                  0, g.work_units());
+  else if (c.bias == 2)
+    reference::FullyConnected16x8(g, input.data(), packed.data(), bias32.data(), q, want.data(),
+                                  0, g.work_units());
+  else
+    reference::FullyConnected16x8<int64_t>(g, input.data(), packed.data(), nullptr, q,
+                                           want.data(), 0, g.work_units());
+
+  optimized::Conv16x8Params p;
+  reference::ConvGeometry& cg = p.geometry;
+  cg.batches = c.batches;
+  cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
+  cg.filter_height = cg.filter_width = 1;
+  cg.input_depth = cg.filter_depth = c.depth;
+  cg.output_depth = c.units;
+  p.filter = weights.data();
+  if (c.bias == 1) p.bias64 = bias64.data();
+  if (c.bias == 2) p.bias32 = bias32.data(), p.sums32 = true;
+  p.output_scale = scale.data();
+  p.act_min = q.act_min;
+  p.act_max = q.act_max;
+  for (int threads : {1, 3}) {
+    const optimized::Conv16x8 fast(p, threads);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<int16_t> got(want.size(), 0x5555);
+    for (int task = fast.num_tasks() - 1; task >= 0; --task)
+      fast.RunTask(task, input.data(), got.data(), scratch.data());
+    ASSERT_EQ(got, want) << threads << " threads";
+  }
+}
+
+TEST(OptimizedConv16x8Test, FullyConnectedMatchesReference) {
+  if (!optimized::IsaSupported(optimized::Isa::kAvx2))
+    GTEST_SKIP() << "the int16x8 fast path needs AVX2";
+  std::mt19937 rng(31);
+  for (int bias : {0, 1, 2}) {
+    for (int batches : {1, 3, 4, 5, 9})
+      ASSERT_NO_FATAL_FAILURE(CheckFullyConnected({batches, 37, 33, bias, false}, rng));
+    ASSERT_NO_FATAL_FAILURE(CheckFullyConnected({2, 256, 16, bias, false}, rng));
+    ASSERT_NO_FATAL_FAILURE(CheckFullyConnected({1, 1280, 10, bias, false}, rng));
+  }
+  // Extreme sums (700 x 2^22): undone by the INT64 bias; beyond int32 with
+  // an INT32 bias, where the reference's 32-bit sums wrap.
+  ASSERT_NO_FATAL_FAILURE(CheckFullyConnected({2, 700, 17, 1, true}, rng));
+  ASSERT_NO_FATAL_FAILURE(CheckFullyConnected({2, 700, 17, 2, true}, rng));
 }
 
 }  // namespace

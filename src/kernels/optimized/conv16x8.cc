@@ -124,10 +124,13 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   m_ = int64_t{g_.batches} * g_.output_height * g_.output_width;
   direct_ = g_.filter_height == 1 && g_.filter_width == 1 && g_.pad_height == 0 &&
             g_.pad_width == 0 && g_.stride_height == 1 && g_.stride_width == 1;
-  // At most kExactProducts16x8 products per output, biases and shifts
-  // permitting: int32 sums and the requantization in 32-bit lanes.
-  if (!sums32_ && k_ <= reference::kExactProducts16x8 &&
-      Requant16Int32::Covers(p.multiplier, p.shift, p.bias64, n_, int64_t{k_} << 22)) {
+  if (p.output_scale != nullptr) {
+    fc_scale_.assign(p.output_scale, p.output_scale + n_);
+    SetBias(p);
+  } else if (!sums32_ && k_ <= reference::kExactProducts16x8 &&
+             Requant16Int32::Covers(p.multiplier, p.shift, p.bias64, n_, int64_t{k_} << 22)) {
+    // At most kExactProducts16x8 products per output, biases and shifts
+    // permitting: int32 sums and the requantization in 32-bit lanes.
     requant32_ = std::make_unique<Requant16Int32>(p.multiplier, p.shift, p.bias64, n_);
   } else {
     PrepareWideRequantization(p);
@@ -145,13 +148,17 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   per_task_bytes_ = direct_ ? 0 : RoundUp(size_t{kRows} * k_pairs_ * 2 * sizeof(int16_t), 64);
 }
 
-void Conv16x8::PrepareWideRequantization(const Conv16x8Params& p) {
-  const size_t padded = static_cast<size_t>(panels_) * kPanel;
-  bias_.Resize(padded);  // zeroed: padding channels give 0
+void Conv16x8::SetBias(const Conv16x8Params& p) {
+  bias_.Resize(static_cast<size_t>(panels_) * kPanel);  // zeroed: padding channels give 0
   for (int n = 0; n < n_; ++n) {
     if (p.bias64 != nullptr) bias_[n] = p.bias64[n];
     if (p.bias32 != nullptr) bias_[n] = p.bias32[n];
   }
+}
+
+void Conv16x8::PrepareWideRequantization(const Conv16x8Params& p) {
+  const size_t padded = static_cast<size_t>(panels_) * kPanel;
+  SetBias(p);
   // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
   // multiplier >= 0 and a right shift of 1-63.
   vector_requant_ = !sums32_;
@@ -226,6 +233,23 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
         case 2: Block<2>(rows, k_, w, sums); break;
         case 3: Block<3>(rows, k_, w, sums); break;
         default: Block<4>(rows, k_, w, sums); break;
+      }
+      if (!fc_scale_.empty()) {
+        for (int r = 0; r < count; ++r) {
+          int16_t* out = output + (m0 + r) * n_ + c0;
+          for (int j = 0; j < ncols; ++j) {
+            const int c = c0 + j;
+            const uint64_t total =
+                static_cast<uint64_t>(sums[r * kPanel + j]) + static_cast<uint64_t>(bias_[c]);
+            // The reference's sum: 32-bit wrapping with an INT32 bias.
+            const int64_t signed_total = sums32_
+                                             ? int64_t{static_cast<int32_t>(static_cast<uint32_t>(total))}
+                                             : static_cast<int64_t>(total);
+            out[j] = reference::detail::RescaleFullyConnected16(signed_total, fc_scale_[c],
+                                                                act_min_, act_max_);
+          }
+        }
+        continue;
       }
       if (vector_requant_) {
         for (int r = 0; r < count; ++r)

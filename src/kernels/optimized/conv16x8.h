@@ -1,5 +1,7 @@
 // int16x8 CONV_2D (int16 activations with zero point 0, int8 weights, INT64,
-// INT32 or no bias) as a GEMM on AVX2, bit-exact with reference::Conv16x8.
+// INT32 or no bias) as a GEMM on AVX2, bit-exact with reference::Conv16x8;
+// FULLY_CONNECTED too (as a 1x1 layer, with its own rescale), bit-exact with
+// reference::FullyConnected16x8.
 //
 // output[m][n] = requant(bias[n] + sum_k x[m][k] w[k][n]), m = output pixel,
 // k = (filter_y, filter_x, in_channel). Weights are packed once as int8 in
@@ -45,6 +47,10 @@ struct Conv16x8Params {
   bool sums32 = false;  // INT32 bias declared: 32-bit wrapping sums, 32-bit requantization
   const int32_t* multiplier = nullptr;  // one per output channel
   const int32_t* shift = nullptr;
+  // FULLY_CONNECTED (a 1x1 geometry, rows = batches): its double-precision
+  // rescale per output channel (reference::FullyConnected16x8) instead of
+  // multiplier and shift.
+  const double* output_scale = nullptr;
   int32_t act_min = -32768, act_max = 32767;
 };
 
@@ -73,6 +79,8 @@ class Conv16x8 {
   void RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,
                int16_t* rows_scratch) const;
   void GatherRow(const int16_t* input, int64_t m, int16_t* dst) const;
+  // bias_ from the params' INT64 or INT32 bias (0 without one).
+  void SetBias(const Conv16x8Params& p);
   // The 64-bit sums' requantization (bias_, reduced_ and right_, or
   // multiplier_ and shift_).
   void PrepareWideRequantization(const Conv16x8Params& p);
@@ -92,6 +100,7 @@ class Conv16x8 {
   // requantization runs per output from multiplier_ and shift_ (kept only
   // then: 16 bytes per channel instead of 56, over a model's thousands).
   std::unique_ptr<Requant16Int32> requant32_;
+  std::vector<double> fc_scale_;  // FULLY_CONNECTED: the rescale per channel (with bias_)
   AlignedBuffer<int64_t> bias_;
   AlignedBuffer<int32_t> reduced_, right_;
   std::vector<int32_t> multiplier_, shift_;

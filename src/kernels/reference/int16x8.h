@@ -69,6 +69,16 @@ inline int16_t Clamp16(int64_t v, int32_t lo, int32_t hi) {
   return static_cast<int16_t>(std::min<int64_t>(std::max<int64_t>(v, lo), hi));
 }
 
+// FULLY_CONNECTED's double-precision rescale of a (signed) sum, clamped.
+inline int16_t RescaleFullyConnected16(int64_t total, double scale, int32_t lo, int32_t hi) {
+  const double r = std::round(static_cast<double>(total) * scale);
+  // Out-of-range conversions give INT32_MIN on x86; reproduced, not undefined.
+  const int32_t scaled = r >= -2147483648.0 && r < 2147483648.0
+                             ? static_cast<int32_t>(r)
+                             : std::numeric_limits<int32_t>::min();
+  return Clamp16(scaled, lo, hi);
+}
+
 }  // namespace detail
 
 // CONV_2D over output rows [row_begin, row_end). `packed_filter` is the int8
@@ -214,13 +224,8 @@ void FullyConnected16x8(const FullyConnectedGeometry& g, const int16_t* input,
       const int32_t oc = block + j;
       Acc total = acc[j];
       if (bias != nullptr) total += static_cast<Acc>(static_cast<int64_t>(bias[oc]));
-      const double r =
-          std::round(static_cast<double>(static_cast<SignedAcc>(total)) * q.output_scale[oc]);
-      // Out-of-range conversions give INT32_MIN on x86; reproduced, not undefined.
-      const int32_t scaled = r >= -2147483648.0 && r < 2147483648.0
-                                 ? static_cast<int32_t>(r)
-                                 : std::numeric_limits<int32_t>::min();
-      out[j] = detail::Clamp16(scaled, q.act_min, q.act_max);
+      out[j] = detail::RescaleFullyConnected16(static_cast<SignedAcc>(total), q.output_scale[oc],
+                                               q.act_min, q.act_max);
     }
   }
 }
