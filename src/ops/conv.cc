@@ -1228,6 +1228,18 @@ void PackFullyConnectedInto(const FullyConnectedData& d, const Tensor& weights, 
 
 }  // namespace
 
+// FULLY_CONNECTED as the 1x1 convolution the optimized GEMMs run: one
+// output pixel per batch row.
+reference::ConvGeometry AsOneByOneConv(const reference::FullyConnectedGeometry& g) {
+  reference::ConvGeometry cg;
+  cg.batches = g.batches;
+  cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
+  cg.filter_height = cg.filter_width = 1;
+  cg.input_depth = cg.filter_depth = g.accum_depth;
+  cg.output_depth = g.output_depth;
+  return cg;
+}
+
 void PrepareFullyConnected(KernelContext& ctx, Node& node) {
   ctx.CheckInputCount(node, 2, 3);
   const auto& params = ParamsOf<FullyConnectedParams>(ctx, node, "FullyConnectedOptions");
@@ -1331,12 +1343,7 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
       (type == DataType::kUInt8 || d->q.filter_offset == 0) && g.accum_depth > 0 &&
       g.batches > 0 && g.output_depth > 0) {
     optimized::QuantConvParams p;
-    reference::ConvGeometry& cg = p.geometry;
-    cg.batches = g.batches;
-    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
-    cg.filter_height = cg.filter_width = 1;
-    cg.input_depth = cg.filter_depth = g.accum_depth;
-    cg.output_depth = g.output_depth;
+    p.geometry = AsOneByOneConv(g);
     p.is_uint8 = type == DataType::kUInt8;
     p.input_zero_point = -d->q.input_offset;
     p.filter_zero_point = -d->q.filter_offset;
@@ -1346,7 +1353,7 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
     p.output_scale = d->q.output_scales.data();
     p.filter = weights.data;
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
-    if (optimized::QuantConv::Covers(cg)) {
+    if (optimized::QuantConv::Covers(p.geometry)) {
       d->fast = MakeQuantConv(ctx, node, p);
       node.scratch_bytes = d->fast->scratch_bytes();
       node.op_data = std::move(d);
@@ -1357,17 +1364,12 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
       (bias == nullptr || bias->is_constant()) && g.accum_depth > 0 && g.batches > 0 &&
       g.output_depth > 0) {
     optimized::FloatConvParams p;
-    reference::ConvGeometry& cg = p.geometry;
-    cg.batches = g.batches;
-    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
-    cg.filter_height = cg.filter_width = 1;
-    cg.input_depth = cg.filter_depth = g.accum_depth;
-    cg.output_depth = g.output_depth;
+    p.geometry = AsOneByOneConv(g);
     p.act_min = d->q.act.float_min;
     p.act_max = d->q.act.float_max;
     p.filter = weights.data_as<float>();
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
-    if (optimized::FloatConv::Covers(cg)) {
+    if (optimized::FloatConv::Covers(p.geometry)) {
       d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
                                                              ctx.pool().num_threads());
       node.scratch_bytes = d->fast_float->scratch_bytes();
@@ -1379,12 +1381,7 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
       weights.is_constant() && (bias == nullptr || bias->is_constant()) &&
       d->q.filter_offset == 0 && g.accum_depth > 0 && g.batches > 0 && g.output_depth > 0) {
     optimized::Conv16x8Params p;
-    reference::ConvGeometry& cg = p.geometry;
-    cg.batches = g.batches;
-    cg.input_height = cg.input_width = cg.output_height = cg.output_width = 1;
-    cg.filter_height = cg.filter_width = 1;
-    cg.input_depth = cg.filter_depth = g.accum_depth;
-    cg.output_depth = g.output_depth;
+    p.geometry = AsOneByOneConv(g);
     p.filter = weights.data_as<int8_t>();
     if (bias != nullptr && bias->type == DataType::kInt32)
       p.bias32 = bias->data_as<int32_t>();
@@ -1394,7 +1391,7 @@ void PrepareFullyConnected(KernelContext& ctx, Node& node) {
     p.output_scale = d->q.output_scales.data();
     p.act_min = d->q.act.quant_min;
     p.act_max = d->q.act.quant_max;
-    if (optimized::Conv16x8::Covers(cg, optimized::SelectedIsa())) {
+    if (optimized::Conv16x8::Covers(p.geometry, optimized::SelectedIsa())) {
       d->fast16 = std::make_unique<optimized::Conv16x8>(p, ctx.pool().num_threads());
       node.scratch_bytes = d->fast16->scratch_bytes();
       node.op_data = std::move(d);

@@ -234,23 +234,6 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
         case 3: Block<3>(rows, k_, w, sums); break;
         default: Block<4>(rows, k_, w, sums); break;
       }
-      if (!fc_scale_.empty()) {
-        for (int r = 0; r < count; ++r) {
-          int16_t* out = output + (m0 + r) * n_ + c0;
-          for (int j = 0; j < ncols; ++j) {
-            const int c = c0 + j;
-            const uint64_t total =
-                static_cast<uint64_t>(sums[r * kPanel + j]) + static_cast<uint64_t>(bias_[c]);
-            // The reference's sum: 32-bit wrapping with an INT32 bias.
-            const int64_t signed_total = sums32_
-                                             ? int64_t{static_cast<int32_t>(static_cast<uint32_t>(total))}
-                                             : static_cast<int64_t>(total);
-            out[j] = reference::detail::RescaleFullyConnected16(signed_total, fc_scale_[c],
-                                                                act_min_, act_max_);
-          }
-        }
-        continue;
-      }
       if (vector_requant_) {
         for (int r = 0; r < count; ++r)
           Requantize16(sums + r * kPanel, bias_.data() + c0, reduced_.data() + c0,
@@ -258,18 +241,28 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
                        ncols);
         continue;
       }
+      // Per output: FULLY_CONNECTED's rescale, or a requantization outside
+      // the vector form; with an INT32 bias on the reference's wrapping
+      // 32-bit sum.
       for (int r = 0; r < count; ++r) {
         int16_t* out = output + (m0 + r) * n_ + c0;
         for (int j = 0; j < ncols; ++j) {
           const int c = c0 + j;
           const uint64_t total =
               static_cast<uint64_t>(sums[r * kPanel + j]) + static_cast<uint64_t>(bias_[c]);
+          const int64_t signed_total =
+              sums32_ ? int64_t{static_cast<int32_t>(static_cast<uint32_t>(total))}
+                      : static_cast<int64_t>(total);
+          if (!fc_scale_.empty()) {
+            out[j] = reference::detail::RescaleFullyConnected16(signed_total, fc_scale_[c],
+                                                                act_min_, act_max_);
+            continue;
+          }
           const int32_t v =
-              sums32_ ? quant::MultiplyByQuantizedMultiplier(
-                            static_cast<int32_t>(static_cast<uint32_t>(total)), multiplier_[c],
-                            shift_[c])
-                      : reference::MultiplyByQuantizedMultiplier64(static_cast<int64_t>(total),
-                                                                    multiplier_[c], shift_[c]);
+              sums32_ ? quant::MultiplyByQuantizedMultiplier(static_cast<int32_t>(signed_total),
+                                                             multiplier_[c], shift_[c])
+                      : reference::MultiplyByQuantizedMultiplier64(signed_total, multiplier_[c],
+                                                                    shift_[c]);
           out[j] = static_cast<int16_t>(std::min(std::max(v, act_min_), act_max_));
         }
       }
