@@ -21,6 +21,10 @@
 namespace delegato {
 namespace {
 
+// The fast path's code runs on x86 with AVX2 (AVX-512 too) and on aarch64.
+bool FastPathCpu() { return DELEGATO_ARM || optimized::IsaSupported(optimized::Isa::kAvx2); }
+constexpr optimized::Isa kFastIsa = DELEGATO_ARM ? optimized::Isa::kNeon : optimized::Isa::kAvx2;
+
 struct Case {
   int batches, height, width, channels, filter_h, filter_w, stride, dilation;
   bool same, bias, extreme;
@@ -94,7 +98,7 @@ void Check(const Case& c, std::mt19937& rng) {
                                want.data(), 0, rows);
 
   ASSERT_TRUE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
-                                               optimized::Isa::kAvx2));
+                                               kFastIsa));
   optimized::Depthwise16x8Params p;
   p.geometry = g;
   p.filter = filter.data();
@@ -106,7 +110,8 @@ void Check(const Case& c, std::mt19937& rng) {
   const optimized::Depthwise16x8 fast(p);
   // Which requantization runs follows from the biases and shifts; 256
   // extreme taps (2^30) with the bias undoing them leave int32.
-  const bool int32_lanes = c.realistic && !(c.extreme && taps == 256);
+  // x86 only; aarch64 requantizes per output.
+  const bool int32_lanes = DELEGATO_X86 && c.realistic && !(c.extreme && taps == 256);
   ASSERT_EQ(fast.requantizes_in_int32(), int32_lanes);
   // The output in one call, and in two row ranges run last first.
   std::vector<int16_t> got(want.size(), 0x5555);
@@ -119,8 +124,7 @@ void Check(const Case& c, std::mt19937& rng) {
 }
 
 TEST(OptimizedDepthwise16x8Test, MatchesReference) {
-  if (!optimized::IsaSupported(optimized::Isa::kAvx2))
-    GTEST_SKIP() << "the int16x8 fast path needs AVX2";
+  if (!FastPathCpu()) GTEST_SKIP() << "the int16x8 fast path needs AVX2 or aarch64";
   std::mt19937 rng(29);
   std::vector<Case> cases;
   for (int channels : {1, 3, 8, 15, 16, 17, 32, 40, 96})
@@ -151,22 +155,22 @@ TEST(OptimizedDepthwise16x8Test, CoversOnlyWhatItReproduces) {
   reference::DepthwiseGeometry g = Geometry({1, 20, 20, 8, 16, 16, 1, 1, false, true, false});
   std::vector<int32_t> multiplier(8, 1 << 30), shift(8, -3);
   EXPECT_TRUE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
-                                               optimized::Isa::kAvx2));
+                                               kFastIsa));
   EXPECT_FALSE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
                                                 optimized::Isa::kScalar));
   g.filter_width = 17;  // 272 taps: the reference's 64-bit sums
   EXPECT_FALSE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
-                                                optimized::Isa::kAvx2));
+                                                kFastIsa));
   g.filter_width = 16;
   g.output_depth = 16;  // depth multiplier 2
   g.depth_multiplier = 2;
   EXPECT_FALSE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
-                                                optimized::Isa::kAvx2));
+                                                kFastIsa));
   g.output_depth = 8;
   g.depth_multiplier = 1;
   shift[3] = 15;  // a right shift of 0
   EXPECT_FALSE(optimized::Depthwise16x8::Covers(g, multiplier.data(), shift.data(),
-                                                optimized::Isa::kAvx2));
+                                                kFastIsa));
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -107,10 +110,54 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
 }
 #endif
 
+#if DELEGATO_ARM
+// Block on aarch64: the same packed pairs, de-interleaved by vld2q_s8 into
+// the pair's two k values' 16 weights; smlal by each row's input value into
+// int32 lanes (channels 0-3, 4-7, 8-11, 12-15), runs of kPairsPerRun pairs
+// exact as on x86, then added to the 64-bit sums.
+template <int R>
+void BlockNeon(const int16_t* const* rows, int k, const int8_t* w, int64_t* sums) {
+  auto widen_add = [&](const int32x4_t (&acc)[R][4]) {
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < 4; ++q) {
+        int64_t* s = sums + r * Conv16x8::kPanel + q * 4;
+        vst1q_s64(s, vaddw_s32(vld1q_s64(s), vget_low_s32(acc[r][q])));
+        vst1q_s64(s + 2, vaddw_high_s32(vld1q_s64(s + 2), acc[r][q]));
+      }
+  };
+  // acc[r][0..3] += x * w (16 channels' int16 weights in wl, wh).
+  auto multiply_add = [](int32x4_t* acc, int16x8_t wl, int16x8_t wh, int16_t x) {
+    acc[0] = vmlal_n_s16(acc[0], vget_low_s16(wl), x);
+    acc[1] = vmlal_high_n_s16(acc[1], wl, x);
+    acc[2] = vmlal_n_s16(acc[2], vget_low_s16(wh), x);
+    acc[3] = vmlal_high_n_s16(acc[3], wh, x);
+  };
+  const int pairs = (k + 1) / 2;
+  for (int p0 = 0; p0 < pairs; p0 += Conv16x8::kPairsPerRun) {
+    const int p1 = std::min(pairs, p0 + Conv16x8::kPairsPerRun);
+    int32x4_t acc[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < 4; ++q) acc[r][q] = vdupq_n_s32(0);
+    for (int p = p0; p < p1; ++p) {
+      const int8x16x2_t wp = vld2q_s8(w + static_cast<size_t>(p) * 2 * Conv16x8::kPanel);
+      const int16x8_t w0l = vmovl_s8(vget_low_s8(wp.val[0])), w0h = vmovl_high_s8(wp.val[0]);
+      const int16x8_t w1l = vmovl_s8(vget_low_s8(wp.val[1])), w1h = vmovl_high_s8(wp.val[1]);
+      // An odd k's last value has no partner (its weights are padding, 0).
+      const bool pair = 2 * p + 1 < k;
+      for (int r = 0; r < R; ++r) {
+        multiply_add(acc[r], w0l, w0h, rows[r][2 * p]);
+        if (pair) multiply_add(acc[r], w1l, w1h, rows[r][2 * p + 1]);
+      }
+    }
+    widen_add(acc);
+  }
+}
+#endif
+
 }  // namespace
 
 bool Conv16x8::Covers(const reference::ConvGeometry& g, Isa isa) {
-  if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni) return false;
+  if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni && !IsArmIsa(isa)) return false;
   const int64_t k = int64_t{g.filter_height} * g.filter_width * g.input_depth;
   return g.groups() == 1 && k > 0 && k < (int64_t{1} << 24) && g.output_depth > 0;
 }
@@ -127,7 +174,7 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   if (p.output_scale != nullptr) {
     fc_scale_.assign(p.output_scale, p.output_scale + n_);
     SetBias(p);
-  } else if (!sums32_ && k_ <= reference::kExactProducts16x8 &&
+  } else if (DELEGATO_X86 && !sums32_ && k_ <= reference::kExactProducts16x8 &&
              Requant16Int32::Covers(p.multiplier, p.shift, p.bias64, n_, int64_t{k_} << 22)) {
     // At most kExactProducts16x8 products per output, biases and shifts
     // permitting: int32 sums and the requantization in 32-bit lanes.
@@ -161,7 +208,7 @@ void Conv16x8::PrepareWideRequantization(const Conv16x8Params& p) {
   SetBias(p);
   // As reference::MultiplyByQuantizedMultiplier64; the vector form needs a
   // multiplier >= 0 and a right shift of 1-63.
-  vector_requant_ = !sums32_;
+  vector_requant_ = DELEGATO_X86 && !sums32_;
   for (int n = 0; n < n_; ++n)
     if (!Requant16Covers(p.multiplier[n], p.shift[n])) vector_requant_ = false;
   if (vector_requant_) {
@@ -196,10 +243,12 @@ void Conv16x8::RunTask(int task, const int16_t* input, int16_t* output, uint8_t*
 
 void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int16_t* output,
                        int16_t* rows_scratch) const {
-#if DELEGATO_X86
+#if DELEGATO_X86 || DELEGATO_ARM
   const int16_t* rows[kRows];
   alignas(32) int64_t sums[kRows * kPanel];
+#if DELEGATO_X86
   alignas(32) int32_t sums32[kRows * kPanel];
+#endif
   for (int64_t m0 = m_begin; m0 < m_end; m0 += kRows) {
     const int count = static_cast<int>(std::min<int64_t>(kRows, m_end - m0));
     for (int r = 0; r < count; ++r) {
@@ -215,6 +264,7 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
       const int8_t* w = weights_.data() + static_cast<size_t>(pn) * k_pairs_ * kPanel * 2;
       const int c0 = pn * kPanel;
       const int ncols = std::min(kPanel, n_ - c0);
+#if DELEGATO_X86
       if (requant32_ != nullptr) {
         switch (count) {
           case 1: Block32<1>(rows, k_, w, sums32); break;
@@ -241,6 +291,15 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
                        ncols);
         continue;
       }
+#else
+      std::fill(sums, sums + kRows * kPanel, int64_t{0});
+      switch (count) {
+        case 1: BlockNeon<1>(rows, k_, w, sums); break;
+        case 2: BlockNeon<2>(rows, k_, w, sums); break;
+        case 3: BlockNeon<3>(rows, k_, w, sums); break;
+        default: BlockNeon<4>(rows, k_, w, sums); break;
+      }
+#endif
       // Per output: FULLY_CONNECTED's rescale, or a requantization outside
       // the vector form; with an INT32 bias on the reference's wrapping
       // 32-bit sum.

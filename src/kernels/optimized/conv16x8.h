@@ -1,5 +1,6 @@
 // int16x8 CONV_2D (int16 activations with zero point 0, int8 weights, INT64,
-// INT32 or no bias) as a GEMM on AVX2, bit-exact with reference::Conv16x8;
+// INT32 or no bias) as a GEMM on AVX2 and aarch64, bit-exact with
+// reference::Conv16x8;
 // FULLY_CONNECTED too (as a 1x1 layer, with its own rescale), bit-exact with
 // reference::FullyConnected16x8.
 //
@@ -21,8 +22,11 @@
 // Bias, the reference's requantization (64- or 32-bit) and the clamp then run
 // per output; the 64-bit one 4 lanes at a time (the 64-bit product from two
 // 32 x 32-bit multiplies, the arithmetic shift from a logical one and the
-// sign). 4 output rows x 16 channels per block. Results do not depend on the
-// thread count.
+// sign); with at most 256 products per output the int32 sums are kept and
+// requantized in 32-bit lanes (Requant16Int32). 4 output rows x 16 channels
+// per block. Results do not depend on the thread count. aarch64 (NEON): the same packed pairs de-interleaved by
+// vld2q_s8, smlal by each input value, the same runs, the requantization per
+// output.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +60,8 @@ struct Conv16x8Params {
 
 class Conv16x8 {
  public:
-  // Ungrouped layers on a CPU with AVX2 (AVX-512 runs the same code).
+  // Ungrouped layers on a CPU with AVX2 (AVX-512 runs the same code) or on
+  // aarch64.
   static bool Covers(const reference::ConvGeometry& g, Isa isa);
   Conv16x8(const Conv16x8Params& params, int num_threads);
 

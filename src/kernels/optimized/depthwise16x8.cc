@@ -8,6 +8,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -48,11 +51,34 @@ DLG_TARGET_AVX2 inline void SumBlock(const int16_t* const* taps, int pairs, size
 }
 #endif
 
+#if DELEGATO_ARM
+// SumBlock on aarch64: vld2q_s16 de-interleaves each half of a pair's packed
+// weights into its two taps' (channels 0-3 and 8-11, then 4-7 and 12-15);
+// smlal of each tap's inputs into the four channel quads.
+inline void SumBlockNeon(const int16_t* const* taps, int pairs, size_t channel, const int16_t* w,
+                         int32_t* sums) {
+  int32x4_t acc[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+  for (int p = 0; p < pairs; ++p, w += 32) {
+    const int16x8x2_t lo = vld2q_s16(w);       // taps' weights, channels 0-3 | 8-11
+    const int16x8x2_t hi = vld2q_s16(w + 16);  // channels 4-7 | 12-15
+    for (int t = 0; t < 2; ++t) {
+      const int16_t* x = taps[2 * p + t] + channel;
+      const int16x8_t a = vld1q_s16(x), b = vld1q_s16(x + 8);  // channels 0-7, 8-15
+      acc[0] = vmlal_s16(acc[0], vget_low_s16(a), vget_low_s16(lo.val[t]));
+      acc[1] = vmlal_s16(acc[1], vget_high_s16(a), vget_low_s16(hi.val[t]));
+      acc[2] = vmlal_s16(acc[2], vget_low_s16(b), vget_high_s16(lo.val[t]));
+      acc[3] = vmlal_s16(acc[3], vget_high_s16(b), vget_high_s16(hi.val[t]));
+    }
+  }
+  for (int q = 0; q < 4; ++q) vst1q_s32(sums + 4 * q, acc[q]);
+}
+#endif
+
 }  // namespace
 
 bool Depthwise16x8::Covers(const reference::DepthwiseGeometry& g, const int32_t* multiplier,
                            const int32_t* shift, Isa isa) {
-  if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni) return false;
+  if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni && !IsArmIsa(isa)) return false;
   if (g.depth_multiplier != 1 || g.output_depth <= 0 || g.filter_height <= 0 ||
       g.filter_width <= 0 ||
       int64_t{g.filter_height} * g.filter_width > reference::kExactProducts16x8)
@@ -77,7 +103,8 @@ Depthwise16x8::Depthwise16x8(const Depthwise16x8Params& p)
   zeros_.Resize(padded);
   // |a product| <= 2^15 * 2^7.
   const int64_t max_abs_sum = int64_t{taps_} << 22;
-  if (Requant16Int32::Covers(p.multiplier, p.shift, p.bias, g_.output_depth, max_abs_sum)) {
+  if (DELEGATO_X86 &&
+      Requant16Int32::Covers(p.multiplier, p.shift, p.bias, g_.output_depth, max_abs_sum)) {
     requant32_ = std::make_unique<Requant16Int32>(p.multiplier, p.shift, p.bias, g_.output_depth);
     return;
   }
@@ -102,11 +129,19 @@ DLG_TARGET_AVX2 void Depthwise16x8::Requantize(const int32_t* sums, size_t c, in
   Requantize16(sums, bias_.data() + c, reduced_.data() + c, right_.data() + c, act_min_, act_max_,
                out, ncols);
 }
+#elif DELEGATO_ARM
+void Depthwise16x8::Requantize(const int32_t* sums, size_t c, int16_t* out, int ncols) const {
+  for (int j = 0; j < ncols; ++j) {
+    const int32_t v = reference::MultiplyByReducedMultiplier64(
+        int64_t{sums[j]} + bias_[c + j], reduced_[c + j], right_[c + j]);
+    out[j] = static_cast<int16_t>(std::min(std::max(v, act_min_), act_max_));
+  }
+}
 #endif
 
 void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
                             int16_t* output) const {
-#if DELEGATO_X86
+#if DELEGATO_X86 || DELEGATO_ARM
   const int32_t channels = g_.output_depth;
   const int32_t full_blocks = channels / kBlock;
   const int tail = channels % kBlock;
@@ -116,6 +151,11 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
   alignas(32) int16_t tail_rows[reference::kExactProducts16x8 + 2][kBlock];
   const int16_t* tail_taps[reference::kExactProducts16x8 + 2];
   alignas(32) int32_t sums[kBlock];
+#if DELEGATO_X86
+  const auto Sum = SumBlock;
+#else
+  const auto Sum = SumBlockNeon;
+#endif
   taps[2 * pairs_ - 1] = zeros_.data();
   // Lanes past the tail stay 0 (their weights are 0 too).
   if (tail != 0) std::memset(tail_rows, 0, sizeof(tail_rows));
@@ -141,7 +181,7 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
       int16_t* out = output + (static_cast<size_t>(row) * g_.output_width + out_x) * channels;
       for (int32_t b = 0; b < full_blocks; ++b) {
         const size_t c = static_cast<size_t>(b) * kBlock;
-        SumBlock(taps, pairs_, c, weights_.data() + static_cast<size_t>(b) * pairs_ * 32, sums);
+        Sum(taps, pairs_, c, weights_.data() + static_cast<size_t>(b) * pairs_ * 32, sums);
         Requantize(sums, c, out + c, kBlock);
       }
       if (tail != 0) {
@@ -150,7 +190,7 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
           std::memcpy(tail_rows[i], taps[i] + c, static_cast<size_t>(tail) * sizeof(int16_t));
           tail_taps[i] = tail_rows[i];
         }
-        SumBlock(tail_taps, pairs_, 0,
+        Sum(tail_taps, pairs_, 0,
                  weights_.data() + static_cast<size_t>(full_blocks) * pairs_ * 32, sums);
         Requantize(sums, c, out + c, tail);
       }

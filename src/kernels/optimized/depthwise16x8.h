@@ -10,7 +10,9 @@
 // int32 (the reference's 32-bit path); bias, the 64-bit requantization
 // (requantize16.h) and the clamp follow. Taps outside the image read a row
 // of zeros (the zero point). A last block of fewer than 16 channels reads
-// its inputs from a copy, never past the tensor.
+// its inputs from a copy, never past the tensor. aarch64 (NEON): the same
+// packed weights de-interleaved by vld2q_s16, smlal per tap into int32
+// lanes, the 64-bit requantization per output.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +38,8 @@ struct Depthwise16x8Params {
 class Depthwise16x8 {
  public:
   // Layers with depth multiplier 1, at most kExactProducts16x8 taps and every
-  // channel's requantization in the vector form, on a CPU with AVX2.
+  // channel's requantization in the vector form, on a CPU with AVX2 or on
+  // aarch64.
   static bool Covers(const reference::DepthwiseGeometry& g, const int32_t* multiplier,
                      const int32_t* shift, Isa isa);
   explicit Depthwise16x8(const Depthwise16x8Params& params);

@@ -2,7 +2,8 @@
 
 #if DELEGATO_X86
 #include <immintrin.h>
-
+#endif
+#if DELEGATO_X86 || DELEGATO_ARM
 #include "kernels/optimized/requantize.h"
 #endif
 
@@ -10,7 +11,9 @@ namespace delegato::optimized {
 
 namespace {
 
-bool VectorIsa(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
+bool VectorIsa(Isa isa) {
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni || IsArmIsa(isa);
+}
 
 bool RightShift(int shift) { return shift <= 0 && shift >= -31; }
 
@@ -61,8 +64,8 @@ struct AddSub256 {
 // One run: op(a[k * sa], b[k * sb]) for k < count, sa and sb 0 or 1, 8
 // lanes at a time, then the output offset and clamp (`q`: the op's params).
 template <class Op, class Params>
-DLG_TARGET_AVX2 void Run256(const Op& op, const Params& q, const int16_t* a, int64_t sa,
-                            const int16_t* b, int64_t sb, int16_t* out, int64_t count) {
+DLG_TARGET_AVX2 void RunLanes(const Op& op, const Params& q, const int16_t* a, int64_t sa,
+                              const int16_t* b, int64_t sb, int16_t* out, int64_t count) {
   const __m256i offset = _mm256_set1_epi32(q.output_offset);
   const __m256i lo = _mm256_set1_epi32(q.act_min), hi = _mm256_set1_epi32(q.act_max);
   const __m256i a_value = op.PrepareA(_mm256_set1_epi32(a[0]));
@@ -82,7 +85,78 @@ DLG_TARGET_AVX2 void Run256(const Op& op, const Params& q, const int16_t* a, int
   }
   for (; k < count; ++k) out[k] = op.Scalar(a[k * sa], b[k * sb]);
 }
+#endif
 
+#if DELEGATO_ARM
+// The same steps on aarch64, 8 lanes as two int32x4 (sqrdmulh for the
+// fixed-point multiplies, requantize.h).
+struct MulNeon {
+  const reference::QuantizedMulDivParams& p;
+  RequantNeon rq;
+  explicit MulNeon(const reference::QuantizedMulDivParams& params)
+      : p(params), rq(BroadcastRequantNeon(params.output_multiplier, params.output_shift)) {}
+  int32x4_t PrepareA(int32x4_t x) const { return x; }
+  int32x4_t PrepareB(int32x4_t x) const { return x; }
+  int32x4_t Combine(int32x4_t a, int32x4_t b) const {
+    return MultiplyByQuantizedMultiplierNeon(vmulq_s32(a, b), rq);
+  }
+  int16_t Scalar(int16_t a, int16_t b) const { return reference::QuantizedMul<int16_t>(a, b, p); }
+};
+
+struct AddSubNeon {
+  const reference::QuantizedAddParams& p;
+  bool subtract;
+  RequantNeon rq1, rq2, rq_out;
+  int32x4_t left;
+  AddSubNeon(const reference::QuantizedAddParams& params, bool sub)
+      : p(params),
+        subtract(sub),
+        rq1(BroadcastRequantNeon(params.input1_multiplier, params.input1_shift)),
+        rq2(BroadcastRequantNeon(params.input2_multiplier, params.input2_shift)),
+        rq_out(BroadcastRequantNeon(params.output_multiplier, params.output_shift)),
+        left(vdupq_n_s32(params.left_shift)) {}
+  int32x4_t PrepareA(int32x4_t x) const {
+    return MultiplyByQuantizedMultiplierNeon(vshlq_s32(x, left), rq1);
+  }
+  int32x4_t PrepareB(int32x4_t x) const {
+    return MultiplyByQuantizedMultiplierNeon(vshlq_s32(x, left), rq2);
+  }
+  int32x4_t Combine(int32x4_t a, int32x4_t b) const {
+    return MultiplyByQuantizedMultiplierNeon(subtract ? vsubq_s32(a, b) : vaddq_s32(a, b), rq_out);
+  }
+  int16_t Scalar(int16_t a, int16_t b) const {
+    return reference::QuantizedAddSub<int16_t>(a, b, p, subtract);
+  }
+};
+
+template <class Op, class Params>
+void RunLanes(const Op& op, const Params& q, const int16_t* a, int64_t sa, const int16_t* b,
+              int64_t sb, int16_t* out, int64_t count) {
+  const int32x4_t offset = vdupq_n_s32(q.output_offset);
+  const int32x4_t lo = vdupq_n_s32(q.act_min), hi = vdupq_n_s32(q.act_max);
+  const int32x4_t a_value = op.PrepareA(vdupq_n_s32(a[0]));
+  const int32x4_t b_value = op.PrepareB(vdupq_n_s32(b[0]));
+  int64_t k = 0;
+  for (; k + 8 <= count; k += 8) {
+    int32x4_t half[2];
+    const int16x8_t xa = sa != 0 ? vld1q_s16(a + k) : vdupq_n_s16(0);
+    const int16x8_t xb = sb != 0 ? vld1q_s16(b + k) : vdupq_n_s16(0);
+    for (int h = 0; h < 2; ++h) {
+      const int32x4_t va =
+          sa != 0 ? op.PrepareA(h == 0 ? vmovl_s16(vget_low_s16(xa)) : vmovl_high_s16(xa))
+                  : a_value;
+      const int32x4_t vb =
+          sb != 0 ? op.PrepareB(h == 0 ? vmovl_s16(vget_low_s16(xb)) : vmovl_high_s16(xb))
+                  : b_value;
+      half[h] = vminq_s32(vmaxq_s32(vaddq_s32(op.Combine(va, vb), offset), lo), hi);
+    }
+    vst1q_s16(out + k, vmovn_high_s32(vmovn_s32(half[0]), half[1]));
+  }
+  for (; k < count; ++k) out[k] = op.Scalar(a[k * sa], b[k * sb]);
+}
+#endif
+
+#if DELEGATO_X86 || DELEGATO_ARM
 // Output elements [begin, end) of `plan`: runs whose inputs are contiguous
 // or broadcast in vectors (Vector built once: its rescaling constants),
 // others with the reference's scalar steps.
@@ -95,7 +169,7 @@ void RunPlan(const reference::BroadcastPlan& plan, const int16_t* a, const int16
       [&](int64_t a_offset, int64_t sa, int64_t b_offset, int64_t sb, int64_t position,
           int64_t count) {
         if ((sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
-          Run256(op, p, a + a_offset, sa, b + b_offset, sb, out + position, count);
+          RunLanes(op, p, a + a_offset, sa, b + b_offset, sb, out + position, count);
           return;
         }
         for (int64_t k = 0; k < count; ++k)
@@ -123,6 +197,8 @@ void QuantMul16(const reference::BroadcastPlan& plan, const int16_t* a, const in
                 int64_t end) {
 #if DELEGATO_X86
   RunPlan<Mul256>(plan, a, b, out, p, begin, end);
+#elif DELEGATO_ARM
+  RunPlan<MulNeon>(plan, a, b, out, p, begin, end);
 #else
   reference::QuantizedMulBroadcast(plan, a, b, out, p, begin, end);
 #endif
@@ -133,6 +209,8 @@ void QuantAddSub16(const reference::BroadcastPlan& plan, const int16_t* a, const
                    int64_t begin, int64_t end) {
 #if DELEGATO_X86
   RunPlan<AddSub256>(plan, a, b, out, p, begin, end, subtract);
+#elif DELEGATO_ARM
+  RunPlan<AddSubNeon>(plan, a, b, out, p, begin, end, subtract);
 #else
   reference::QuantizedAdd(plan, a, b, out, p, subtract, begin, end);
 #endif

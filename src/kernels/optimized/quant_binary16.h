@@ -13,8 +13,9 @@
 // multiplier, add or subtract (|sum| < 2^31) and rescale to the output, the
 // same fixed-point steps per lane; a broadcast input is rescaled once. Other strides and
 // the last < 8 outputs of a run take the reference's scalar steps. x86 with
-// AVX2 or AVX-512 only (AVX-512 runs the same 8-lane code); elsewhere the
-// reference.
+// AVX2 or AVX-512 (AVX-512 runs the same 8-lane code) and aarch64 (NEON, two
+// int32x4 per 8 lanes, sqrdmulh for the fixed-point multiplies); elsewhere
+// the reference.
 #pragma once
 
 #include <cstdint>
@@ -26,12 +27,12 @@ namespace delegato::optimized {
 
 // Whether QuantMul16 reproduces these parameters on this ISA: zero input
 // offsets (the products then fit int32), a shift in [-31, 31] and a
-// non-negative multiplier (as QuantBinary::CoversMul), an x86 vector ISA.
+// non-negative multiplier (as QuantBinary::CoversMul), a vector ISA.
 bool QuantMul16Covers(const reference::QuantizedMulDivParams& p, Isa isa);
 
 // Whether QuantAddSub16 reproduces these parameters on this ISA: zero input
 // offsets, a left shift of at most 15, right shifts of 0-31 and
-// non-negative multipliers, an x86 vector ISA.
+// non-negative multipliers, a vector ISA.
 bool QuantAddSub16Covers(const reference::QuantizedAddParams& p, Isa isa);
 
 // Output elements [begin, end) of `plan` (any split gives the same values).

@@ -26,16 +26,16 @@
 namespace delegato::reference {
 
 // x * multiplier * 2^shift for a 64-bit accumulator (TFLite's int64
-// MultiplyByQuantizedMultiplier): the Q31 multiplier is first rounded to 16
-// bits, then one rounding right shift by 15 - shift.
-// The Q31 multiplier rounded to 16 bits, as that function's first step.
+// MultiplyByQuantizedMultiplier, MultiplyByQuantizedMultiplier64 below) in
+// two steps: the Q31 multiplier rounded to 16 bits, then x times it with one
+// rounding right shift by 15 - shift.
 inline int32_t ReducedMultiplier16(int32_t multiplier) {
   return multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
 }
 
-inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
-  const int32_t reduced = ReducedMultiplier16(multiplier);
-  const int total_shift = 15 - shift;
+// The second step: x times the 16-bit multiplier, one rounding right shift
+// by total_shift (1-63), truncated to int32.
+inline int32_t MultiplyByReducedMultiplier64(int64_t x, int32_t reduced, int total_shift) {
   const int64_t round = int64_t{1} << (total_shift - 1);
   // Wrapping multiply: absurd accumulators wrap as on x86 instead of being undefined.
   const int64_t product =
@@ -44,6 +44,10 @@ inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, in
                                               static_cast<uint64_t>(round)) >>
                          total_shift;
   return static_cast<int32_t>(result);
+}
+
+inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
+  return MultiplyByReducedMultiplier64(x, ReducedMultiplier16(multiplier), 15 - shift);
 }
 
 // Products of an int16 activation and an int8 weight are at most 2^22 in
