@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/optimized/im2col.h"
 #include "kernels/optimized/requantize16.h"
@@ -115,14 +116,20 @@ DLG_TARGET_AVX2 void Block(const int16_t* const* rows, int k, const int8_t* w, i
 // the pair's two k values' 16 weights; smlal by each row's input value into
 // int32 lanes (channels 0-3, 4-7, 8-11, 12-15), runs of kPairsPerRun pairs
 // exact as on x86, then added to the 64-bit sums.
-template <int R>
-void BlockNeon(const int16_t* const* rows, int k, const int8_t* w, int64_t* sums) {
+// Sum int64_t: added to the 64-bit sums; int32_t (k <= kExactProducts16x8,
+// one run): the exact int32 sums stored (as Block32).
+template <int R, class Sum>
+void BlockNeon(const int16_t* const* rows, int k, const int8_t* w, Sum* sums) {
   auto widen_add = [&](const int32x4_t (&acc)[R][4]) {
     for (int r = 0; r < R; ++r)
       for (int q = 0; q < 4; ++q) {
-        int64_t* s = sums + r * Conv16x8::kPanel + q * 4;
-        vst1q_s64(s, vaddw_s32(vld1q_s64(s), vget_low_s32(acc[r][q])));
-        vst1q_s64(s + 2, vaddw_high_s32(vld1q_s64(s + 2), acc[r][q]));
+        Sum* s = sums + r * Conv16x8::kPanel + q * 4;
+        if constexpr (std::is_same_v<Sum, int32_t>) {
+          vst1q_s32(s, acc[r][q]);
+        } else {
+          vst1q_s64(s, vaddw_s32(vld1q_s64(s), vget_low_s32(acc[r][q])));
+          vst1q_s64(s + 2, vaddw_high_s32(vld1q_s64(s + 2), acc[r][q]));
+        }
       }
   };
   // acc[r][0..3] += x * w (16 channels' int16 weights in wl, wh).
@@ -174,7 +181,7 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
   if (p.output_scale != nullptr) {
     fc_scale_.assign(p.output_scale, p.output_scale + n_);
     SetBias(p);
-  } else if (DELEGATO_X86 && !sums32_ && k_ <= reference::kExactProducts16x8 &&
+  } else if (!sums32_ && k_ <= reference::kExactProducts16x8 &&
              Requant16Int32::Covers(p.multiplier, p.shift, p.bias64, n_, int64_t{k_} << 22)) {
     // At most kExactProducts16x8 products per output, biases and shifts
     // permitting: int32 sums and the requantization in 32-bit lanes.
@@ -246,9 +253,7 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
 #if DELEGATO_X86 || DELEGATO_ARM
   const int16_t* rows[kRows];
   alignas(32) int64_t sums[kRows * kPanel];
-#if DELEGATO_X86
   alignas(32) int32_t sums32[kRows * kPanel];
-#endif
   for (int64_t m0 = m_begin; m0 < m_end; m0 += kRows) {
     const int count = static_cast<int>(std::min<int64_t>(kRows, m_end - m0));
     for (int r = 0; r < count; ++r) {
@@ -264,19 +269,28 @@ void Conv16x8::RunRows(int64_t m_begin, int64_t m_end, const int16_t* input, int
       const int8_t* w = weights_.data() + static_cast<size_t>(pn) * k_pairs_ * kPanel * 2;
       const int c0 = pn * kPanel;
       const int ncols = std::min(kPanel, n_ - c0);
-#if DELEGATO_X86
       if (requant32_ != nullptr) {
+#if DELEGATO_X86
         switch (count) {
           case 1: Block32<1>(rows, k_, w, sums32); break;
           case 2: Block32<2>(rows, k_, w, sums32); break;
           case 3: Block32<3>(rows, k_, w, sums32); break;
           default: Block32<4>(rows, k_, w, sums32); break;
         }
+#else
+        switch (count) {
+          case 1: BlockNeon<1>(rows, k_, w, sums32); break;
+          case 2: BlockNeon<2>(rows, k_, w, sums32); break;
+          case 3: BlockNeon<3>(rows, k_, w, sums32); break;
+          default: BlockNeon<4>(rows, k_, w, sums32); break;
+        }
+#endif
         for (int r = 0; r < count; ++r)
           requant32_->Run(sums32 + r * kPanel, c0, act_min_, act_max_,
                           output + (m0 + r) * n_ + c0, ncols);
         continue;
       }
+#if DELEGATO_X86
       std::fill(sums, sums + kRows * kPanel, int64_t{0});
       switch (count) {
         case 1: Block<1>(rows, k_, w, sums); break;

@@ -25,8 +25,8 @@
 // sign); with at most 256 products per output the int32 sums are kept and
 // requantized in 32-bit lanes (Requant16Int32). 4 output rows x 16 channels
 // per block. Results do not depend on the thread count. aarch64 (NEON): the same packed pairs de-interleaved by
-// vld2q_s8, smlal by each input value, the same runs, the requantization per
-// output.
+// vld2q_s8, smlal by each input value, the same runs; Requant16Int32 in NEON
+// where it applies, otherwise the requantization per output.
 #pragma once
 
 #include <cstddef>

@@ -103,8 +103,7 @@ Depthwise16x8::Depthwise16x8(const Depthwise16x8Params& p)
   zeros_.Resize(padded);
   // |a product| <= 2^15 * 2^7.
   const int64_t max_abs_sum = int64_t{taps_} << 22;
-  if (DELEGATO_X86 &&
-      Requant16Int32::Covers(p.multiplier, p.shift, p.bias, g_.output_depth, max_abs_sum)) {
+  if (Requant16Int32::Covers(p.multiplier, p.shift, p.bias, g_.output_depth, max_abs_sum)) {
     requant32_ = std::make_unique<Requant16Int32>(p.multiplier, p.shift, p.bias, g_.output_depth);
     return;
   }
@@ -131,6 +130,10 @@ DLG_TARGET_AVX2 void Depthwise16x8::Requantize(const int32_t* sums, size_t c, in
 }
 #elif DELEGATO_ARM
 void Depthwise16x8::Requantize(const int32_t* sums, size_t c, int16_t* out, int ncols) const {
+  if (requant32_ != nullptr) {
+    requant32_->Run(sums, c, act_min_, act_max_, out, ncols);
+    return;
+  }
   for (int j = 0; j < ncols; ++j) {
     const int32_t v = reference::MultiplyByReducedMultiplier64(
         int64_t{sums[j]} + bias_[c + j], reduced_[c + j], right_[c + j]);

@@ -12,7 +12,8 @@
 // of zeros (the zero point). A last block of fewer than 16 channels reads
 // its inputs from a copy, never past the tensor. aarch64 (NEON): the same
 // packed weights de-interleaved by vld2q_s16, smlal per tap into int32
-// lanes, the 64-bit requantization per output.
+// lanes; Requant16Int32 in NEON where it applies, otherwise the 64-bit
+// requantization per output.
 #pragma once
 
 #include <cstddef>

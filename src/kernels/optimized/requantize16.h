@@ -21,6 +21,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -105,7 +108,7 @@ DLG_TARGET_AVX2 inline void Requantize16(const Sum* sums, const int64_t* bias,
 // one signed 32 x 32-bit multiply per lane; adding 2^(k+s) (k >= 32, k + s
 // >= 47, at most 63) makes it non-negative, so a logical shift does the
 // arithmetic one, and the 2^k it adds after the shift leaves the low 32 bits
-// (the reference's int32 result) unchanged.
+// (the reference's int32 result) unchanged. x86 (AVX2) and aarch64 (NEON).
 class Requant16Int32 {
  public:
   // Whether channels [0, n) qualify when every |sum| <= max_abs_sum.
@@ -136,9 +139,14 @@ class Requant16Int32 {
       reduced_[c] = real ? reference::ReducedMultiplier16(multiplier[c]) : 0;
       right_[c] = right;
       const int k = std::max(32, 47 - right);
-      // Per 8 channels: the 4 even ones' offsets, then the 4 odd ones'.
-      offset_[c / 8 * 8 + (c % 2) * 4 + (c % 8) / 2] =
+      const int64_t offset =
           static_cast<int64_t>((uint64_t{1} << (right - 1)) + (uint64_t{1} << (k + right)));
+#if DELEGATO_X86
+      // Per 8 channels: the 4 even ones' offsets, then the 4 odd ones'.
+      offset_[c / 8 * 8 + (c % 2) * 4 + (c % 8) / 2] = offset;
+#else
+      offset_[c] = offset;
+#endif
     }
   }
 
@@ -170,6 +178,45 @@ class Requant16Int32 {
       half[h] = _mm256_min_epi32(_mm256_max_epi32(half[h], vlo), vhi);
     }
     requant16_detail::StoreInt16(half[0], half[1], out, ncols);
+  }
+#endif
+
+#if DELEGATO_ARM
+  // The same on aarch64: vmull_s32 gives x * r in 64-bit lanes, vshlq_u64 by
+  // minus s the logical shift, vmovn_u64 the low 32 bits.
+  void Run(const int32_t* sums, size_t c0, int32_t lo, int32_t hi, int16_t* out,
+           int ncols) const {
+    const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+    int16x8_t half[2];
+    for (int h = 0; h < 2; ++h) {
+      int32x4_t quad[2];
+      for (int i = 0; i < 2; ++i) {
+        const size_t c = c0 + 8 * h + 4 * i;
+        const int32x4_t x = vaddq_s32(vld1q_s32(sums + 8 * h + 4 * i), vld1q_s32(bias_.data() + c));
+        const int32x4_t r = vld1q_s32(reduced_.data() + c);
+        const int32x4_t minus_s = vnegq_s32(vld1q_s32(right_.data() + c));
+        const int64_t* offset = offset_.data() + c;
+        const uint64x2_t low = vshlq_u64(
+            vreinterpretq_u64_s64(
+                vaddq_s64(vmull_s32(vget_low_s32(x), vget_low_s32(r)), vld1q_s64(offset))),
+            vmovl_s32(vget_low_s32(minus_s)));
+        const uint64x2_t high = vshlq_u64(
+            vreinterpretq_u64_s64(vaddq_s64(vmull_high_s32(x, r), vld1q_s64(offset + 2))),
+            vmovl_high_s32(minus_s));
+        quad[i] = vreinterpretq_s32_u32(vcombine_u32(vmovn_u64(low), vmovn_u64(high)));
+        quad[i] = vminq_s32(vmaxq_s32(quad[i], vlo), vhi);
+      }
+      half[h] = vmovn_high_s32(vmovn_s32(quad[0]), quad[1]);
+    }
+    if (ncols == kRequant16Lanes) {
+      vst1q_s16(out, half[0]);
+      vst1q_s16(out + 8, half[1]);
+    } else {
+      int16_t all[kRequant16Lanes];
+      vst1q_s16(all, half[0]);
+      vst1q_s16(all + 8, half[1]);
+      std::memcpy(out, all, static_cast<size_t>(ncols) * sizeof(int16_t));
+    }
   }
 #endif
 
