@@ -5,6 +5,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -67,9 +70,63 @@ DLG_TARGET_AVX2 void Run(int32_t multiplier, int32_t shift, const int16_t* in, i
 }
 #endif
 
+#if DELEGATO_ARM
+// The same steps on aarch64, 4 lanes per int32x4; NEON has no gather, so the
+// pair is read lane by lane.
+template <bool kTanh>
+void RunNeon(int32_t multiplier, int32_t shift, const int16_t* in, int16_t* out, int64_t n) {
+  constexpr int kBits = kTanh ? 8 : 9;
+  const int32x4_t vm = vdupq_n_s32(multiplier);
+  const int32x4_t round = vdupq_n_s32(shift > 0 ? 1 << (shift - 1) : 0);
+  const int32x4_t minus_shift = vdupq_n_s32(-shift);
+  const uint32x4_t last = vdupq_n_u32(254);
+  const uint32x4_t low16 = vdupq_n_u32(0xFFFF);
+  const uint32x4_t frac_mask = vdupq_n_u32((1u << kBits) - 1);
+  const int32x4_t saturated = vdupq_n_s32(kTanh ? 0xFFFF << 8 : 0x7FFF << 10);
+  for (int64_t i = 0; i + 8 <= n; i += 8) {
+    const int16x8_t v = vld1q_s16(in + i);
+    int32x4_t y[2];
+    for (int h = 0; h < 2; ++h) {
+      int32x4_t x = h == 0 ? vmovl_s16(vget_low_s16(v)) : vmovl_high_s16(v);
+      x = vshlq_s32(vaddq_s32(vmulq_s32(x, vm), round), minus_shift);  // arithmetic
+      const uint32x4_t magnitude = vreinterpretq_u32_s32(vabsq_s32(x));
+      const uint32x4_t index = vshrq_n_u32(magnitude, kBits);
+      const uint32x4_t beyond = vcgtq_u32(index, last);  // index >= 255
+      const uint32x4_t clamped = vminq_u32(index, last);
+      uint32x4_t pair = vdupq_n_u32(0);
+      pair = vsetq_lane_u32(static_cast<uint32_t>(kPairTable[vgetq_lane_u32(clamped, 0)]), pair, 0);
+      pair = vsetq_lane_u32(static_cast<uint32_t>(kPairTable[vgetq_lane_u32(clamped, 1)]), pair, 1);
+      pair = vsetq_lane_u32(static_cast<uint32_t>(kPairTable[vgetq_lane_u32(clamped, 2)]), pair, 2);
+      pair = vsetq_lane_u32(static_cast<uint32_t>(kPairTable[vgetq_lane_u32(clamped, 3)]), pair, 3);
+      const int32x4_t a = vreinterpretq_s32_u32(vandq_u32(pair, low16));
+      const int32x4_t b = vreinterpretq_s32_u32(vshrq_n_u32(pair, 16));
+      int32x4_t r = vaddq_s32(
+          vshlq_n_s32(a, kBits),
+          vmulq_s32(vreinterpretq_s32_u32(vandq_u32(magnitude, frac_mask)), vsubq_s32(b, a)));
+      r = vbslq_s32(beyond, saturated, r);
+      const uint32x4_t negative = vcltzq_s32(x);
+      if constexpr (kTanh) {
+        const int32x4_t pos = vaddq_s32(r, vdupq_n_s32(-(1 << 23) + (1 << 7)));
+        const int32x4_t neg = vsubq_s32(vdupq_n_s32((1 << 23) + (1 << 7) - 1), r);
+        y[h] = vshrq_n_s32(vbslq_s32(negative, neg, pos), 8);
+      } else {
+        const int32x4_t pos = vaddq_s32(r, vdupq_n_s32(1 << 9));
+        const int32x4_t neg = vsubq_s32(vdupq_n_s32((1 << 25) + (1 << 9) - 1), r);
+        y[h] = vreinterpretq_s32_u32(
+            vshrq_n_u32(vreinterpretq_u32_s32(vbslq_s32(negative, neg, pos)), 10));
+      }
+    }
+    // Every y lies in [-32767, 32767]: the saturating narrow is exact.
+    vst1q_s16(out + i, vqmovn_high_s32(vqmovn_s32(y[0]), y[1]));
+  }
+}
+#endif
+
 }  // namespace
 
-bool Int16SigmoidTanhCovers(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
+bool Int16SigmoidTanhCovers(Isa isa) {
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni || IsArmIsa(isa);
+}
 
 void Int16SigmoidTanh(bool tanh, const reference::Int16ActivationParams& p, const int16_t* in,
                       int16_t* out, int64_t begin, int64_t end) {
@@ -82,6 +139,15 @@ void Int16SigmoidTanh(bool tanh, const reference::Int16ActivationParams& p, cons
     Run<true>(multiplier, shift, in + begin, out + begin, n);
   else
     Run<false>(multiplier, shift, in + begin, out + begin, n);
+  vector_end = begin + n;
+#elif DELEGATO_ARM
+  int32_t multiplier, shift;
+  reference::detail::EffectiveInt16Params(p, &multiplier, &shift);
+  const int64_t n = (end - begin) / 8 * 8;
+  if (tanh)
+    RunNeon<true>(multiplier, shift, in + begin, out + begin, n);
+  else
+    RunNeon<false>(multiplier, shift, in + begin, out + begin, n);
   vector_end = begin + n;
 #endif
   if (tanh)

@@ -2,8 +2,9 @@
 // AVX2, bit-exact: the input scaling, magnitude and table index per lane, the
 // two neighbouring table entries in one 32-bit gather (a table of entry pairs
 // made once), the interpolation, saturation and sign steps of the reference.
-// x86 with AVX2 or AVX-512 only (AVX-512 runs the same code); elsewhere the
-// reference.
+// x86 with AVX2 or AVX-512 (AVX-512 runs the same code) and aarch64 (NEON, 4
+// lanes per vector, the pairs read lane by lane: NEON has no gather);
+// elsewhere the reference.
 #pragma once
 
 #include <cstdint>
