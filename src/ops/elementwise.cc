@@ -746,9 +746,10 @@ void PrepareActivation(KernelContext& ctx, Node& node, ActivationKind kind) {
       }
     } else if (in.type == DataType::kInt16) {
       PrepareInt16Activation(ctx, node, kind, qi, qo, out, &data->int16);
+      data->isa = optimized::SelectedIsa();
       data->fast_int16 = ctx.optimized() &&
                          (kind == ActivationKind::kLogistic || kind == ActivationKind::kTanh) &&
-                         optimized::Int16SigmoidTanhCovers(optimized::SelectedIsa());
+                         optimized::Int16SigmoidTanhCovers(data->isa);
     } else {
       if (kind == ActivationKind::kLogistic)
         DLG_NODE_CHECK(ctx, node, qo.scale == 1.0f / 256, "output (tensor \"", out.name,
@@ -845,7 +846,7 @@ void EvalActivation(KernelContext& ctx, const Node& node) {
           reference::QuantizedRelu(d.relu, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,
                                    end);
         else if (d.fast_int16)
-          optimized::Int16SigmoidTanh(d.kind == ActivationKind::kTanh, d.int16,
+          optimized::Int16SigmoidTanh(d.isa, d.kind == ActivationKind::kTanh, d.int16,
                                       in.data_as<int16_t>(), out.data_as<int16_t>(), begin, end);
         else if (d.kind == ActivationKind::kLogistic)
           reference::LogisticInt16(d.int16, in.data_as<int16_t>(), out.data_as<int16_t>(), begin,

@@ -1,7 +1,8 @@
 // int16 LOGISTIC and TANH (optimized::Int16SigmoidTanh) against the
 // reference, bit for bit, over every int16 input: input scales that are
 // powers of two (multiplier 0, several left shifts) and others (multiplier
-// and rounding shift), ranges that start and end off the 8-lane grid.
+// and rounding shift), ranges that start and end off the 8- and 16-lane
+// grids, on every vector ISA this CPU has.
 #include <cstdint>
 #include <vector>
 
@@ -14,8 +15,20 @@
 namespace delegato {
 namespace {
 
+// The vector ISAs of this architecture the CPU has (AVX-512: 16 lanes,
+// AVX2 and NEON: 8).
+std::vector<optimized::Isa> VectorIsas() {
+  std::vector<optimized::Isa> isas;
+  for (optimized::Isa isa : {optimized::Isa::kAvx2, optimized::Isa::kAvx512Vnni,
+                             optimized::Isa::kNeon})
+    if (optimized::Int16SigmoidTanhCovers(isa) && optimized::IsaSupported(isa))
+      isas.push_back(isa);
+  return isas;
+}
+
 TEST(OptimizedActivations16Test, EveryInputMatchesReference) {
-  if (!optimized::Int16SigmoidTanhCovers(optimized::SelectedIsa()))
+  const std::vector<optimized::Isa> isas = VectorIsas();
+  if (isas.empty())
     GTEST_SKIP() << "int16 LOGISTIC/TANH run the reference on "
                  << optimized::IsaName(optimized::SelectedIsa());
   std::vector<int16_t> in(65536 + 5);
@@ -29,18 +42,19 @@ TEST(OptimizedActivations16Test, EveryInputMatchesReference) {
     for (int shift : {0, 1, 5, 12, 17}) params.push_back({multiplier, shift});
   for (int32_t multiplier : {16384, 20000, 32767})
     for (int shift : {0, 7, 15, 22, 30, 31}) params.push_back({multiplier, shift});
-  for (bool tanh : {false, true})
-    for (const reference::Int16ActivationParams& p : params) {
-      std::vector<int16_t> want(in.size()), got(in.size(), 0x5555);
-      if (tanh)
-        reference::TanhInt16(p, in.data(), want.data(), 0, in.size());
-      else
-        reference::LogisticInt16(p, in.data(), want.data(), 0, in.size());
-      optimized::Int16SigmoidTanh(tanh, p, in.data(), got.data(), 3, in.size());
-      optimized::Int16SigmoidTanh(tanh, p, in.data(), got.data(), 0, 3);
-      ASSERT_EQ(got, want) << (tanh ? "TANH" : "LOGISTIC") << " multiplier " << p.multiplier
-                           << " shift " << p.left_shift;
-    }
+  for (optimized::Isa isa : isas)
+    for (bool tanh : {false, true})
+      for (const reference::Int16ActivationParams& p : params) {
+        std::vector<int16_t> want(in.size()), got(in.size(), 0x5555);
+        if (tanh)
+          reference::TanhInt16(p, in.data(), want.data(), 0, in.size());
+        else
+          reference::LogisticInt16(p, in.data(), want.data(), 0, in.size());
+        optimized::Int16SigmoidTanh(isa, tanh, p, in.data(), got.data(), 3, in.size());
+        optimized::Int16SigmoidTanh(isa, tanh, p, in.data(), got.data(), 0, 3);
+        ASSERT_EQ(got, want) << optimized::IsaName(isa) << (tanh ? " TANH" : " LOGISTIC")
+                             << " multiplier " << p.multiplier << " shift " << p.left_shift;
+      }
 }
 
 }  // namespace

@@ -70,6 +70,51 @@ DLG_TARGET_AVX2 void Run(int32_t multiplier, int32_t shift, const int16_t* in, i
 }
 #endif
 
+#if DELEGATO_X86
+// The same steps 16 lanes at a time (AVX-512).
+template <bool kTanh>
+DLG_TARGET_AVX512 void Run512(int32_t multiplier, int32_t shift, const int16_t* in, int16_t* out,
+                              int64_t n) {
+  constexpr int kBits = kTanh ? 8 : 9;
+  const __m512i vm = _mm512_set1_epi32(multiplier);
+  const __m512i round = _mm512_set1_epi32(shift > 0 ? 1 << (shift - 1) : 0);
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  const __m512i last = _mm512_set1_epi32(254);
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+  const __m512i frac_mask = _mm512_set1_epi32((1 << kBits) - 1);
+  const __m512i saturated = _mm512_set1_epi32(kTanh ? 0xFFFF << 8 : 0x7FFF << 10);
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t i = 0; i + 16 <= n; i += 16) {
+    __m512i x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+    x = _mm512_sra_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, vm), round), count);
+    const __m512i magnitude = _mm512_abs_epi32(x);
+    const __m512i index = _mm512_srli_epi32(magnitude, kBits);
+    const __mmask16 beyond = _mm512_cmpgt_epi32_mask(index, last);  // index >= 255
+    const __m512i pair =
+        _mm512_i32gather_epi32(_mm512_min_epi32(index, last), kPairTable.data(), 4);
+    const __m512i a = _mm512_and_si512(pair, low16);
+    const __m512i b = _mm512_srli_epi32(pair, 16);
+    __m512i r = _mm512_add_epi32(
+        _mm512_slli_epi32(a, kBits),
+        _mm512_mullo_epi32(_mm512_and_si512(magnitude, frac_mask), _mm512_sub_epi32(b, a)));
+    r = _mm512_mask_blend_epi32(beyond, r, saturated);
+    const __mmask16 negative = _mm512_cmplt_epi32_mask(x, zero);
+    __m512i y;
+    if constexpr (kTanh) {
+      const __m512i pos = _mm512_add_epi32(r, _mm512_set1_epi32(-(1 << 23) + (1 << 7)));
+      const __m512i neg = _mm512_sub_epi32(_mm512_set1_epi32((1 << 23) + (1 << 7) - 1), r);
+      y = _mm512_srai_epi32(_mm512_mask_blend_epi32(negative, pos, neg), 8);
+    } else {
+      const __m512i pos = _mm512_add_epi32(r, _mm512_set1_epi32(1 << 9));
+      const __m512i neg = _mm512_sub_epi32(_mm512_set1_epi32((1 << 25) + (1 << 9) - 1), r);
+      y = _mm512_srli_epi32(_mm512_mask_blend_epi32(negative, pos, neg), 10);
+    }
+    // Every y lies in [-32767, 32767]: the saturating narrow is exact.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtsepi32_epi16(y));
+  }
+}
+#endif
+
 #if DELEGATO_ARM
 // The same steps on aarch64, 4 lanes per int32x4; NEON has no gather, so the
 // pair is read lane by lane.
@@ -128,27 +173,27 @@ bool Int16SigmoidTanhCovers(Isa isa) {
   return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni || IsArmIsa(isa);
 }
 
-void Int16SigmoidTanh(bool tanh, const reference::Int16ActivationParams& p, const int16_t* in,
-                      int16_t* out, int64_t begin, int64_t end) {
+void Int16SigmoidTanh(Isa isa, bool tanh, const reference::Int16ActivationParams& p,
+                      const int16_t* in, int16_t* out, int64_t begin, int64_t end) {
   int64_t vector_end = begin;
+#if DELEGATO_X86 || DELEGATO_ARM
+  int32_t multiplier, shift;
+  reference::detail::EffectiveInt16Params(p, &multiplier, &shift);
+  using RunFn = void (*)(int32_t, int32_t, const int16_t*, int16_t*, int64_t);
 #if DELEGATO_X86
-  int32_t multiplier, shift;
-  reference::detail::EffectiveInt16Params(p, &multiplier, &shift);
-  const int64_t n = (end - begin) / 8 * 8;
-  if (tanh)
-    Run<true>(multiplier, shift, in + begin, out + begin, n);
-  else
-    Run<false>(multiplier, shift, in + begin, out + begin, n);
+  const bool wide = isa == Isa::kAvx512Vnni;
+  const int64_t lanes = wide ? 16 : 8;
+  const RunFn run = wide ? (tanh ? Run512<true> : Run512<false>) : (tanh ? Run<true> : Run<false>);
+#else
+  (void)isa;
+  const int64_t lanes = 8;
+  const RunFn run = tanh ? RunNeon<true> : RunNeon<false>;
+#endif
+  const int64_t n = (end - begin) / lanes * lanes;
+  run(multiplier, shift, in + begin, out + begin, n);
   vector_end = begin + n;
-#elif DELEGATO_ARM
-  int32_t multiplier, shift;
-  reference::detail::EffectiveInt16Params(p, &multiplier, &shift);
-  const int64_t n = (end - begin) / 8 * 8;
-  if (tanh)
-    RunNeon<true>(multiplier, shift, in + begin, out + begin, n);
-  else
-    RunNeon<false>(multiplier, shift, in + begin, out + begin, n);
-  vector_end = begin + n;
+#else
+  (void)isa;
 #endif
   if (tanh)
     reference::TanhInt16(p, in, out, vector_end, end);

@@ -155,9 +155,9 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
   const int16_t* tail_taps[reference::kExactProducts16x8 + 2];
   alignas(32) int32_t sums[kBlock];
 #if DELEGATO_X86
-  const auto Sum = SumBlock;
+  const auto sum_block = SumBlock;
 #else
-  const auto Sum = SumBlockNeon;
+  const auto sum_block = SumBlockNeon;
 #endif
   taps[2 * pairs_ - 1] = zeros_.data();
   // Lanes past the tail stay 0 (their weights are 0 too).
@@ -184,7 +184,7 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
       int16_t* out = output + (static_cast<size_t>(row) * g_.output_width + out_x) * channels;
       for (int32_t b = 0; b < full_blocks; ++b) {
         const size_t c = static_cast<size_t>(b) * kBlock;
-        Sum(taps, pairs_, c, weights_.data() + static_cast<size_t>(b) * pairs_ * 32, sums);
+        sum_block(taps, pairs_, c, weights_.data() + static_cast<size_t>(b) * pairs_ * 32, sums);
         Requantize(sums, c, out + c, kBlock);
       }
       if (tail != 0) {
@@ -193,8 +193,8 @@ void Depthwise16x8::RunRows(int64_t begin, int64_t end, const int16_t* input,
           std::memcpy(tail_rows[i], taps[i] + c, static_cast<size_t>(tail) * sizeof(int16_t));
           tail_taps[i] = tail_rows[i];
         }
-        Sum(tail_taps, pairs_, 0,
-                 weights_.data() + static_cast<size_t>(full_blocks) * pairs_ * 32, sums);
+        sum_block(tail_taps, pairs_, 0,
+                  weights_.data() + static_cast<size_t>(full_blocks) * pairs_ * 32, sums);
         Requantize(sums, c, out + c, tail);
       }
     }
