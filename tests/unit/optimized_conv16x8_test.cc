@@ -17,8 +17,8 @@
 #include "kernels/optimized/conv16x8.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/aligned_buffer.h"
-#include "kernels/quantization.h"
 #include "kernels/reference/int16x8.h"
+#include "random_requant16.h"
 
 namespace delegato {
 namespace {
@@ -74,22 +74,14 @@ void Check(const Case& c, std::mt19937& rng) {
   std::vector<int8_t> filter(static_cast<size_t>(c.out_c) * c.filter * c.filter * c.in_c);
   for (auto& v : input) v = static_cast<int16_t>(c.extreme ? -32768 : x_dist(rng));
   for (auto& v : filter) v = static_cast<int8_t>(c.extreme ? -128 : w_dist(rng));
-  std::vector<int64_t> bias64(c.out_c);
-  std::vector<int32_t> bias32(c.out_c), multiplier(c.out_c), shift(c.out_c);
-  for (int n = 0; n < c.out_c; ++n) {
-    const int bias_bits = c.realistic ? 24 : 40;
-    bias64[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << bias_bits),
-                                                       int64_t{1} << bias_bits)(rng);
-    // Extreme sums (2^30 per pair) brought back near 0 by the bias.
-    if (c.extreme) bias64[n] = -int64_t{32768} * 128 * c.filter * c.filter * c.in_c + n * 1000;
-    bias32[n] = static_cast<int32_t>(rng());
-    double real = std::ldexp(
-        std::uniform_real_distribution<double>(0.5, 1.0)(rng),
-        std::uniform_int_distribution<int>(c.realistic ? -13 : -30, c.realistic ? -1 : -8)(rng));
-    // Otherwise one right shift beyond 31 keeps the layer on the 64-bit path.
-    if (!c.realistic && n == 0) real = std::ldexp(0.75, -25);
-    quant::QuantizeMultiplier(real, &multiplier[n], &shift[n]);
-  }
+  const int64_t products = int64_t{c.filter} * c.filter * c.in_c;
+  const testing::Requant16Params rq =
+      testing::RandomRequant16(rng, c.out_c, c.realistic, c.extreme ? products : 0);
+  const std::vector<int64_t>& bias64 = rq.bias;
+  const std::vector<int32_t>& multiplier = rq.multiplier;
+  const std::vector<int32_t>& shift = rq.shift;
+  std::vector<int32_t> bias32(c.out_c);
+  for (auto& b : bias32) b = static_cast<int32_t>(rng());
   reference::ConvQuantParams q;
   q.multiplier = multiplier.data();
   q.shift = shift.data();

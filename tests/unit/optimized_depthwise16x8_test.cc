@@ -4,7 +4,6 @@
 // windows up to the 256 taps summed in int32, padding, strides, dilation,
 // batches, bias or none, clamps, extreme inputs and weights, row ranges.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -14,9 +13,9 @@
 
 #include "kernels/optimized/depthwise16x8.h"
 #include "kernels/optimized/isa.h"
-#include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/int16x8.h"
+#include "random_requant16.h"
 
 namespace delegato {
 namespace {
@@ -71,21 +70,11 @@ void Check(const Case& c, std::mt19937& rng) {
   std::vector<int8_t> filter(static_cast<size_t>(taps) * c.channels);
   for (auto& v : input) v = static_cast<int16_t>(c.extreme ? -32768 : x_dist(rng));
   for (auto& v : filter) v = static_cast<int8_t>(c.extreme ? -128 : w_dist(rng));
-  std::vector<int64_t> bias(c.channels);
-  std::vector<int32_t> multiplier(c.channels), shift(c.channels);
-  for (int n = 0; n < c.channels; ++n) {
-    const int bias_bits = c.realistic ? 24 : 40;
-    bias[n] = std::uniform_int_distribution<int64_t>(-(int64_t{1} << bias_bits),
-                                                     int64_t{1} << bias_bits)(rng);
-    // Extreme sums (2^22 per tap) brought back near 0 by the bias.
-    if (c.extreme) bias[n] = -int64_t{32768} * 128 * taps + n * 1000;
-    double real = std::ldexp(
-        std::uniform_real_distribution<double>(0.5, 1.0)(rng),
-        std::uniform_int_distribution<int>(c.realistic ? -13 : -30, c.realistic ? -1 : -8)(rng));
-    // Otherwise one right shift beyond 31 keeps the layer on the 64-bit path.
-    if (!c.realistic && n == 0) real = std::ldexp(0.75, -25);
-    quant::QuantizeMultiplier(real, &multiplier[n], &shift[n]);
-  }
+  const testing::Requant16Params rq =
+      testing::RandomRequant16(rng, c.channels, c.realistic, c.extreme ? taps : 0);
+  const std::vector<int64_t>& bias = rq.bias;
+  const std::vector<int32_t>& multiplier = rq.multiplier;
+  const std::vector<int32_t>& shift = rq.shift;
   reference::ConvQuantParams q;
   q.multiplier = multiplier.data();
   q.shift = shift.data();
