@@ -517,6 +517,25 @@ void BM_ResizeBilinearInt8(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
 }
 
+// The float32 encoder-decoder's upsampling 16x16x8 -> 32x32 (half-pixel centers).
+void BM_ResizeBilinearFloat(benchmark::State& state) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::ResizeGeometry g{1, 16, 16, 8, 32, 32, false, true};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<float> in(16 * 16 * 8), out(size_t{32} * 32 * 8);
+  for (float& x : in) x = dist(rng);
+  if (isa == kReference) {
+    for (auto _ : state) ref::ResizeBilinearFloat(g, in.data(), out.data());
+  } else {
+    const opt::ResizeBilinear r(opt::ResizeBilinear::Type::kFloat32, g, static_cast<Isa>(isa));
+    for (auto _ : state) r.RunRows(0, r.rows(), in.data(), out.data());
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(out.size()));
+}
+
 // float32 DEPTHWISE_CONV_2D (SAME padding, multiplier 1); the reference as isa -1.
 void BM_DepthwiseFloat(benchmark::State& state, Layer l) {
   const int isa = static_cast<int>(state.range(0));
@@ -1546,6 +1565,8 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("resize_bilinear_int8/16x16x8->32x32", BM_ResizeBilinearInt8)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_uint8/33x33x21->513x513", BM_ResizeBilinear)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("resize_bilinear_float/16x16x8->32x32", BM_ResizeBilinearFloat)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/192x192x3", BM_QuantizeFloat)->Apply(IsaArgs);

@@ -111,13 +111,15 @@ TEST(OptimizedResizeArgMaxTest, ResizeRowEnds) {
 
 TEST(OptimizedResizeArgMaxTest, Int8Upsampling) {
   // The encoder-decoder's 16x16x8 -> 32x32x8, and depths around the 8- and
-  // 16-lane vectors, in every sampling mode.
+  // 16-lane vectors, in every sampling mode; float32 too (whole vectors and
+  // masked channel tails, the last pixel of the last row included).
   std::mt19937 rng(11);
   for (int trial = 0; trial < 24; ++trial) {
     const int depth = std::vector<int>{8, 7, 9, 16, 17, 24, 1, 33}[trial % 8];
     const int mode = trial % 3;
     const reference::ResizeGeometry g{1, 16, 16, depth, 32, 32, mode == 1, mode == 2};
     CheckResize<int8_t>(g, rng, trial % 2 == 0, "int8 depth " + std::to_string(depth));
+    CheckResize<float>(g, rng, trial % 2 == 0, "float depth " + std::to_string(depth));
   }
   // Every pixel at one extreme: the 16-bit path's largest magnitudes
   // (s = -32768 and 32512) and the rounding at both ends.

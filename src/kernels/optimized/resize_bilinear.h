@@ -9,9 +9,10 @@
 // ((p00 (1-dy)) (1-dx) + (p10 dy) (1-dx)) + (p01 (1-dy)) dx + (p11 dy) dx
 // (+ 0.5 and truncation for uint8). The int8 path's 20-bit sums are below
 // 2^27 in magnitude, so int32 lanes hold them exactly. AVX-512 covers all
-// three types; AVX2 covers uint8 and int8 (int32 lanes) and float32, and
-// 8-bit resizes with weights in sixteenths (see sixteenths()) run in int16
-// with AVX2 instructions on both (faster than the 512-bit paths).
+// three types; AVX2 covers uint8 and int8 (int32 lanes) and float32.
+// float32 runs the AVX2 rows on both (8 lanes; a 16-lane version measured
+// slower), and so do 8-bit resizes with weights in sixteenths (see
+// sixteenths()), in int16 (faster than the 512-bit paths).
 #pragma once
 
 #include <cstdint>
