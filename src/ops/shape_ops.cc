@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/optimized/join_bytes.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/shape_ops.h"
 #include "ops/kernel.h"
@@ -144,6 +145,7 @@ struct JoinData {
   int64_t outer = 1;
   std::vector<int64_t> block_bytes;      // per input, per outer index
   std::vector<const uint8_t*> inputs;    // filled in Eval
+  optimized::Isa isa = optimized::Isa::kScalar;  // plain copies: scalar is the reference
   // uint8 CONCATENATION whose inputs need requantizing.
   bool requantize = false;
   std::vector<float> input_scales;
@@ -164,7 +166,8 @@ void EvalJoin(KernelContext& ctx, const Node& node) {
                                           data.input_zero_points.data(), data.outer,
                                           data.output_scale, data.output_zero_point, out);
   } else {
-    reference::ConcatenateBytes(n, data.inputs.data(), data.block_bytes.data(), data.outer, out);
+    optimized::ConcatenateBytes(data.isa, n, data.inputs.data(), data.block_bytes.data(),
+                                data.outer, out);
   }
 }
 
@@ -203,6 +206,7 @@ void PrepareConcatenation(KernelContext& ctx, Node& node) {
   dims[axis] = static_cast<int32_t>(axis_total);
 
   auto data = MakeOpData<JoinData>(node);
+  if (ctx.optimized()) data->isa = optimized::SelectedIsa();
   data->outer = Product(first.dims, 0, axis);
   const int64_t inner_bytes =
       Product(first.dims, axis + 1, rank) * static_cast<int64_t>(DataTypeSize(first.type));
@@ -268,6 +272,7 @@ void PreparePack(KernelContext& ctx, Node& node) {
   dims.insert(dims.begin() + axis, num_inputs);
 
   auto data = MakeOpData<JoinData>(node);
+  if (ctx.optimized()) data->isa = optimized::SelectedIsa();
   data->outer = Product(first.dims, 0, axis);
   const int64_t block =
       Product(first.dims, axis, rank) * static_cast<int64_t>(DataTypeSize(first.type));
@@ -287,14 +292,15 @@ struct PartData {
   int64_t outer = 1;
   std::vector<int64_t> block_bytes;  // per output, per outer index
   std::vector<uint8_t*> outputs;     // filled in Eval
+  optimized::Isa isa = optimized::Isa::kScalar;
 };
 
 void EvalPart(KernelContext& ctx, const Node& node) {
   PartData& data = *node.data<PartData>();
   const int n = static_cast<int>(data.outputs.size());
   for (int i = 0; i < n; ++i) data.outputs[i] = ctx.out(node, i).data;
-  reference::SplitBytes(ctx.in(node, data.input).data, data.outer, n, data.outputs.data(),
-                        data.block_bytes.data());
+  optimized::SplitBytes(data.isa, ctx.in(node, data.input).data, data.outer, n,
+                        data.outputs.data(), data.block_bytes.data());
 }
 
 // Splits input `input_index` along `axis` into pieces of the given sizes.
@@ -303,6 +309,7 @@ void PreparePart(KernelContext& ctx, Node& node, int input_index, int axis,
   const Tensor& in = ctx.input(node, input_index);
   const int rank = in.rank();
   auto data = MakeOpData<PartData>(node);
+  if (ctx.optimized()) data->isa = optimized::SelectedIsa();
   data->input = input_index;
   data->outer = Product(in.dims, 0, axis);
   const int64_t inner_bytes =

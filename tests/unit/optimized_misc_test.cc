@@ -7,7 +7,8 @@
 // values, infinities, NaN) and int8 SQUARED_DIFFERENCE (every byte pair,
 // broadcast shapes). Then each op through the interpreter, optimized
 // vs reference kernel sets (8-bit RELU, RELU6, LOGISTIC and TANH among them),
-// 1 and 2 threads, and PAD's merged rows.
+// 1 and 2 threads, and PAD's merged rows. Joins and splits of byte blocks
+// (CONCATENATION / PACK, SPLIT / UNPACK) of every size up to 70 bytes.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,7 @@
 
 #include "kernels/optimized/arg_minmax.h"
 #include "kernels/optimized/isa.h"
+#include "kernels/optimized/join_bytes.h"
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/squared_difference8.h"
@@ -29,6 +31,7 @@
 #include "kernels/reference/compare.h"
 #include "kernels/reference/quantize.h"
 #include "kernels/reference/resize.h"
+#include "kernels/reference/shape_ops.h"
 #include "test_util.h"
 
 namespace delegato {
@@ -396,6 +399,43 @@ std::vector<uint8_t> RandomBytes(std::mt19937& rng, size_t n) {
   std::vector<uint8_t> v(n);
   for (auto& b : v) b = static_cast<uint8_t>(rng());
   return v;
+}
+
+// Every block size 0..70 (the inline pieces' boundaries at 4, 8, 16, 32
+// and the library copy beyond), three inputs of different sizes, the output
+// exactly sized: a copy that wrote past a block would overwrite its
+// neighbour or run off the end (ASan).
+TEST(OptimizedMiscTest, JoinAndSplitBytesMatchReference) {
+  std::mt19937 rng(17);
+  for (int64_t size = 0; size <= 70; ++size) {
+    const int64_t blocks[3] = {size, (size * 7 + 3) % 71, 1 + size % 5};
+    const int64_t outer = 1 + size % 4;
+    std::vector<std::vector<uint8_t>> inputs(3);
+    const uint8_t* input_ptrs[3];
+    for (int i = 0; i < 3; ++i) {
+      inputs[i].resize(static_cast<size_t>(blocks[i] * outer));
+      for (auto& b : inputs[i]) b = static_cast<uint8_t>(rng());
+      input_ptrs[i] = inputs[i].data();
+    }
+    const size_t total = static_cast<size_t>((blocks[0] + blocks[1] + blocks[2]) * outer);
+    std::vector<uint8_t> expected(total);
+    reference::ConcatenateBytes(3, input_ptrs, blocks, outer, expected.data());
+    for (Isa isa : SupportedIsas()) {
+      std::vector<uint8_t> joined(total, 0xEE);
+      optimized::ConcatenateBytes(isa, 3, input_ptrs, blocks, outer, joined.data());
+      ASSERT_EQ(expected, joined) << "size " << size << " " << optimized::IsaName(isa);
+      std::vector<std::vector<uint8_t>> parts(3);
+      uint8_t* part_ptrs[3];
+      for (int i = 0; i < 3; ++i) {
+        parts[i].assign(inputs[i].size(), 0xEE);
+        part_ptrs[i] = parts[i].data();
+      }
+      optimized::SplitBytes(isa, joined.data(), outer, 3, part_ptrs, blocks);
+      for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(inputs[i], parts[i]) << "size " << size << " part " << i << " "
+                                       << optimized::IsaName(isa);
+    }
+  }
 }
 
 TEST(OptimizedMiscTest, InterpreterOptimizedEqualsReference) {
