@@ -1308,6 +1308,25 @@ void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// float32 SOFTMAX over short rows: the transformer's attention scores
+// (2 heads x 16 queries, 16 keys each).
+void BM_FloatSoftmax(benchmark::State& state, int64_t rows, int64_t depth) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> in(static_cast<size_t>(rows * depth)), out(in.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-6.0f, 6.0f);
+  for (float& x : in) x = dist(rng);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::SoftmaxFloat(1.0f, in.data(), out.data(), depth, 0, rows);
+    else
+      opt::FloatSoftmax(static_cast<Isa>(isa), 1.0f, in.data(), out.data(), depth, 0, rows);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows * depth);
+}
+
 // float32 swish: MUL(x, LOGISTIC(x)) in one pass (the LOGISTIC fused into
 // the MUL); the reference as LOGISTIC then the multiply.
 void BM_FloatSwish(benchmark::State& state, int64_t n) {
@@ -1537,6 +1556,8 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float_approximate/1024", BM_FloatGelu, 1024, true)
       ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("softmax_float/32x16", BM_FloatSoftmax, 32, 16)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("softmax_float/4x1001", BM_FloatSoftmax, 4, 1001)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("squared_difference_int8/16x32", BM_SquaredDifferenceInt8, 16, 32)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_int8/4x16x8x16", BM_BatchMatMulInt8, 4, 16, 8, 16)
