@@ -240,23 +240,46 @@ DLG_TARGET_AVX512 inline __m512 ExpSum512(__m512 hi, __m512 lo) {
   return _mm512_scalef_ps(p, n);
 }
 
-DLG_TARGET_AVX512 inline __m512 Gelu512(__m512 x) {
+// x Phi(x) with Phi through erfc(|x| / sqrt 2), on kN vectors at once, each
+// step for all of them before the next: one vector's steps wait on each
+// other (a division, a degree-9 polynomial, exp), and the scheduler holds
+// only a few vectors' waiting steps (gelu_float 1024 with 4 vectors at once:
+// AVX-512 0.70 -> 0.57 us, AVX2 1.37 -> 0.98).
+template <int kN>
+DLG_TARGET_AVX512 inline void Gelu512N(__m512* x) {
   const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
   const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
-  __m512 a = _mm512_mul_ps(_mm512_andnot_ps(sign_mask, x), _mm512_set1_ps(kRsqrt2));
-  a = _mm512_min_ps(a, _mm512_set1_ps(kErfcMaxArg));  // NaN -> 20; x keeps the NaN
-  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(a, half, one));
-  __m512 p = _mm512_set1_ps(kErfc[9]);
-  for (int i = 8; i >= 0; --i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kErfc[i]));
-  const __m512 a2 = _mm512_mul_ps(a, a);
-  const __m512 a2_lo = _mm512_fmsub_ps(a, a, a2);  // a^2 = a2 + a2_lo exactly
-  const __m512 erfc = _mm512_mul_ps(
-      t, ExpSum512(_mm512_sub_ps(_mm512_setzero_ps(), a2), _mm512_sub_ps(p, a2_lo)));
-  const __m512 half_erfc = _mm512_mul_ps(erfc, half);
-  // x <= 0: Phi = erfc / 2; x > 0: 1 - erfc / 2.
-  const __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
-  const __m512 phi = _mm512_mask_blend_ps(positive, half_erfc, _mm512_sub_ps(one, half_erfc));
-  return _mm512_mul_ps(x, phi);
+  __m512 a[kN], t[kN], p[kN], hi[kN], lo[kN];
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    a[k] = _mm512_mul_ps(_mm512_andnot_ps(sign_mask, x[k]), _mm512_set1_ps(kRsqrt2));
+    a[k] = _mm512_min_ps(a[k], _mm512_set1_ps(kErfcMaxArg));  // NaN -> 20; x keeps the NaN
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) t[k] = _mm512_div_ps(one, _mm512_fmadd_ps(a[k], half, one));
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) p[k] = _mm512_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) {
+#pragma GCC unroll 4
+    for (int k = 0; k < kN; ++k) p[k] = _mm512_fmadd_ps(p[k], t[k], _mm512_set1_ps(kErfc[i]));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    const __m512 a2 = _mm512_mul_ps(a[k], a[k]);
+    const __m512 a2_lo = _mm512_fmsub_ps(a[k], a[k], a2);  // a^2 = a2 + a2_lo exactly
+    hi[k] = _mm512_sub_ps(_mm512_setzero_ps(), a2);
+    lo[k] = _mm512_sub_ps(p[k], a2_lo);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) hi[k] = ExpSum512(hi[k], lo[k]);
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    // x <= 0: Phi = erfc / 2; x > 0: 1 - erfc / 2.
+    const __m512 half_erfc = _mm512_mul_ps(_mm512_mul_ps(t[k], hi[k]), half);
+    const __mmask16 positive = _mm512_cmp_ps_mask(x[k], _mm512_setzero_ps(), _CMP_GT_OQ);
+    x[k] = _mm512_mul_ps(
+        x[k], _mm512_mask_blend_ps(positive, half_erfc, _mm512_sub_ps(one, half_erfc)));
+  }
 }
 
 DLG_TARGET_AVX512 inline __m512 GeluApproximate512(__m512 x) {
@@ -269,13 +292,25 @@ DLG_TARGET_AVX512 inline __m512 GeluApproximate512(__m512 x) {
 
 template <bool kApproximate>
 DLG_TARGET_AVX512 inline __m512 GeluAny512(__m512 x) {
-  if constexpr (kApproximate) return GeluApproximate512(x);
-  else return Gelu512(x);
+  if constexpr (kApproximate) {
+    return GeluApproximate512(x);
+  } else {
+    Gelu512N<1>(&x);
+    return x;
+  }
 }
 
 template <bool kApproximate>
 DLG_TARGET_AVX512 void Gelu512Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
+  if constexpr (!kApproximate) {
+    for (; i + 64 <= end; i += 64) {
+      __m512 x[4];
+      for (int k = 0; k < 4; ++k) x[k] = _mm512_loadu_ps(in + i + 16 * k);
+      Gelu512N<4>(x);
+      for (int k = 0; k < 4; ++k) _mm512_storeu_ps(out + i + 16 * k, x[k]);
+    }
+  }
   for (; i + 16 <= end; i += 16)
     _mm512_storeu_ps(out + i, GeluAny512<kApproximate>(_mm512_loadu_ps(in + i)));
   if (i < end) {
@@ -492,22 +527,41 @@ DLG_TARGET_AVX2 inline __m256 ExpSum256(__m256 hi, __m256 lo) {
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
-DLG_TARGET_AVX2 inline __m256 Gelu256(__m256 x) {
+// Gelu512N with 8 lanes.
+template <int kN>
+DLG_TARGET_AVX2 inline void Gelu256N(__m256* x) {
   const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
   const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
-  __m256 a = _mm256_mul_ps(_mm256_andnot_ps(sign_mask, x), _mm256_set1_ps(kRsqrt2));
-  a = _mm256_min_ps(a, _mm256_set1_ps(kErfcMaxArg));
-  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, half, one));
-  __m256 p = _mm256_set1_ps(kErfc[9]);
-  for (int i = 8; i >= 0; --i) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kErfc[i]));
-  const __m256 a2 = _mm256_mul_ps(a, a);
-  const __m256 a2_lo = _mm256_fmsub_ps(a, a, a2);
-  const __m256 erfc = _mm256_mul_ps(
-      t, ExpSum256(_mm256_sub_ps(_mm256_setzero_ps(), a2), _mm256_sub_ps(p, a2_lo)));
-  const __m256 half_erfc = _mm256_mul_ps(erfc, half);
-  const __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
-  const __m256 phi = _mm256_blendv_ps(half_erfc, _mm256_sub_ps(one, half_erfc), positive);
-  return _mm256_mul_ps(x, phi);
+  __m256 a[kN], t[kN], p[kN], hi[kN], lo[kN];
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    a[k] = _mm256_mul_ps(_mm256_andnot_ps(sign_mask, x[k]), _mm256_set1_ps(kRsqrt2));
+    a[k] = _mm256_min_ps(a[k], _mm256_set1_ps(kErfcMaxArg));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) t[k] = _mm256_div_ps(one, _mm256_fmadd_ps(a[k], half, one));
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) p[k] = _mm256_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) {
+#pragma GCC unroll 4
+    for (int k = 0; k < kN; ++k) p[k] = _mm256_fmadd_ps(p[k], t[k], _mm256_set1_ps(kErfc[i]));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    const __m256 a2 = _mm256_mul_ps(a[k], a[k]);
+    const __m256 a2_lo = _mm256_fmsub_ps(a[k], a[k], a2);
+    hi[k] = _mm256_sub_ps(_mm256_setzero_ps(), a2);
+    lo[k] = _mm256_sub_ps(p[k], a2_lo);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) hi[k] = ExpSum256(hi[k], lo[k]);
+#pragma GCC unroll 4
+  for (int k = 0; k < kN; ++k) {
+    const __m256 half_erfc = _mm256_mul_ps(_mm256_mul_ps(t[k], hi[k]), half);
+    const __m256 positive = _mm256_cmp_ps(x[k], _mm256_setzero_ps(), _CMP_GT_OQ);
+    x[k] = _mm256_mul_ps(x[k],
+                         _mm256_blendv_ps(half_erfc, _mm256_sub_ps(one, half_erfc), positive));
+  }
 }
 
 DLG_TARGET_AVX2 inline __m256 GeluApproximate256(__m256 x) {
@@ -520,13 +574,25 @@ DLG_TARGET_AVX2 inline __m256 GeluApproximate256(__m256 x) {
 
 template <bool kApproximate>
 DLG_TARGET_AVX2 inline __m256 GeluAny256(__m256 x) {
-  if constexpr (kApproximate) return GeluApproximate256(x);
-  else return Gelu256(x);
+  if constexpr (kApproximate) {
+    return GeluApproximate256(x);
+  } else {
+    Gelu256N<1>(&x);
+    return x;
+  }
 }
 
 template <bool kApproximate>
 DLG_TARGET_AVX2 void Gelu256Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
+  if constexpr (!kApproximate) {
+    for (; i + 32 <= end; i += 32) {
+      __m256 x[4];
+      for (int k = 0; k < 4; ++k) x[k] = _mm256_loadu_ps(in + i + 8 * k);
+      Gelu256N<4>(x);
+      for (int k = 0; k < 4; ++k) _mm256_storeu_ps(out + i + 8 * k, x[k]);
+    }
+  }
   for (; i + 8 <= end; i += 8)
     _mm256_storeu_ps(out + i, GeluAny256<kApproximate>(_mm256_loadu_ps(in + i)));
   if (i < end) {
