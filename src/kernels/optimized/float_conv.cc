@@ -531,9 +531,13 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
   // The output pixel of row m0, advanced row by row (no division per row).
   Pixel px = PixelOf(m_begin);
   const bool contiguous = ContiguousRows();
+  // 1x1 convolutions over whole images: row m is input + m * k, one
+  // segment; no per-row bookkeeping (it cost as much as a small layer's
+  // multiply-adds).
+  const bool plain_rows = direct_ && contiguous;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += block_rows_) {
     const int count = static_cast<int>(std::min<int64_t>(block_rows_, m_end - m0));
-    for (int i = 0; i < count;) {
+    for (int i = plain_rows ? count : 0; i < count;) {
       if (direct_) {
         gathered[i] = false;
         rows[i] = DirectRow(input, m0 + i, px, contiguous);
@@ -567,8 +571,11 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
     // kGemvPanels at a time, the rest below.
     int first_panel = p_begin;
     if (count == 1) {
-      for (int s = 0; s < segs_; ++s)
-        segments[s] = gathered[0] ? rows[0] + static_cast<size_t>(s) * run_ : rows[0] + offsets[s];
+      if (plain_rows)
+        segments[0] = input + m0 * k_;
+      else
+        for (int s = 0; s < segs_; ++s)
+          segments[s] = gathered[0] ? rows[0] + static_cast<size_t>(s) * run_ : rows[0] + offsets[s];
       segments_of = 0;
       for (; first_panel + kGemvPanels <= p_end && (first_panel + kGemvPanels) * nr_ <= n_;
            first_panel += kGemvPanels)
@@ -596,7 +603,11 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
         const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
         const int ncols = std::min(nr_, n_ - pn * nr_);
         const int r = group_base + (group < group_extra ? 1 : 0);
-        if (group != segments_of) {
+        if (group != segments_of && plain_rows) {
+          const float* row = input + (m0 + r0) * k_;
+          for (int j = 0; j < r; ++j) segments[j] = row + static_cast<size_t>(j) * k_;
+          segments_of = group;
+        } else if (group != segments_of) {
           for (int j = 0; j < r; ++j) {
             const float* row = rows[r0 + j];
             if (gathered[r0 + j]) {
