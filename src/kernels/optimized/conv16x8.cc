@@ -219,14 +219,7 @@ void Conv16x8::PrepareWideRequantization(const Conv16x8Params& p) {
   for (int n = 0; n < n_; ++n)
     if (!Requant16Covers(p.multiplier[n], p.shift[n])) vector_requant_ = false;
   if (vector_requant_) {
-    reduced_.Resize(padded);
-    right_.Resize(padded);
-    for (int n = 0; n < n_; ++n) {
-      reduced_[n] = reference::ReducedMultiplier16(p.multiplier[n]);
-      right_[n] = 15 - p.shift[n];
-    }
-    // Padding channels: multiplier 0 and any valid shift.
-    for (size_t n = n_; n < padded; ++n) right_[n] = 1;
+    SetRequant16Channels(p.multiplier, p.shift, n_, padded, &reduced_, &right_);
   } else {
     multiplier_.assign(p.multiplier, p.multiplier + n_);
     shift_.assign(p.shift, p.shift + n_);

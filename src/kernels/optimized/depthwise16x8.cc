@@ -107,15 +107,9 @@ Depthwise16x8::Depthwise16x8(const Depthwise16x8Params& p)
     requant32_ = std::make_unique<Requant16Int32>(p.multiplier, p.shift, p.bias, g_.output_depth);
     return;
   }
-  bias_.Resize(padded);
-  reduced_.Resize(padded);
-  right_.Resize(padded);
-  for (size_t c = 0; c < padded; ++c) right_[c] = 1;  // padding channels: any valid shift
-  for (int32_t c = 0; c < g_.output_depth; ++c) {
-    if (p.bias != nullptr) bias_[c] = p.bias[c];
-    reduced_[c] = reference::ReducedMultiplier16(p.multiplier[c]);
-    right_[c] = 15 - p.shift[c];
-  }
+  bias_.Resize(padded);  // zeroed
+  if (p.bias != nullptr) std::copy(p.bias, p.bias + g_.output_depth, bias_.data());
+  SetRequant16Channels(p.multiplier, p.shift, g_.output_depth, padded, &reduced_, &right_);
 }
 
 #if DELEGATO_X86

@@ -35,6 +35,21 @@ inline bool Requant16Covers(int32_t multiplier, int32_t shift) {
   return multiplier >= 0 && total_shift >= 1 && total_shift <= 63;
 }
 
+// Requantize16's per-channel operands for channels [0, count) of buffers
+// padded to `padded`: reduced (reference::ReducedMultiplier16) and right
+// (15 - shift); padding channels get multiplier 0 and a valid shift, 1.
+inline void SetRequant16Channels(const int32_t* multiplier, const int32_t* shift, int count,
+                                 size_t padded, AlignedBuffer<int32_t>* reduced,
+                                 AlignedBuffer<int32_t>* right) {
+  reduced->Resize(padded);  // zeroed
+  right->Resize(padded);
+  for (size_t c = 0; c < padded; ++c) (*right)[c] = 1;
+  for (int c = 0; c < count; ++c) {
+    (*reduced)[c] = reference::ReducedMultiplier16(multiplier[c]);
+    (*right)[c] = 15 - shift[c];
+  }
+}
+
 #if DELEGATO_X86
 namespace requant16_detail {
 
