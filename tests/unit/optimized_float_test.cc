@@ -674,13 +674,15 @@ TEST_P(FloatActivationTest, GeluWithinRoundingOfReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, FloatActivationTest,
-                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni,
+                                           Isa::kNeon),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(optimized::IsaName(info.param));
                          });
 
 INSTANTIATE_TEST_SUITE_P(Isas, FloatLogisticTest,
-                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni,
+                                           Isa::kNeon),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(optimized::IsaName(info.param));
                          });
@@ -727,8 +729,8 @@ TEST_P(FloatSoftmaxTest, WithinRoundingOfReference) {
 
 INSTANTIATE_TEST_SUITE_P(Depths, FloatSoftmaxTest,
                          ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2,
-                                                              Isa::kAvx512Vnni),
-                                            ::testing::Values(1, 7, 8, 9, 16, 17, 33, 1001)),
+                                                              Isa::kAvx512Vnni, Isa::kNeon),
+                                            ::testing::Values(1, 3, 7, 8, 9, 16, 17, 33, 1001)),
                          [](const ::testing::TestParamInfo<FloatSoftmaxTest::ParamType>& info) {
                            return std::string(optimized::IsaName(std::get<0>(info.param))) +
                                   "_" + std::to_string(std::get<1>(info.param));

@@ -633,6 +633,75 @@ inline float32x4_t ExpNeon(float32x4_t t) {
   return vmulq_f32(vmulq_f32(p, s1), s2);
 }
 
+// exp(hi + lo), as ExpSum256.
+inline float32x4_t ExpSumNeon(float32x4_t hi, float32x4_t lo) {
+  hi = vminq_f32(vdupq_n_f32(kExpMax), vmaxq_f32(vdupq_n_f32(kExpMin), hi));
+  const float32x4_t n = vrndnq_f32(vmulq_f32(vaddq_f32(hi, lo), vdupq_n_f32(kLog2e)));
+  float32x4_t r = vfmsq_f32(hi, n, vdupq_n_f32(kLn2Hi));
+  r = vfmsq_f32(r, n, vdupq_n_f32(kLn2Lo));
+  r = vaddq_f32(r, lo);
+  float32x4_t p = vdupq_n_f32(kC6);
+  p = vfmaq_f32(vdupq_n_f32(kC5), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC4), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC3), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kC2), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  const int32x4_t ni = vcvtnq_s32_f32(n);
+  const int32x4_t n1 = vshrq_n_s32(ni, 1);
+  const int32x4_t n2 = vsubq_s32(ni, n1);
+  const int32x4_t bias = vdupq_n_s32(127);
+  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  return vmulq_f32(vmulq_f32(p, s1), s2);
+}
+
+// LOGISTIC with TFLite's cut-offs, as Logistic256.
+inline float32x4_t LogisticNeon(float32x4_t x) {
+  const uint32x4_t low = vcltq_f32(x, vdupq_n_f32(kLower));
+  const uint32x4_t high = vcgtq_f32(x, vdupq_n_f32(kUpper));
+  const float32x4_t one = vdupq_n_f32(1.0f);
+  const float32x4_t e = ExpNeon(vbslq_f32(low, x, vnegq_f32(x)));
+  const float32x4_t y = vbslq_f32(low, e, vdivq_f32(one, vaddq_f32(one, e)));
+  return vbslq_f32(high, one, y);
+}
+
+inline float32x4_t SwishNeon(float32x4_t x) { return vmulq_f32(x, LogisticNeon(x)); }
+
+// x * min(6, max(0, x + 3)) / 6 with std::max / std::min's semantics:
+// (0 < v) ? v : 0 (NaN -> 0), then (r < 6) ? r : 6, as HardSwish256Range.
+inline float32x4_t HardSwishNeon(float32x4_t x) {
+  const float32x4_t zero = vdupq_n_f32(0.0f), six = vdupq_n_f32(6.0f);
+  const float32x4_t v = vaddq_f32(x, vdupq_n_f32(3.0f));
+  float32x4_t r = vbslq_f32(vcgtq_f32(v, zero), v, zero);
+  r = vbslq_f32(vcltq_f32(r, six), r, six);
+  return vdivq_f32(vmulq_f32(x, r), six);
+}
+
+// GELU's exact form, as Gelu512N (one vector).
+inline float32x4_t GeluNeon(float32x4_t x) {
+  const float32x4_t one = vdupq_n_f32(1.0f), half = vdupq_n_f32(0.5f);
+  float32x4_t a = vmulq_f32(vabsq_f32(x), vdupq_n_f32(kRsqrt2));
+  a = vminq_f32(a, vdupq_n_f32(kErfcMaxArg));  // NaN stays NaN: so does the result
+  const float32x4_t t = vdivq_f32(one, vfmaq_f32(one, a, half));
+  float32x4_t p = vdupq_n_f32(kErfc[9]);
+  for (int i = 8; i >= 0; --i) p = vfmaq_f32(vdupq_n_f32(kErfc[i]), p, t);
+  const float32x4_t a2 = vmulq_f32(a, a);
+  const float32x4_t a2_lo = vfmaq_f32(vnegq_f32(a2), a, a);  // a^2 = a2 + a2_lo exactly
+  const float32x4_t e = ExpSumNeon(vnegq_f32(a2), vsubq_f32(p, a2_lo));
+  const float32x4_t half_erfc = vmulq_f32(vmulq_f32(t, e), half);
+  return vmulq_f32(x, vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)),
+                                vsubq_f32(one, half_erfc), half_erfc));
+}
+
+// GELU's approximate form, as GeluApproximate256.
+inline float32x4_t GeluApproximateNeon(float32x4_t x) {
+  const float32x4_t x3 = vmulq_f32(vmulq_f32(x, x), x);
+  const float32x4_t u2 = vmulq_f32(vfmaq_f32(x, x3, vdupq_n_f32(kGeluCubic)),
+                                   vdupq_n_f32(-kTwoSqrt2OverPi));
+  return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), ExpNeon(u2)));
+}
+
 inline float32x4_t SigmoidNeon(float32x4_t x) {
   const float32x4_t one = vdupq_n_f32(1.0f);
   return vdivq_f32(one, vaddq_f32(one, ExpNeon(vnegq_f32(x))));
@@ -665,12 +734,51 @@ void NeonRange(const float* in, float* out, int64_t begin, int64_t end) {
   }
 }
 
+// SOFTMAX rows, as Softmax256 in 4 lanes; a row's last depth % 4 values
+// through a padded copy (lowest for the maximum, dropped from the sum).
+void SoftmaxNeon(float beta, const float* in, float* out, int64_t depth, int64_t row_begin,
+                 int64_t row_end) {
+  const float32x4_t vbeta = vdupq_n_f32(beta);
+  const float lowest = std::numeric_limits<float>::lowest();
+  const int64_t full = depth / 4 * 4, rest = depth - full;
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const float* x = in + row * depth;
+    float* y = out + row * depth;
+    float tail[4] = {lowest, lowest, lowest, lowest};
+    std::copy(x + full, x + depth, tail);
+    // maxNum keeps m for a NaN x, as the reference's (m < x) ? x : m.
+    float32x4_t m = vld1q_f32(tail);
+    for (int64_t c = 0; c < full; c += 4) m = vmaxnmq_f32(vld1q_f32(x + c), m);
+    const float32x4_t vmax = vdupq_n_f32(vmaxnmvq_f32(m));
+    float32x4_t sum = vdupq_n_f32(0.0f);
+    for (int64_t c = 0; c < full; c += 4) {
+      const float32x4_t e = ExpNeon(vmulq_f32(vsubq_f32(vld1q_f32(x + c), vmax), vbeta));
+      vst1q_f32(y + c, e);
+      sum = vaddq_f32(sum, e);
+    }
+    float e_tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (rest > 0) {
+      vst1q_f32(e_tail, ExpNeon(vmulq_f32(vsubq_f32(vld1q_f32(tail), vmax), vbeta)));
+      for (int64_t c = rest; c < 4; ++c) e_tail[c] = 0.0f;
+      sum = vaddq_f32(sum, vld1q_f32(e_tail));
+    }
+    const float32x4_t vsum = vdupq_n_f32(vaddvq_f32(sum));
+    for (int64_t c = 0; c < full; c += 4) vst1q_f32(y + c, vdivq_f32(vld1q_f32(y + c), vsum));
+    if (rest > 0) {
+      vst1q_f32(e_tail, vdivq_f32(vld1q_f32(e_tail), vsum));
+      std::copy(e_tail, e_tail + rest, y + full);
+    }
+  }
+}
+
 }  // namespace
 #endif  // DELEGATO_ARM
 
 bool HasFloatLogistic(Isa isa) {
 #if DELEGATO_X86
   return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
+#elif DELEGATO_ARM
+  return IsArmIsa(isa);
 #else
   (void)isa;
   return false;
@@ -681,6 +789,9 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) return Logistic512Range(in, out, begin, end);
   if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<LogisticNeon>(in, out, begin, end);
 #endif
   reference::LogisticFloat(in, out, begin, end);
 }
@@ -701,6 +812,9 @@ void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end
   if (isa == Isa::kAvx512Vnni) return Swish512Range(in, out, begin, end);
   if (isa == Isa::kAvx2) return Swish256Range(in, out, begin, end);
 #endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<SwishNeon>(in, out, begin, end);
+#endif
   for (int64_t i = begin; i < end; ++i) out[i] = in[i] * reference::LogisticValue(in[i]);
 }
 
@@ -708,6 +822,9 @@ void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) return HardSwish512Range(in, out, begin, end);
   if (isa == Isa::kAvx2) return HardSwish256Range(in, out, begin, end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<HardSwishNeon>(in, out, begin, end);
 #endif
   reference::HardSwishFloat(in, out, begin, end);
 }
@@ -733,6 +850,11 @@ void FloatGelu(Isa isa, bool approximate, const float* in, float* out, int64_t b
     return approximate ? Gelu256Range<true>(in, out, begin, end)
                        : Gelu256Range<false>(in, out, begin, end);
 #endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa))
+    return approximate ? NeonRange<GeluApproximateNeon>(in, out, begin, end)
+                       : NeonRange<GeluNeon>(in, out, begin, end);
+#endif
   reference::GeluFloat(approximate, in, out, begin, end);
 }
 
@@ -741,6 +863,9 @@ void FloatSoftmax(Isa isa, float beta, const float* in, float* out, int64_t dept
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) return Softmax512(beta, in, out, depth, row_begin, row_end);
   if (isa == Isa::kAvx2) return Softmax256(beta, in, out, depth, row_begin, row_end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return SoftmaxNeon(beta, in, out, depth, row_begin, row_end);
 #endif
   reference::SoftmaxFloat(beta, in, out, depth, row_begin, row_end);
 }

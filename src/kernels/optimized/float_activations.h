@@ -1,5 +1,5 @@
 // float32 LOGISTIC, TANH, SOFTMAX and GELU with a vector exp, and HARD_SWISH
-// (AVX-512, AVX2 + FMA).
+// (AVX-512, AVX2 + FMA; NEON in 4 lanes, the same steps).
 //
 // TFLite's float logistic (reference::LogisticValue): 1 above 16.619..., exp(x)
 // below -9, otherwise 1 / (1 + exp(-x)). The same cut-offs per lane, with
@@ -18,7 +18,7 @@
 
 namespace delegato::optimized {
 
-// Whether `isa` has a vector LOGISTIC (AVX2 or AVX-512; scalar: no).
+// Whether `isa` has a vector LOGISTIC (AVX2, AVX-512, the aarch64 ISAs; scalar: no).
 bool HasFloatLogistic(Isa isa);
 // out[i] = logistic(in[i]) for i in [begin, end); needs HasFloatLogistic(isa).
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
