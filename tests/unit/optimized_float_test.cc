@@ -802,7 +802,7 @@ TEST_P(FloatBinaryTest, BitExactWithReference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FloatBinaryTest,
     ::testing::Combine(
-        ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+        ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeon),
         ::testing::Values(BinaryCase{{1, 7, 9, 33}, {1, 7, 9, 33}},  // same shape
                           BinaryCase{{1, 5, 6, 17}, {17}},           // per channel
                           BinaryCase{{2, 4, 4, 40}, {2, 1, 1, 40}},  // squeeze-excite

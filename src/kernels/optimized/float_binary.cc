@@ -5,6 +5,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
 // all-ones mask, which it then reports as uninitialized.
@@ -172,11 +175,93 @@ DLG_TARGET_AVX2 void Rows256(BinaryOp op, const float* a, int64_t sa, int64_t a_
 }
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+template <BinaryOp kOp>
+inline float32x4_t OpNeon(float32x4_t x, float32x4_t y) {
+  if constexpr (kOp == BinaryOp::kAdd) return vaddq_f32(x, y);
+  if constexpr (kOp == BinaryOp::kSub) return vsubq_f32(x, y);
+  if constexpr (kOp == BinaryOp::kMul) return vmulq_f32(x, y);
+  if constexpr (kOp == BinaryOp::kSquaredDifference) {
+    const float32x4_t d = vsubq_f32(x, y);
+    return vmulq_f32(d, d);
+  }
+  return vdivq_f32(x, y);
+}
+
+// reference::ClampWithMinMax as selects: (x < lo) ? lo : x, then
+// (hi < r) ? hi : r. NEON's fmax/fmin would differ for NaN and signed zeros.
+inline float32x4_t ClampNeon(float32x4_t x, float32x4_t lo, float32x4_t hi) {
+  const float32x4_t raised = vbslq_f32(vcltq_f32(x, lo), lo, x);
+  return vbslq_f32(vcltq_f32(hi, raised), hi, raised);
+}
+
+template <BinaryOp kOp>
+void RunNeonT(const float* a, int64_t sa, const float* b, int64_t sb, float* out, int64_t n,
+              float lo, float hi) {
+  const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+  const float32x4_t a0 = vdupq_n_f32(a[0]), b0 = vdupq_n_f32(b[0]);
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const float32x4_t x = sa ? vld1q_f32(a + k) : a0;
+    const float32x4_t y = sb ? vld1q_f32(b + k) : b0;
+    vst1q_f32(out + k, ClampNeon(OpNeon<kOp>(x, y), vlo, vhi));
+  }
+  if (k < n) {  // the last values through padded copies (pad 1: no effect)
+    float x[4] = {1.0f, 1.0f, 1.0f, 1.0f}, y[4] = {1.0f, 1.0f, 1.0f, 1.0f}, r[4];
+    for (int64_t j = k; j < n; ++j) {
+      x[j - k] = a[j * sa];
+      y[j - k] = b[j * sb];
+    }
+    vst1q_f32(r, ClampNeon(OpNeon<kOp>(vld1q_f32(x), vld1q_f32(y)), vlo, vhi));
+    std::copy(r, r + (n - k), out + k);
+  }
+}
+
+template <BinaryOp kOp>
+void RowsNeonT(const float* a, int64_t sa, int64_t a_row, const float* b, int64_t sb,
+               int64_t b_row, float* out, int64_t rows, int64_t n, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r)
+    RunNeonT<kOp>(a + r * a_row, sa, b + r * b_row, sb, out + r * n, n, lo, hi);
+}
+
+void RunNeon(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* out,
+             int64_t n, float lo, float hi) {
+  switch (op) {
+    case BinaryOp::kAdd: return RunNeonT<BinaryOp::kAdd>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSub: return RunNeonT<BinaryOp::kSub>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kMul: return RunNeonT<BinaryOp::kMul>(a, sa, b, sb, out, n, lo, hi);
+    case BinaryOp::kSquaredDifference:
+      return RunNeonT<BinaryOp::kSquaredDifference>(a, sa, b, sb, out, n, lo, hi);
+    default: return RunNeonT<BinaryOp::kDiv>(a, sa, b, sb, out, n, lo, hi);
+  }
+}
+
+void RowsNeon(BinaryOp op, const float* a, int64_t sa, int64_t a_row, const float* b,
+              int64_t sb, int64_t b_row, float* out, int64_t rows, int64_t n, float lo,
+              float hi) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return RowsNeonT<BinaryOp::kAdd>(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kSub:
+      return RowsNeonT<BinaryOp::kSub>(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kMul:
+      return RowsNeonT<BinaryOp::kMul>(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
+    case BinaryOp::kSquaredDifference:
+      return RowsNeonT<BinaryOp::kSquaredDifference>(a, sa, a_row, b, sb, b_row, out, rows, n,
+                                                      lo, hi);
+    default:
+      return RowsNeonT<BinaryOp::kDiv>(a, sa, a_row, b, sb, b_row, out, rows, n, lo, hi);
+  }
+}
+#endif  // DELEGATO_ARM
+
 }  // namespace
 
 bool HasFloatBinary(Isa isa) {
 #if DELEGATO_X86
   return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni;
+#elif DELEGATO_ARM
+  return IsArmIsa(isa);
 #else
   (void)isa;
   return false;
@@ -191,6 +276,9 @@ void FloatBinary(Isa isa, BinaryOp op, const reference::BroadcastPlan& plan, con
 #if DELEGATO_X86
   if (isa == Isa::kAvx512Vnni) run_fn = Run512, rows_fn = Rows512;
   if (isa == Isa::kAvx2) run_fn = Run256, rows_fn = Rows256;
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) run_fn = RunNeon, rows_fn = RowsNeon;
 #endif
   if (run_fn == nullptr || op == BinaryOp::kFloorDiv) {
     reference::BinaryArithmetic<float>(op, plan, a, b, out, {lo, hi}, begin, end);
