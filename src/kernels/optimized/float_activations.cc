@@ -609,13 +609,9 @@ DLG_TARGET_AVX2 void Gelu256Range(const float* in, float* out, int64_t begin, in
 #if DELEGATO_ARM
 namespace {
 
-// Exp256's steps in 4-lane NEON vectors (fused multiply-adds where it has them).
-inline float32x4_t ExpNeon(float32x4_t t) {
-  // max(lo, t) then min(hi, .): NEON's fmax/fmin return NaN for a NaN operand.
-  t = vminq_f32(vdupq_n_f32(kExpMax), vmaxq_f32(vdupq_n_f32(kExpMin), t));
-  const float32x4_t n = vrndnq_f32(vmulq_f32(t, vdupq_n_f32(kLog2e)));
-  float32x4_t r = vfmsq_f32(t, n, vdupq_n_f32(kLn2Hi));
-  r = vfmsq_f32(r, n, vdupq_n_f32(kLn2Lo));
+// 2^n p(r), p the degree-6 Taylor polynomial of e^r, 2^n as 2^n1 * 2^n2 with
+// both factors normal (see Exp256): the common tail of ExpNeon and ExpSumNeon.
+inline float32x4_t ScaledPolynomialNeon(float32x4_t n, float32x4_t r) {
   float32x4_t p = vdupq_n_f32(kC6);
   p = vfmaq_f32(vdupq_n_f32(kC5), p, r);
   p = vfmaq_f32(vdupq_n_f32(kC4), p, r);
@@ -623,7 +619,6 @@ inline float32x4_t ExpNeon(float32x4_t t) {
   p = vfmaq_f32(vdupq_n_f32(kC2), p, r);
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
-  // 2^n as 2^n1 * 2^n2, both normal (see Exp256).
   const int32x4_t ni = vcvtnq_s32_f32(n);
   const int32x4_t n1 = vshrq_n_s32(ni, 1);
   const int32x4_t n2 = vsubq_s32(ni, n1);
@@ -633,27 +628,23 @@ inline float32x4_t ExpNeon(float32x4_t t) {
   return vmulq_f32(vmulq_f32(p, s1), s2);
 }
 
+// Exp256's steps in 4-lane NEON vectors (fused multiply-adds where it has them).
+inline float32x4_t ExpNeon(float32x4_t t) {
+  // max(lo, t) then min(hi, .): NEON's fmax/fmin return NaN for a NaN operand.
+  t = vminq_f32(vdupq_n_f32(kExpMax), vmaxq_f32(vdupq_n_f32(kExpMin), t));
+  const float32x4_t n = vrndnq_f32(vmulq_f32(t, vdupq_n_f32(kLog2e)));
+  float32x4_t r = vfmsq_f32(t, n, vdupq_n_f32(kLn2Hi));
+  r = vfmsq_f32(r, n, vdupq_n_f32(kLn2Lo));
+  return ScaledPolynomialNeon(n, r);
+}
+
 // exp(hi + lo), as ExpSum256.
 inline float32x4_t ExpSumNeon(float32x4_t hi, float32x4_t lo) {
   hi = vminq_f32(vdupq_n_f32(kExpMax), vmaxq_f32(vdupq_n_f32(kExpMin), hi));
   const float32x4_t n = vrndnq_f32(vmulq_f32(vaddq_f32(hi, lo), vdupq_n_f32(kLog2e)));
   float32x4_t r = vfmsq_f32(hi, n, vdupq_n_f32(kLn2Hi));
   r = vfmsq_f32(r, n, vdupq_n_f32(kLn2Lo));
-  r = vaddq_f32(r, lo);
-  float32x4_t p = vdupq_n_f32(kC6);
-  p = vfmaq_f32(vdupq_n_f32(kC5), p, r);
-  p = vfmaq_f32(vdupq_n_f32(kC4), p, r);
-  p = vfmaq_f32(vdupq_n_f32(kC3), p, r);
-  p = vfmaq_f32(vdupq_n_f32(kC2), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
-  const int32x4_t ni = vcvtnq_s32_f32(n);
-  const int32x4_t n1 = vshrq_n_s32(ni, 1);
-  const int32x4_t n2 = vsubq_s32(ni, n1);
-  const int32x4_t bias = vdupq_n_s32(127);
-  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
-  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
-  return vmulq_f32(vmulq_f32(p, s1), s2);
+  return ScaledPolynomialNeon(n, vaddq_f32(r, lo));
 }
 
 // LOGISTIC with TFLite's cut-offs, as Logistic256.
