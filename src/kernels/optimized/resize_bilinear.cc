@@ -7,6 +7,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -475,6 +478,49 @@ DLG_TARGET_AVX2 void Avx2SixteenthsRow(const ResizeBilinear& r, const T* row0, c
 
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+// Avx2FloatDirectRow in 4 lanes; a pixel's last depth % 4 channels through
+// padded copies (the same vector operations).
+void NeonFloatDirectRow(const ResizeBilinear& r, const float* row0, const float* row1,
+                        const ResizeBilinear::Taps& ty, float* out) {
+  const int32_t depth = r.geometry().depth;
+  const int32_t full = depth / 4 * 4;
+  const float32x4_t dy = vdupq_n_f32(ty.weight), one_minus_dy = vdupq_n_f32(ty.one_minus);
+  const ResizeBilinear::Taps* taps = r.x_taps();
+  auto blend = [&](float32x4_t p00, float32x4_t p10, float32x4_t p01, float32x4_t p11,
+                   float32x4_t dx, float32x4_t one_minus_dx) {
+    const float32x4_t t00 = vmulq_f32(vmulq_f32(p00, one_minus_dy), one_minus_dx);
+    const float32x4_t t10 = vmulq_f32(vmulq_f32(p10, dy), one_minus_dx);
+    const float32x4_t t01 = vmulq_f32(vmulq_f32(p01, one_minus_dy), dx);
+    const float32x4_t t11 = vmulq_f32(vmulq_f32(p11, dy), dx);
+    return vaddq_f32(vaddq_f32(vaddq_f32(t00, t10), t01), t11);
+  };
+  for (int32_t x = 0; x < r.geometry().output_width; ++x, out += depth) {
+    const float32x4_t dx = vdupq_n_f32(taps[x].weight);
+    const float32x4_t one_minus_dx = vdupq_n_f32(taps[x].one_minus);
+    const float* p00 = row0 + int64_t{taps[x].lower} * depth;
+    const float* p10 = row1 + int64_t{taps[x].lower} * depth;
+    const float* p01 = row0 + int64_t{taps[x].upper} * depth;
+    const float* p11 = row1 + int64_t{taps[x].upper} * depth;
+    for (int32_t c = 0; c < full; c += 4)
+      vst1q_f32(out + c, blend(vld1q_f32(p00 + c), vld1q_f32(p10 + c), vld1q_f32(p01 + c),
+                               vld1q_f32(p11 + c), dx, one_minus_dx));
+    if (full < depth) {
+      float v[4][4] = {}, result[4];
+      for (int32_t c = full; c < depth; ++c) {
+        v[0][c - full] = p00[c];
+        v[1][c - full] = p10[c];
+        v[2][c - full] = p01[c];
+        v[3][c - full] = p11[c];
+      }
+      vst1q_f32(result, blend(vld1q_f32(v[0]), vld1q_f32(v[1]), vld1q_f32(v[2]),
+                              vld1q_f32(v[3]), dx, one_minus_dx));
+      std::copy(result, result + (depth - full), out + full);
+    }
+  }
+}
+#endif  // DELEGATO_ARM
+
 // Row terms fit on the stack up to this many floats each.
 constexpr int64_t kMaxRowTerms = 4096;
 
@@ -531,6 +577,14 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
       }
     }
 #endif
+#if DELEGATO_ARM
+    if constexpr (std::is_same_v<T, float>) {
+      if (IsArmIsa(r.isa())) {
+        NeonFloatDirectRow(r, image + ty.lower * row, image + ty.upper * row, ty, out);
+        continue;
+      }
+    }
+#endif
     for (int32_t x = 0; x < g.output_width; ++x, out += g.depth) {
       const ResizeBilinear::Taps& tx = r.x_taps()[x];
       const T* p00 = image + ty.lower * row + int64_t{tx.lower} * g.depth;
@@ -565,7 +619,9 @@ bool ResizeBilinear::Covers(Type type, const reference::ResizeGeometry& g) {
 }
 
 ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Isa isa)
-    : type_(type), g_(g), isa_(isa == Isa::kAvx512Vnni || isa == Isa::kAvx2 ? isa : Isa::kScalar) {
+    : type_(type),
+      g_(g),
+      isa_(isa == Isa::kAvx512Vnni || isa == Isa::kAvx2 || IsArmIsa(isa) ? isa : Isa::kScalar) {
   auto fill = [&](int32_t in_size, int32_t out_size, std::vector<Taps>* taps) {
     taps->resize(out_size);
     const float scale = reference::detail::ResizeScale(in_size, out_size, g.align_corners);
@@ -614,7 +670,8 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
     }
     return true;
   };
-  sixteenths_ = type != Type::kFloat32 && isa_ != Isa::kScalar && in_sixteenths(&x_) &&
+  sixteenths_ = type != Type::kFloat32 && isa_ != Isa::kScalar && !IsArmIsa(isa_) &&
+                in_sixteenths(&x_) &&
                 in_sixteenths(&y_);
 }
 
