@@ -852,7 +852,7 @@ TEST_P(FloatMeanTest, BitExactWithReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FloatMeanTest,
-    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni),
+    ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeon),
                        ::testing::Values(MeanCase{{1, 7, 7, 1280}, {1, 2}},
                                          MeanCase{{2, 5, 3, 17}, {1, 2}},
                                          MeanCase{{3, 4, 65}, {1}}, MeanCase{{9, 33}, {0}},

@@ -6,6 +6,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -254,6 +257,42 @@ DLG_TARGET_AVX2 int64_t Avx2MeanRows(const float* in, int64_t rows, int64_t redu
 }  // namespace
 #endif  // DELEGATO_X86
 
+#if DELEGATO_ARM
+namespace {
+
+// Avx2MeanRows in 4 lanes: the 4 rows' next 4 values loaded and transposed
+// (vtrn, then the halves recombined), so each lane still adds its own row's
+// values in the reference's order.
+int64_t NeonMeanRows(const float* in, int64_t rows, int64_t reduced, float count, float* out) {
+  const float32x4_t vcount = vdupq_n_f32(count);
+  int64_t row = 0;
+  for (; row + 4 <= rows; row += 4) {
+    const float* p0 = in + row * reduced;
+    const float* p1 = p0 + reduced;
+    const float* p2 = p1 + reduced;
+    const float* p3 = p2 + reduced;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    int64_t r = 0;
+    for (; r + 4 <= reduced; r += 4) {
+      const float32x4x2_t ab = vtrnq_f32(vld1q_f32(p0 + r), vld1q_f32(p1 + r));
+      const float32x4x2_t cd = vtrnq_f32(vld1q_f32(p2 + r), vld1q_f32(p3 + r));
+      acc = vaddq_f32(acc, vcombine_f32(vget_low_f32(ab.val[0]), vget_low_f32(cd.val[0])));
+      acc = vaddq_f32(acc, vcombine_f32(vget_low_f32(ab.val[1]), vget_low_f32(cd.val[1])));
+      acc = vaddq_f32(acc, vcombine_f32(vget_high_f32(ab.val[0]), vget_high_f32(cd.val[0])));
+      acc = vaddq_f32(acc, vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1])));
+    }
+    for (; r < reduced; ++r) {
+      const float column[4] = {p0[r], p1[r], p2[r], p3[r]};
+      acc = vaddq_f32(acc, vld1q_f32(column));
+    }
+    vst1q_f32(out + row, vdivq_f32(acc, vcount));
+  }
+  return row;
+}
+
+}  // namespace
+#endif  // DELEGATO_ARM
+
 void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, float* output) {
   int64_t first_outer = 0;
 #if DELEGATO_X86
@@ -264,6 +303,10 @@ void MeanFloatContiguous(const MeanSum8& plan, float count, const float* input, 
     else if (plan.isa == Isa::kAvx2)
       first_outer = Avx2MeanRows(input, plan.outer, plan.reduced, count, output);
   }
+#endif
+#if DELEGATO_ARM
+  if (plan.inner == 1 && plan.reduced > 1 && IsArmIsa(plan.isa))
+    first_outer = NeonMeanRows(input, plan.outer, plan.reduced, count, output);
 #endif
   for (int64_t o = first_outer; o < plan.outer; ++o) {
     const float* in = input + o * plan.reduced * plan.inner;
