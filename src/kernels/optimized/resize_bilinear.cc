@@ -283,14 +283,13 @@ DLG_TARGET_AVX2 void Avx2Uint8Row(const ResizeBilinear& r, const uint8_t* row0,
 // terms; loads of terms stored a moment before stall). A channel tail is loaded under a mask (no read past
 // the input) and stored whole while the output row has room (the next
 // pixel overwrites the excess).
-DLG_TARGET_AVX2 inline __m256 Avx2DirectBlend(const float* p00, const float* p10,
-                                              const float* p01, const float* p11, __m256 dy,
-                                              __m256 one_minus_dy, __m256 dx,
+DLG_TARGET_AVX2 inline __m256 Avx2DirectBlend(__m256 p00, __m256 p10, __m256 p01, __m256 p11,
+                                              __m256 dy, __m256 one_minus_dy, __m256 dx,
                                               __m256 one_minus_dx) {
-  const __m256 t00 = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(p00), one_minus_dy), one_minus_dx);
-  const __m256 t10 = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(p10), dy), one_minus_dx);
-  const __m256 t01 = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(p01), one_minus_dy), dx);
-  const __m256 t11 = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(p11), dy), dx);
+  const __m256 t00 = _mm256_mul_ps(_mm256_mul_ps(p00, one_minus_dy), one_minus_dx);
+  const __m256 t10 = _mm256_mul_ps(_mm256_mul_ps(p10, dy), one_minus_dx);
+  const __m256 t01 = _mm256_mul_ps(_mm256_mul_ps(p01, one_minus_dy), dx);
+  const __m256 t11 = _mm256_mul_ps(_mm256_mul_ps(p11, dy), dx);
   return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t00, t10), t01), t11);
 }
 
@@ -311,20 +310,18 @@ DLG_TARGET_AVX2 void Avx2FloatDirectRow(const ResizeBilinear& r, const float* ro
     const int64_t lower = int64_t{taps[x].lower} * depth;
     const int64_t upper = int64_t{taps[x].upper} * depth;
     for (int32_t c = 0; c < full; c += 8)
-      _mm256_storeu_ps(out + c, Avx2DirectBlend(row0 + lower + c, row1 + lower + c,
-                                                row0 + upper + c, row1 + upper + c, dy,
+      _mm256_storeu_ps(out + c, Avx2DirectBlend(_mm256_loadu_ps(row0 + lower + c),
+                                                _mm256_loadu_ps(row1 + lower + c),
+                                                _mm256_loadu_ps(row0 + upper + c),
+                                                _mm256_loadu_ps(row1 + upper + c), dy,
                                                 one_minus_dy, dx, one_minus_dx));
     if (!kWholeVectors && full < depth) {
       const int64_t c = full;
-      const __m256 t00 = _mm256_mul_ps(
-          _mm256_mul_ps(_mm256_maskload_ps(row0 + lower + c, tail), one_minus_dy), one_minus_dx);
-      const __m256 t10 = _mm256_mul_ps(
-          _mm256_mul_ps(_mm256_maskload_ps(row1 + lower + c, tail), dy), one_minus_dx);
-      const __m256 t01 =
-          _mm256_mul_ps(_mm256_mul_ps(_mm256_maskload_ps(row0 + upper + c, tail), one_minus_dy), dx);
-      const __m256 t11 =
-          _mm256_mul_ps(_mm256_mul_ps(_mm256_maskload_ps(row1 + upper + c, tail), dy), dx);
-      const __m256 v = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t00, t10), t01), t11);
+      const __m256 v = Avx2DirectBlend(_mm256_maskload_ps(row0 + lower + c, tail),
+                                       _mm256_maskload_ps(row1 + lower + c, tail),
+                                       _mm256_maskload_ps(row0 + upper + c, tail),
+                                       _mm256_maskload_ps(row1 + upper + c, tail), dy,
+                                       one_minus_dy, dx, one_minus_dx);
       if (out + c + 8 <= row_end)
         _mm256_storeu_ps(out + c, v);
       else
