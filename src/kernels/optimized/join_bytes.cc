@@ -2,10 +2,6 @@
 
 #include <cstring>
 
-#if DELEGATO_X86
-#include <immintrin.h>
-#endif
-
 #include "kernels/reference/shape_ops.h"
 
 namespace delegato::optimized {
@@ -13,27 +9,27 @@ namespace delegato::optimized {
 #if DELEGATO_X86
 namespace {
 
+// n bytes, kPiece <= n <= 2 kPiece: the first and the last kPiece of them
+// (fixed-size copies, compiled to single loads and stores).
+template <size_t kPiece>
+DLG_TARGET_AVX2 inline void CopyHeadAndTail(uint8_t* dst, const uint8_t* src, size_t n) {
+  uint8_t head[kPiece], tail[kPiece];
+  std::memcpy(head, src, kPiece);
+  std::memcpy(tail, src + n - kPiece, kPiece);
+  std::memcpy(dst, head, kPiece);
+  std::memcpy(dst + n - kPiece, tail, kPiece);
+}
+
 // n bytes between buffers that do not overlap; see join_bytes.h.
 DLG_TARGET_AVX2 inline void CopySmall(uint8_t* dst, const uint8_t* src, size_t n) {
   if (n >= 32) {
     std::memcpy(dst, src, n);
   } else if (n >= 16) {
-    const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-    const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + n - 16));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), head);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16), tail);
+    CopyHeadAndTail<16>(dst, src, n);
   } else if (n >= 8) {
-    uint64_t head, tail;
-    std::memcpy(&head, src, 8);
-    std::memcpy(&tail, src + n - 8, 8);
-    std::memcpy(dst, &head, 8);
-    std::memcpy(dst + n - 8, &tail, 8);
+    CopyHeadAndTail<8>(dst, src, n);
   } else if (n >= 4) {
-    uint32_t head, tail;
-    std::memcpy(&head, src, 4);
-    std::memcpy(&tail, src + n - 4, 4);
-    std::memcpy(dst, &head, 4);
-    std::memcpy(dst + n - 4, &tail, 4);
+    CopyHeadAndTail<4>(dst, src, n);
   } else {
     for (size_t i = 0; i < n; ++i) dst[i] = src[i];
   }
