@@ -603,18 +603,19 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
         const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
         const int ncols = std::min(nr_, n_ - pn * nr_);
         const int r = group_base + (group < group_extra ? 1 : 0);
-        if (group != segments_of && plain_rows) {
-          const float* row = input + (m0 + r0) * k_;
-          for (int j = 0; j < r; ++j) segments[j] = row + static_cast<size_t>(j) * k_;
-          segments_of = group;
-        } else if (group != segments_of) {
-          for (int j = 0; j < r; ++j) {
-            const float* row = rows[r0 + j];
-            if (gathered[r0 + j]) {
-              for (int s = 0; s < segs_; ++s)
-                segments[s * r + j] = row + static_cast<size_t>(s) * run_;
-            } else {
-              for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
+        if (group != segments_of) {
+          if (plain_rows) {
+            const float* row = input + (m0 + r0) * k_;
+            for (int j = 0; j < r; ++j) segments[j] = row + static_cast<size_t>(j) * k_;
+          } else {
+            for (int j = 0; j < r; ++j) {
+              const float* row = rows[r0 + j];
+              if (gathered[r0 + j]) {
+                for (int s = 0; s < segs_; ++s)
+                  segments[s * r + j] = row + static_cast<size_t>(s) * run_;
+              } else {
+                for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
+              }
             }
           }
           segments_of = group;
