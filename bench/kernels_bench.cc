@@ -1510,9 +1510,11 @@ int RegisterAll() {
         ->Unit(benchmark::kMicrosecond);
   // float32 depthwise: MobileNet v2's 56x56 and 28x28 layers (the larger
   // ones are memory-bound; see FloatConvDepthwise), a 7x7, an EfficientNet 5x5,
-  // and MobileNet v1 0.25's first (8 channels: one AVX2 vector).
+  // MobileNet v1 0.25's first (8 channels: one AVX2 vector), 16 channels
+  // (one AVX-512 vector) and a 5x5 on 8.
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[3], kDepthwiseLayers[5],
-                         kDepthwiseLayers[8], Layer{64, 64, 8, 8, 3, 1}})
+                         kDepthwiseLayers[8], Layer{64, 64, 8, 8, 3, 1}, Layer{64, 64, 16, 16, 3, 1},
+                         Layer{32, 32, 8, 8, 5, 1}})
     benchmark::RegisterBenchmark(Name(l, "depthwise_float").c_str(), BM_DepthwiseFloat, l)
         ->Apply(IsaArgs);
   for (const Layer& l : kDepthwiseLayers)
