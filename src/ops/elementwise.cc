@@ -536,7 +536,8 @@ void EvalQuantizedBinary(const KernelContext& ctx, const BinaryData& d, const Te
       case BinaryOp::kDiv:
         reference::QuantizedDivBroadcast(d.plan, pa, pb, po, d.mul_div, begin, end);
         break;
-      case BinaryOp::kFloorDiv:
+      case BinaryOp::kFloorDiv:           // not quantized (Prepare)
+      case BinaryOp::kSquaredDifference:  // its own node type (ops/compare.cc)
         break;
     }
   });

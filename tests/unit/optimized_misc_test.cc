@@ -269,7 +269,7 @@ TEST(OptimizedMiscTest, RequantizeTableMatchesReference) {
 
 TEST(OptimizedMiscTest, RequantizeTableRunsAnyRange) {
   // The table lookup (VBMI byte permutes when the CPU has them, AVX2 byte
-  // shuffles and blends, else bytes) over ranges that start and end
+  // shuffles and blends, NEON table lookups, else bytes) over ranges that start and end
   // anywhere, against the table itself; the bytes outside [begin, end) stay
   // untouched.
   std::mt19937 rng(48);
@@ -284,6 +284,7 @@ TEST(OptimizedMiscTest, RequantizeTableRunsAnyRange) {
       table.Build(trial % 2, trial % 3 == 0, m, s, static_cast<int>(rng() % 256) - 128,
                   static_cast<int>(rng() % 256) - 128);
       EXPECT_EQ(table.vbmi || table.avx2, isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni);
+      EXPECT_EQ(table.neon, optimized::IsArmIsa(isa));
       const int64_t n = 1 + rng() % 700;
       const int64_t begin = rng() % n, end = begin + rng() % (n - begin + 1);
       std::vector<uint8_t> in(n), got(n, 0xA5), expected(n, 0xA5);

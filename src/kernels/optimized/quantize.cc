@@ -7,6 +7,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -167,6 +170,75 @@ DLG_TARGET_AVX2 void Avx2Quantize(const QuantizeFloat8& q, const float* in, uint
 }
 #endif
 
+#if DELEGATO_ARM
+// out = table[in], 16 bytes at a time: a four-register table lookup for
+// entries 0..63, then three lookup-or-keep steps for 64..127, 128..191 and
+// 192..255 on the index less 64 each time (an index past a step's 64
+// entries, wrapped or not, keeps the byte found so far).
+void NeonLookup(const uint8_t* table, const uint8_t* in, uint8_t* out, int64_t begin,
+                int64_t end) {
+  const uint8x16x4_t t0 = vld1q_u8_x4(table), t1 = vld1q_u8_x4(table + 64);
+  const uint8x16x4_t t2 = vld1q_u8_x4(table + 128), t3 = vld1q_u8_x4(table + 192);
+  const uint8x16_t step = vdupq_n_u8(64);
+  int64_t i = begin;
+  for (; end - i >= 16; i += 16) {
+    uint8x16_t x = vld1q_u8(in + i);
+    uint8x16_t y = vqtbl4q_u8(t0, x);
+    x = vsubq_u8(x, step);
+    y = vqtbx4q_u8(y, t1, x);
+    x = vsubq_u8(x, step);
+    y = vqtbx4q_u8(y, t2, x);
+    x = vsubq_u8(x, step);
+    y = vqtbx4q_u8(y, t3, x);
+    vst1q_u8(out + i, y);
+  }
+  for (; i < end; ++i) out[i] = table[in[i]];
+}
+
+// Four floats -> four int32 with the reference's steps: divide, round half
+// away from zero (FCVTAS rounds ties away and truncates in one step; exact
+// for every float inside the int32 range), INT32_MIN for NaN and values
+// outside it (x86's conversion, which the reference follows; FCVTAS would
+// saturate), wrapping zero-point add. Floats of magnitude 2^23 and more are
+// integers, so testing x before rounding is testing round(x).
+inline int32x4_t NeonQuantizeVector(float32x4_t x, float32x4_t scale, int32x4_t zp) {
+  x = vdivq_f32(x, scale);
+  const uint32x4_t inside = vandq_u32(vcgtq_f32(x, vdupq_n_f32(-2147483904.0f)),
+                                      vcltq_f32(x, vdupq_n_f32(2147483648.0f)));
+  const int32x4_t v = vbslq_s32(inside, vcvtaq_s32_f32(x), vdupq_n_s32(INT32_MIN));
+  return vaddq_s32(v, zp);
+}
+
+// Sixteen floats -> sixteen bytes; the saturating narrowings clamp to the
+// output type's range (each saturates monotonically).
+template <bool kSigned>
+inline uint8x16_t NeonQuantize16(const float* in, float32x4_t scale, int32x4_t zp) {
+  const int16x8_t ab = vcombine_s16(vqmovn_s32(NeonQuantizeVector(vld1q_f32(in), scale, zp)),
+                                    vqmovn_s32(NeonQuantizeVector(vld1q_f32(in + 4), scale, zp)));
+  const int16x8_t cd = vcombine_s16(vqmovn_s32(NeonQuantizeVector(vld1q_f32(in + 8), scale, zp)),
+                                    vqmovn_s32(NeonQuantizeVector(vld1q_f32(in + 12), scale, zp)));
+  if (kSigned) return vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(ab), vqmovn_s16(cd)));
+  return vcombine_u8(vqmovun_s16(ab), vqmovun_s16(cd));
+}
+
+template <bool kSigned>
+void NeonQuantize(const QuantizeFloat8& q, const float* in, uint8_t* out, int64_t begin,
+                  int64_t end) {
+  const float32x4_t scale = vdupq_n_f32(q.scale);
+  const int32x4_t zp = vdupq_n_s32(q.zero_point);
+  int64_t i = begin;
+  for (; end - i >= 16; i += 16) vst1q_u8(out + i, NeonQuantize16<kSigned>(in + i, scale, zp));
+  if (i < end) {
+    const size_t n = static_cast<size_t>(end - i);
+    float tail_in[16] = {};
+    uint8_t tail_out[16];
+    std::memcpy(tail_in, in + i, sizeof(float) * n);
+    vst1q_u8(tail_out, NeonQuantize16<kSigned>(tail_in, scale, zp));
+    std::memcpy(out + i, tail_out, n);
+  }
+}
+#endif
+
 }  // namespace
 
 void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier, int shift,
@@ -186,6 +258,7 @@ void RequantizeTable8::SelectLookup() {
   vbmi = SelectedIsa() == Isa::kAvx512Vnni && CpuHasAvx512Vbmi();
   avx2 = !vbmi && IsaSupported(Isa::kAvx2) &&
          (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512Vnni);
+  neon = IsArmIsa(SelectedIsa());
 }
 
 void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
@@ -196,6 +269,12 @@ void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64
   }
   if (avx2) {
     Avx2Lookup(table, in, out, begin, end);
+    return;
+  }
+#endif
+#if DELEGATO_ARM
+  if (neon) {
+    NeonLookup(table, in, out, begin, end);
     return;
   }
 #endif
@@ -213,6 +292,15 @@ void QuantizeFloat8::Run(const float* in, uint8_t* out, int64_t begin, int64_t e
       Avx2Quantize<true>(*this, in, out, begin, end);
     else
       Avx2Quantize<false>(*this, in, out, begin, end);
+    return;
+  }
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) {
+    if (out_signed)
+      NeonQuantize<true>(*this, in, out, begin, end);
+    else
+      NeonQuantize<false>(*this, in, out, begin, end);
     return;
   }
 #endif
