@@ -17,12 +17,14 @@
 namespace delegato::optimized {
 namespace {
 
+// sums[c] for c < count, rows `stride` elements apart (inner, or more when
+// summing the last channels of a row).
 template <class T>
-void ScalarSum(const T* in, int64_t reduced, int64_t inner, int32_t* sums) {
+void ScalarSum(const T* in, int64_t reduced, int64_t count, int32_t* sums, int64_t stride) {
   uint32_t* acc = reinterpret_cast<uint32_t*>(sums);
-  std::fill_n(acc, inner, 0u);
-  for (int64_t r = 0; r < reduced; ++r, in += inner)
-    for (int64_t c = 0; c < inner; ++c) acc[c] += static_cast<uint32_t>(int32_t{in[c]});
+  std::fill_n(acc, count, 0u);
+  for (int64_t r = 0; r < reduced; ++r, in += stride)
+    for (int64_t c = 0; c < count; ++c) acc[c] += static_cast<uint32_t>(int32_t{in[c]});
 }
 
 #if DELEGATO_X86
@@ -99,12 +101,65 @@ DLG_TARGET_AVX2 void Avx2Sum(const uint8_t* in, int64_t reduced, int64_t inner, 
   }
   if (c < inner) {
     using T = std::conditional_t<kSigned, int8_t, uint8_t>;
-    uint32_t* acc = reinterpret_cast<uint32_t*>(sums + c);
-    std::fill_n(acc, inner - c, 0u);
+    ScalarSum(reinterpret_cast<const T*>(in + c), reduced, inner - c, sums + c, inner);
+  }
+}
+#endif
+
+#if DELEGATO_ARM
+// 16 channels per step. Rows are added into 16-bit lanes (a widening add per
+// 8 bytes) in blocks of 256, which cannot overflow them (256 x 255 = 65280
+// for uint8, 256 x -128 = -32768 for int8); each block's 16-bit sums are then
+// widened into the int32 sums. Sums of blocks are the sums of the rows, so
+// the int32 results (wrapping alike) are the reference's.
+template <bool kSigned>
+void NeonSum(const uint8_t* in, int64_t reduced, int64_t inner, int32_t* sums) {
+  constexpr int64_t kBlockRows = 256;
+  int64_t c = 0;
+  for (; c + 16 <= inner; c += 16) {
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
     const uint8_t* p = in + c;
-    for (int64_t r = 0; r < reduced; ++r, p += inner)
-      for (int64_t k = 0; k < inner - c; ++k)
-        acc[k] += static_cast<uint32_t>(int32_t{static_cast<T>(p[k])});
+    for (int64_t r0 = 0; r0 < reduced; r0 += kBlockRows) {
+      const int64_t r1 = std::min(reduced, r0 + kBlockRows);
+      int16x8_t lo, hi;
+      if (kSigned) {
+        lo = hi = vdupq_n_s16(0);
+        for (int64_t r = r0; r < r1; ++r, p += inner) {
+          const int8x16_t b = vld1q_s8(reinterpret_cast<const int8_t*>(p));
+          lo = vaddw_s8(lo, vget_low_s8(b));
+          hi = vaddw_high_s8(hi, b);
+        }
+      } else {
+        uint16x8_t ulo = vdupq_n_u16(0), uhi = ulo;
+        for (int64_t r = r0; r < r1; ++r, p += inner) {
+          const uint8x16_t b = vld1q_u8(p);
+          ulo = vaddw_u8(ulo, vget_low_u8(b));
+          uhi = vaddw_high_u8(uhi, b);
+        }
+        lo = vreinterpretq_s16_u16(ulo);
+        hi = vreinterpretq_s16_u16(uhi);
+      }
+      if (kSigned) {
+        a0 = vaddw_s16(a0, vget_low_s16(lo));
+        a1 = vaddw_high_s16(a1, lo);
+        a2 = vaddw_s16(a2, vget_low_s16(hi));
+        a3 = vaddw_high_s16(a3, hi);
+      } else {  // the 16-bit lanes hold unsigned sums: zero-extend
+        const uint16x8_t ulo = vreinterpretq_u16_s16(lo), uhi = vreinterpretq_u16_s16(hi);
+        a0 = vreinterpretq_s32_u32(vaddw_u16(vreinterpretq_u32_s32(a0), vget_low_u16(ulo)));
+        a1 = vreinterpretq_s32_u32(vaddw_high_u16(vreinterpretq_u32_s32(a1), ulo));
+        a2 = vreinterpretq_s32_u32(vaddw_u16(vreinterpretq_u32_s32(a2), vget_low_u16(uhi)));
+        a3 = vreinterpretq_s32_u32(vaddw_high_u16(vreinterpretq_u32_s32(a3), uhi));
+      }
+    }
+    vst1q_s32(sums + c, a0);
+    vst1q_s32(sums + c + 4, a1);
+    vst1q_s32(sums + c + 8, a2);
+    vst1q_s32(sums + c + 12, a3);
+  }
+  if (c < inner) {
+    using T = std::conditional_t<kSigned, int8_t, uint8_t>;
+    ScalarSum(reinterpret_cast<const T*>(in + c), reduced, inner - c, sums + c, inner);
   }
 }
 #endif
@@ -165,10 +220,19 @@ void MeanSum8::RunRows(const uint8_t* input, int64_t row_begin, int64_t row_end,
       continue;
     }
 #endif
+#if DELEGATO_ARM
+    if (IsArmIsa(isa)) {
+      if (is_signed)
+        NeonSum<true>(in, rows, inner, out);
+      else
+        NeonSum<false>(in, rows, inner, out);
+      continue;
+    }
+#endif
     if (is_signed)
-      ScalarSum(reinterpret_cast<const int8_t*>(in), rows, inner, out);
+      ScalarSum(reinterpret_cast<const int8_t*>(in), rows, inner, out, inner);
     else
-      ScalarSum(in, rows, inner, out);
+      ScalarSum(in, rows, inner, out, inner);
   }
 }
 
