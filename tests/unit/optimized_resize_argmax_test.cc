@@ -57,11 +57,13 @@ void CheckResize(const reference::ResizeGeometry& g, std::mt19937& rng, bool rev
     reference::ResizeBilinearFloat(g, input.data(), expected.data());
   for (Isa isa : SupportedIsas()) {
     const optimized::ResizeBilinear r(type, g, isa);
-    if (std::is_same_v<T, uint8_t> && isa == Isa::kAvx2 && g.align_corners &&
+    if (std::is_same_v<T, uint8_t> && (isa == Isa::kAvx2 || optimized::IsArmIsa(isa)) &&
+        g.align_corners &&
         g.input_width == 33 && g.output_width == 513) {
       EXPECT_TRUE(r.sixteenths()) << what;  // deeplab's scale is 1/16: the integer path
     }
-    if (std::is_same_v<T, int8_t> && (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) &&
+    if (std::is_same_v<T, int8_t> &&
+        (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni || optimized::IsArmIsa(isa)) &&
         g.half_pixel_centers &&
         g.output_width == 2 * g.input_width && g.output_height == 2 * g.input_height) {
       EXPECT_TRUE(r.sixteenths()) << what;  // 2x upsampling: weights 1/4 and 3/4

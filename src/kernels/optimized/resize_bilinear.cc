@@ -516,6 +516,67 @@ void NeonFloatDirectRow(const ResizeBilinear& r, const float* row0, const float*
     }
   }
 }
+
+// Avx2SixteenthsRow in 8 lanes: the same column terms (int16, `stride`
+// apart, zero past the depth) and per output the same 16-bit sum, shift and
+// rounding. uint8 sums are read as unsigned 16-bit (at most 65408).
+template <class T>
+inline uint8x8_t NeonSixteenths(int16x8_t v0, int16x8_t v1, int16x8_t a, int16x8_t b) {
+  const int16x8_t s = vmlaq_s16(vmulq_s16(v0, a), v1, b);  // wraps as the x86 lanes do
+  if constexpr (std::is_same_v<T, uint8_t>) return vshrn_n_u16(vreinterpretq_u16_s16(s), 8);
+  const uint16x8_t magnitude =
+      vshrq_n_u16(vaddq_u16(vreinterpretq_u16_s16(vabsq_s16(s)), vdupq_n_u16(128)), 8);
+  const int16x8_t m = vreinterpretq_s16_u16(magnitude);
+  return vreinterpret_u8_s8(vmovn_s16(vbslq_s16(vcltzq_s16(s), vnegq_s16(m), m)));
+}
+
+template <class T>
+void NeonSixteenthsRow(const ResizeBilinear& r, const T* row0, const T* row1,
+                       const ResizeBilinear::Taps& ty, int32_t stride, int16_t* terms, T* out) {
+  const reference::ResizeGeometry& g = r.geometry();
+  const int32_t depth = g.depth;
+  const int16_t rounding = std::is_same_v<T, uint8_t> ? 8 : 0;
+  const int16x8_t wy = vdupq_n_s16(ty.weight16);
+  const int16x8_t one_minus_wy = vdupq_n_s16(static_cast<int16_t>(16 - ty.weight16));
+  const int16x8_t rounding16 = vdupq_n_s16(rounding);
+  auto widen = [](const T* p) {
+    if constexpr (std::is_same_v<T, uint8_t>) return vreinterpretq_s16_u16(vmovl_u8(vld1_u8(p)));
+    else return vmovl_s8(vld1_s8(p));
+  };
+  for (int32_t j = 0; j < g.input_width; ++j) {
+    const T* s0 = row0 + int64_t{j} * depth;
+    const T* s1 = row1 + int64_t{j} * depth;
+    int16_t* t = terms + int64_t{j} * stride;
+    int32_t c = 0;
+    for (; c + 8 <= depth; c += 8)
+      vst1q_s16(t + c, vaddq_s16(vmlaq_s16(vmulq_s16(widen(s0 + c), one_minus_wy), widen(s1 + c),
+                                           wy),
+                                 rounding16));
+    for (; c < depth; ++c)
+      t[c] = static_cast<int16_t>(s0[c] * (16 - ty.weight16) + s1[c] * ty.weight16 + rounding);
+    for (; c < stride; ++c) t[c] = 0;
+  }
+  T* const row_end = out + int64_t{g.output_width} * depth;
+  for (int32_t x = 0; x < g.output_width; ++x, out += depth) {
+    const ResizeBilinear::Taps& tx = r.x_taps()[x];
+    const int16x8_t a = vdupq_n_s16(static_cast<int16_t>(16 - tx.weight16));
+    const int16x8_t b = vdupq_n_s16(tx.weight16);
+    const int16_t* v0 = terms + int64_t{tx.lower} * stride;
+    const int16_t* v1 = terms + int64_t{tx.upper} * stride;
+    // 8 channels per store; the bytes past the pixel's depth are rewritten
+    // by the next pixel, and the row's last bytes go through a copy.
+    for (int32_t c = 0; c < depth; c += 8) {
+      const uint8x8_t bytes = NeonSixteenths<T>(vld1q_s16(v0 + c), vld1q_s16(v1 + c), a, b);
+      if (out + c + 8 <= row_end) {
+        vst1_u8(reinterpret_cast<uint8_t*>(out + c), bytes);
+      } else {
+        uint8_t last[8];
+        vst1_u8(last, bytes);
+        std::memcpy(out + c, last, static_cast<size_t>(std::min(8, depth - c)));
+      }
+    }
+  }
+}
 #endif  // DELEGATO_ARM
 
 // Row terms fit on the stack up to this many floats each.
@@ -525,11 +586,12 @@ template <class T>
 void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T* output) {
   const reference::ResizeGeometry& g = r.geometry();
   const int64_t row = static_cast<int64_t>(g.input_width) * g.depth;
-  const bool vector = r.isa() == Isa::kAvx512Vnni;
+  // x86 only (unused on Arm):
+  [[maybe_unused]] const bool vector = r.isa() == Isa::kAvx512Vnni;
   const int32_t stride = (g.depth + 7) / 8 * 8;  // AVX2 uint8 row terms: padded columns
-  const bool avx2 =
+  [[maybe_unused]] const bool avx2 =
       r.isa() == Isa::kAvx2 && int64_t{g.input_width} * stride <= kMaxRowTerms;
-  alignas(64) float top[kMaxRowTerms], bottom[kMaxRowTerms];
+  [[maybe_unused]] alignas(64) float top[kMaxRowTerms], bottom[kMaxRowTerms];
   // Sixteenths: int16 column terms, one 128-bit vector per column up to 8
   // channels, else in 16-channel vectors.
   const int32_t stride16 = g.depth <= 8 ? 8 : (g.depth + 15) / 16 * 16;
@@ -578,6 +640,12 @@ void Rows(const ResizeBilinear& r, int64_t begin, int64_t end, const T* input, T
     if constexpr (std::is_same_v<T, float>) {
       if (IsArmIsa(r.isa())) {
         NeonFloatDirectRow(r, image + ty.lower * row, image + ty.upper * row, ty, out);
+        continue;
+      }
+    } else {
+      if (sixteenths) {
+        NeonSixteenthsRow<T>(r, image + ty.lower * row, image + ty.upper * row, ty, stride16,
+                             terms, out);
         continue;
       }
     }
@@ -667,8 +735,7 @@ ResizeBilinear::ResizeBilinear(Type type, const reference::ResizeGeometry& g, Is
     }
     return true;
   };
-  sixteenths_ = type != Type::kFloat32 && isa_ != Isa::kScalar && !IsArmIsa(isa_) &&
-                in_sixteenths(&x_) &&
+  sixteenths_ = type != Type::kFloat32 && isa_ != Isa::kScalar && in_sixteenths(&x_) &&
                 in_sixteenths(&y_);
 }
 

@@ -10,7 +10,9 @@
 // (+ 0.5 and truncation for uint8). The int8 path's 20-bit sums are below
 // 2^27 in magnitude, so int32 lanes hold them exactly. AVX-512 covers all
 // three types; AVX2 covers uint8 and int8 (int32 lanes) and float32; NEON
-// covers float32 (the direct rows, 4 lanes).
+// covers float32 (the direct rows, 4 lanes) and 8-bit resizes with weights
+// in sixteenths (8 int16 lanes); other 8-bit resizes run the scalar loop on
+// Arm.
 // float32 runs the AVX2 rows on both (8 lanes; a 16-lane version measured
 // slower), and so do 8-bit resizes with weights in sixteenths (see
 // sixteenths()), in int16 (faster than the 512-bit paths).
