@@ -10,6 +10,10 @@
 #include <immintrin.h>
 #endif
 
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace delegato::optimized {
 
 namespace {

@@ -9,6 +9,13 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
+
+// GCC 12 reports false "may be used uninitialized" warnings from inside its
+// own AVX-512 intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace delegato::optimized {
 
@@ -44,6 +51,58 @@ void MultiplyScalar(const int16_t* packed, int k_padded, int blocks, const int16
     }
   }
 }
+
+#if DELEGATO_ARM
+
+// ---------------------------------------------------------------- NEON
+
+// R rows x one block of 16 channels. A pair's 32 packed weights are four
+// vectors of four channels' (k, k + 1) weights; each is multiplied by the
+// row's pair repeated with widening multiply-adds (smlal, smlal2) into
+// eight int32 vectors per row whose adjacent lanes hold one channel's two
+// products; the lanes are added pairwise at the end (addp). The sums are
+// the same products added modulo 2^32, so they equal the reference's.
+template <int R>
+void TileNeon(const int16_t* w, int pairs, const int16_t* a, int k_padded, int32_t* acc,
+              int acc_stride) {
+  int32x4_t s[R][8];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < 8; ++j) s[r][j] = vdupq_n_s32(0);
+  for (int p = 0; p < pairs; ++p, w += 2 * kBlock) {
+    int16x8_t wv[4];
+    for (int j = 0; j < 4; ++j) wv[j] = vld1q_s16(w + 8 * j);
+    for (int r = 0; r < R; ++r) {
+      const int16x8_t x =
+          vreinterpretq_s16_s32(vdupq_n_s32(LoadPair(a + static_cast<size_t>(r) * k_padded + 2 * p)));
+      for (int j = 0; j < 4; ++j) {
+        s[r][2 * j] = vmlal_s16(s[r][2 * j], vget_low_s16(wv[j]), vget_low_s16(x));
+        s[r][2 * j + 1] = vmlal_high_s16(s[r][2 * j + 1], wv[j], x);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    int32_t* out = acc + static_cast<size_t>(r) * acc_stride;
+    for (int j = 0; j < 4; ++j) vst1q_s32(out + 4 * j, vpaddq_s32(s[r][2 * j], s[r][2 * j + 1]));
+  }
+}
+
+void MultiplyNeon(const int16_t* packed, int k_padded, int blocks, const int16_t* a, int rows,
+                  int32_t* acc, int acc_stride) {
+  const int pairs = k_padded / 2;
+  for (int b = 0; b < blocks; ++b) {
+    const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
+    int r = 0;
+    for (; r + 3 <= rows; r += 3)  // 24 sums, 4 weight vectors and a row pair: 29 registers
+      TileNeon<3>(w, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
+                  acc + static_cast<size_t>(r) * acc_stride + b * kBlock, acc_stride);
+    const int16_t* ar = a + static_cast<size_t>(r) * k_padded;
+    int32_t* cr = acc + static_cast<size_t>(r) * acc_stride + b * kBlock;
+    if (rows - r == 2) TileNeon<2>(w, pairs, ar, k_padded, cr, acc_stride);
+    if (rows - r == 1) TileNeon<1>(w, pairs, ar, k_padded, cr, acc_stride);
+  }
+}
+
+#endif  // DELEGATO_ARM
 
 #if DELEGATO_X86
 
@@ -371,7 +430,7 @@ void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scale
 
 HybridGemm::HybridGemm(const int8_t* weights, int n, int k, Isa isa)
     : n_(n), k_(k), k_padded_((k + 1) / 2 * 2), n_padded_((n + kBlock - 1) / kBlock * kBlock) {
-  isa_ = (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && DELEGATO_X86 ? isa : Isa::kScalar;
+  isa_ = HybridVectorIsa(isa) ? isa : Isa::kScalar;
   const int pairs = k_padded_ / 2;
   packed_.Resize(static_cast<size_t>(n_padded_) * k_padded_);
   for (int c = 0; c < n; ++c) {
@@ -392,6 +451,12 @@ void HybridGemm::Multiply(const int16_t* a, int rows, int32_t* acc) const {
   }
   if (isa_ == Isa::kAvx2) {
     MultiplyAvx2(packed_.data(), k_padded_, blocks, n_, a, rows, acc, n_padded_);
+    return;
+  }
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa_)) {
+    MultiplyNeon(packed_.data(), k_padded_, blocks, a, rows, acc, n_padded_);
     return;
   }
 #endif

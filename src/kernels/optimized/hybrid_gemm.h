@@ -29,11 +29,15 @@
 
 namespace delegato::optimized {
 
-// Whether `isa` has vector variants here (AVX2, AVX-512 VNNI). The ops use
-// these kernels only then: the scalar variant (tested like the others) is
-// slower than the reference on one-row FULLY_CONNECTED, which reads int16
-// weights instead of int8.
-inline bool HybridVectorIsa(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni; }
+// Whether `isa` has vector variants of the GEMM here (AVX2, AVX-512 VNNI,
+// and NEON on aarch64 builds, where the quantization, widening and output
+// steps run their scalar loops). The ops use these kernels only then: the
+// scalar variant (tested like the others) is slower than the reference on
+// one-row FULLY_CONNECTED, which reads int16 weights instead of int8.
+inline bool HybridVectorIsa(Isa isa) {
+  return (DELEGATO_X86 && (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni)) ||
+         (DELEGATO_ARM && IsArmIsa(isa));
+}
 
 // int32 sums of int8 weights [n][k] against int16 rows.
 class HybridGemm {
