@@ -9,6 +9,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 // GCC 12 reports false "may be used uninitialized" warnings from inside its
 // own AVX-512 intrinsic headers.
@@ -175,13 +178,54 @@ DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights, int 
 }
 #endif
 
+#if DELEGATO_ARM
+// 16 channels at a time (the image and weights are padded to 16 with
+// zeros): per tap the widened inputs and the weights (the low halves of the
+// int32 weight lanes, de-interleaved by vld2) into four int32 sums with
+// widening multiply-adds. The outputs follow ChannelOutput's operations; the
+// clamp is its two comparisons as selects (fmax/fmin differ from std::max /
+// std::min for signed zeros).
+void PixelNeon(const Window& w, const int32_t* weights, int padded_depth, int depth,
+               const float* channel_scales, float image_scale, const float* bias, float act_min,
+               float act_max, float* out) {
+  const float32x4_t scale = vdupq_n_f32(image_scale);
+  const float32x4_t lo = vdupq_n_f32(act_min), hi = vdupq_n_f32(act_max);
+  for (int c = 0; c < depth; c += 16) {
+    int32x4_t acc[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+    for (int t = 0; t < w.taps; ++t) {
+      const int16_t* x = w.origin + w.offsets[t] + c;
+      const int16_t* wt =
+          reinterpret_cast<const int16_t*>(weights + static_cast<size_t>(t) * padded_depth + c);
+      for (int h = 0; h < 2; ++h) {
+        const int16x8_t xv = vld1q_s16(x + 8 * h);
+        const int16x8_t wv = vld2q_s16(wt + 16 * h).val[0];
+        acc[2 * h] = vmlal_s16(acc[2 * h], vget_low_s16(xv), vget_low_s16(wv));
+        acc[2 * h + 1] = vmlal_high_s16(acc[2 * h + 1], xv, wv);
+      }
+    }
+    const int count = std::min(16, depth - c);
+    float cs[16] = {}, bs[16] = {}, result[16];
+    std::memcpy(cs, channel_scales + c, sizeof(float) * count);
+    if (bias != nullptr) std::memcpy(bs, bias + c, sizeof(float) * count);
+    for (int q = 0; q < 4; ++q) {
+      float32x4_t v = vmulq_f32(vcvtq_f32_s32(acc[q]), vmulq_f32(vld1q_f32(cs + 4 * q), scale));
+      if (bias != nullptr) v = vaddq_f32(v, vld1q_f32(bs + 4 * q));
+      v = vbslq_f32(vcltq_f32(v, lo), lo, v);  // std::max(v, lo)
+      v = vbslq_f32(vcltq_f32(hi, v), hi, v);  // std::min(v, hi)
+      vst1q_f32(result + 4 * q, v);
+    }
+    std::memcpy(out + c, result, sizeof(float) * count);
+  }
+}
+#endif
+
 }  // namespace
 
 HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry& g,
                                              const int8_t* filter, const float* channel_scales,
                                              float act_min, float act_max, Isa isa)
     : g_(g), channel_scales_(channel_scales), act_min_(act_min), act_max_(act_max) {
-  isa_ = (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni) && DELEGATO_X86 ? isa : Isa::kScalar;
+  isa_ = VectorIsa(isa) ? isa : Isa::kScalar;
   // The widened image covers every tap of every output pixel.
   padded_height_ = std::max(g.pad_height + g.input_height,
                             (g.output_height - 1) * g.stride_height +
@@ -213,7 +257,7 @@ void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_im
   int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
   const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
   std::memset(padded, 0, image_bytes_);  // the border and the padding channels add 0
-  const Isa widen_isa = isa_ == Isa::kScalar ? Isa::kScalar : Isa::kAvx2;
+  const Isa widen_isa = isa_ == Isa::kScalar || IsArmIsa(isa_) ? Isa::kScalar : Isa::kAvx2;
   for (int32_t y = 0; y < g.input_height; ++y) {
     int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * row +
                    static_cast<size_t>(g.pad_width) * padded_depth_;
@@ -252,6 +296,13 @@ void HybridDepthwiseKernel::Run(const uint8_t* scratch, const float* scales, con
       }
       if (isa_ == Isa::kAvx2) {
         PixelAvx2(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch], bias,
+                  act_min_, act_max_, out);
+        continue;
+      }
+#endif
+#if DELEGATO_ARM
+      if (IsArmIsa(isa_)) {
+        PixelNeon(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch], bias,
                   act_min_, act_max_, out);
         continue;
       }

@@ -6,8 +6,9 @@
 // checks: a padding tap adds w * 0, as the reference adds nothing for it.
 // Per tap and 16 channels (AVX-512 VNNI: one vpdpwssd on the zero-extended
 // values against the weights held in the low halves of 32-bit lanes) or 8
-// (AVX2: vpmaddwd + add) the products are exact int32 sums; up to four
-// channel groups run together as independent chains. Then
+// (AVX2: vpmaddwd + add; NEON: widening multiply-adds, 16 at a time) the
+// products are exact int32 sums; up to four channel groups run together as
+// independent chains. Then
 // out = clamp(float(acc) * (channel_scale * image_scale) + bias) in the
 // reference's order. The scalar ISA runs the same sums one lane at a time.
 #pragma once
@@ -27,10 +28,10 @@ class HybridDepthwiseKernel {
   static bool Covers(const reference::DepthwiseGeometry& g) {
     return g.depth_multiplier == 1 && g.input_depth > 0;
   }
-  // Whether `isa` has vector loops here (AVX2, AVX-512; none on Arm, where
-  // the op keeps the reference).
+  // Whether `isa` has vector loops here (AVX2, AVX-512, NEON).
   static bool VectorIsa(Isa isa) {
-    return DELEGATO_X86 && (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni);
+    return (DELEGATO_X86 && (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni)) ||
+           (DELEGATO_ARM && IsArmIsa(isa));
   }
   // filter: [filter_y][filter_x][channels]; channel_scales: one per channel.
   HybridDepthwiseKernel(const reference::DepthwiseGeometry& g, const int8_t* filter,
