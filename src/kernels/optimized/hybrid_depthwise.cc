@@ -257,7 +257,7 @@ void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_im
   int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
   const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
   std::memset(padded, 0, image_bytes_);  // the border and the padding channels add 0
-  const Isa widen_isa = isa_ == Isa::kScalar || IsArmIsa(isa_) ? Isa::kScalar : Isa::kAvx2;
+  const Isa widen_isa = isa_ == Isa::kScalar || IsArmIsa(isa_) ? isa_ : Isa::kAvx2;
   for (int32_t y = 0; y < g.input_height; ++y) {
     int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * row +
                    static_cast<size_t>(g.pad_width) * padded_depth_;

@@ -102,6 +102,87 @@ void MultiplyNeon(const int16_t* packed, int k_padded, int blocks, const int16_t
   }
 }
 
+// a[i] = q[i] - zero_point for i < k (in [-255, 255]).
+void WidenNeon(const int8_t* q, int k, int32_t zero_point, int16_t* a) {
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(zero_point));
+  int i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const int8x16_t bytes = vld1q_s8(q + i);
+    vst1q_s16(a + i, vsubq_s16(vmovl_s8(vget_low_s8(bytes)), zp));
+    vst1q_s16(a + i + 8, vsubq_s16(vmovl_high_s8(bytes), zp));
+  }
+  for (; i < k; ++i) a[i] = static_cast<int16_t>(q[i] - zero_point);
+}
+
+// The row's minimum and maximum (the reference's values; a zero's sign may
+// differ, which none of the quantization parameters depend on); false when
+// a value is NaN (the caller then runs the reference).
+bool RangeNeon(const float* v, int32_t n, float* lo, float* hi) {
+  float32x4_t mn = vdupq_n_f32(INFINITY), mx = vdupq_n_f32(-INFINITY);
+  uint32x4_t ordered = vdupq_n_u32(~0u);
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t x = vld1q_f32(v + i);
+    mn = vminq_f32(mn, x);
+    mx = vmaxq_f32(mx, x);
+    ordered = vandq_u32(ordered, vceqq_f32(x, x));
+  }
+  if (vminvq_u32(ordered) == 0) return false;
+  float a = vminvq_f32(mn), b = vmaxvq_f32(mx);
+  for (; i < n; ++i) {
+    if (std::isnan(v[i])) return false;
+    a = std::min(a, v[i]);
+    b = std::max(b, v[i]);
+  }
+  *lo = a;
+  *hi = b;
+  return true;
+}
+
+// round(x * inverse) + zero_point, clamped, as QuantizeAvx2; fcvtas rounds
+// half away from zero and converts as the reference's cast does on Arm
+// (the values are within the int32 range: the range check excluded NaN).
+void QuantizeNeon(const float* v, int32_t n, int32_t zero_point, float inverse, int32_t qmin,
+                  int32_t qmax, int8_t* out) {
+  const int32x4_t zp = vdupq_n_s32(zero_point);
+  const float32x4_t inv = vdupq_n_f32(inverse);
+  const int32x4_t lo = vdupq_n_s32(qmin), hi = vdupq_n_s32(qmax);
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    int32x4_t q[2];
+    for (int j = 0; j < 2; ++j) {
+      const int32x4_t rounded =
+          vaddq_s32(vcvtaq_s32_f32(vmulq_f32(vld1q_f32(v + i + 4 * j), inv)), zp);
+      q[j] = vminq_s32(hi, vmaxq_s32(lo, rounded));
+    }
+    vst1_s8(out + i, vmovn_s16(vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]))));
+  }
+  for (; i < n; ++i) {
+    const auto rounded = static_cast<int32_t>(std::round(v[i] * inverse));
+    const auto q = static_cast<int32_t>(static_cast<uint32_t>(rounded) +
+                                        static_cast<uint32_t>(zero_point));
+    out[i] = static_cast<int8_t>(std::min(qmax, std::max(qmin, q)));
+  }
+}
+
+// ConvOutputAvx2 in 4 lanes, the clamp as std::max / std::min's comparisons
+// (fmax / fmin differ for signed zeros).
+int ConvOutputNeon(const int32_t* acc, int n, const float* weight_scales, float image_scale,
+                   const float* bias, float act_min, float act_max, float* out) {
+  const float32x4_t scale = vdupq_n_f32(image_scale);
+  const float32x4_t lo = vdupq_n_f32(act_min), hi = vdupq_n_f32(act_max);
+  int c = 0;
+  for (; c + 4 <= n; c += 4) {
+    float32x4_t v = vcvtq_f32_s32(vld1q_s32(acc + c));
+    if (weight_scales != nullptr) v = vmulq_f32(v, vld1q_f32(weight_scales + c));
+    v = vmulq_f32(v, scale);
+    if (bias != nullptr) v = vaddq_f32(v, vld1q_f32(bias + c));
+    v = vbslq_f32(vcltq_f32(v, lo), lo, v);
+    vst1q_f32(out + c, vbslq_f32(vcltq_f32(hi, v), hi, v));
+  }
+  return c;
+}
+
 #endif  // DELEGATO_ARM
 
 #if DELEGATO_X86
@@ -414,6 +495,9 @@ void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scale
 #if DELEGATO_X86
   if (isa != Isa::kScalar)
     c = ConvOutputAvx2(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
+#elif DELEGATO_ARM
+  if (IsArmIsa(isa))
+    c = ConvOutputNeon(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
 #else
   (void)isa;
 #endif
@@ -469,6 +553,11 @@ void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, i
     WidenAvx2(q, k, zero_point, a);
   } else
 #endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) {
+    WidenNeon(q, k, zero_point, a);
+  } else
+#endif
   {
     for (int i = 0; i < k; ++i) a[i] = static_cast<int16_t>(q[i] - zero_point);
   }
@@ -497,6 +586,26 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
         return;
       }
       quantize(values, n, 0, inverse, -127, 127, quantized);
+    }
+    return;
+  }
+#elif DELEGATO_ARM
+  float lo = 0.0f, hi = 0.0f;
+  if (IsArmIsa(isa) && n > 0 && RangeNeon(values, n, &lo, &hi)) {
+    if (asymmetric) {
+      if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
+        std::memset(quantized, 0, static_cast<size_t>(n));
+        return;
+      }
+      QuantizeNeon(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
+    } else {
+      *zero_point = 0;
+      float inverse = 0.0f;
+      if (!reference::SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
+        std::memset(quantized, 0, static_cast<size_t>(n));
+        return;
+      }
+      QuantizeNeon(values, n, 0, inverse, -127, 127, quantized);
     }
     return;
   }
