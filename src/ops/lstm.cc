@@ -85,9 +85,6 @@ struct LstmData {
 // vector products when the optimized kernels are on and this CPU has them.
 void PackWeights(KernelContext& ctx, Node& node, LstmData& d, DataType weight_type) {
   if (!ctx.optimized() || !optimized::LstmVectorIsa(optimized::SelectedIsa())) return;
-  // On Arm the hybrid step would gain nothing: its int8 products and float
-  // activations stay the reference's there (kernels/optimized/lstm.h).
-  if (d.is_hybrid && optimized::IsArmIsa(optimized::SelectedIsa())) return;
   auto packed = std::make_unique<optimized::LstmPackedWeights>(optimized::SelectedIsa());
   auto add = [&](int index) {
     const Tensor* t = ctx.optional_input(node, index);

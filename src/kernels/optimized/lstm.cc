@@ -294,9 +294,7 @@ void LstmPackedWeights::AddFloat(const float* matrix, int rows, int cols) {
 }
 
 void LstmPackedWeights::AddInt8(const int8_t* matrix, int rows, int cols) {
-  // HybridGemm has no NEON variant (its portable loop is no faster than the
-  // reference's on one row): on Arm the int8 products stay the reference's.
-  if (IsArmIsa(isa_) || FindInt8(matrix) != nullptr) return;
+  if (FindInt8(matrix) != nullptr) return;
   Int8Matrix m;
   m.source = matrix;
   m.gemm = std::make_unique<HybridGemm>(matrix, rows, cols, isa_);

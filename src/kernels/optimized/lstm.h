@@ -31,9 +31,9 @@
 
 namespace delegato::optimized {
 
-// Whether `isa` has the vector LSTM kernels (AVX2, AVX-512; on Arm NEON the
-// float32 products, sigmoid and tanh and the fixed-point activations, the
-// int8 products stay the reference's).
+// Whether `isa` has the vector LSTM kernels (AVX2, AVX-512, NEON: the
+// float32 products, sigmoid and tanh, the fixed-point activations and the
+// int8 products on HybridGemm).
 bool LstmVectorIsa(Isa isa);
 
 // The packed weights of one LSTM node, built in Prepare.
