@@ -40,7 +40,10 @@ failed=0
 # multiarch libc6:arm64 when installed, else the cross package's.
 if [ -e /lib/ld-linux-aarch64.so.1 ]; then ld_prefix=/; else ld_prefix=/usr/aarch64-linux-gnu; fi
 QEMU=(qemu-aarch64 -L "$ld_prefix")
-TESTS="${AARCH64_TESTS:-^Optimized|^Concurrency|^ThreadPool}"
+# The optimized kernels' suites, and every value-parameterised case of an Arm
+# ISA (named .../neon, .../dotprod, .../i8mm, or .../neon_<shape>: the float32,
+# hybrid, int16x8 and LSTM kernel tests), which the first pattern misses.
+TESTS="${AARCH64_TESTS:-^Optimized|^Concurrency|^ThreadPool|/neon|/dotprod|/i8mm}"
 # The interpreter-level cases (the whole optimized kernel set, 1 and 2
 # threads) run once, under -cpu max; under cortex-a53 they would add about
 # five minutes, and the a53 path's 2-thread runs are covered by the models below.
