@@ -564,53 +564,51 @@ void WidenRow(Isa isa, const int8_t* q, int k, int32_t zero_point, int16_t* a, i
   for (int i = k; i < k_padded; ++i) a[i] = 0;
 }
 
+namespace {
+
+using QuantizeFn = void (*)(const float*, int32_t, int32_t, float, int32_t, int32_t, int8_t*);
+
+// The reference's parameters for a row's range [lo, hi] (a row of zeros
+// when it is empty), then `quantize`: a vector form of its rounding.
+void QuantizeInRange(QuantizeFn quantize, float lo, float hi, const float* values, int32_t n,
+                     bool asymmetric, int8_t* quantized, float* scale, int32_t* zero_point) {
+  if (asymmetric) {
+    if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
+      std::memset(quantized, 0, static_cast<size_t>(n));
+      return;
+    }
+    quantize(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
+    return;
+  }
+  *zero_point = 0;
+  float inverse = 0.0f;
+  if (!reference::SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    return;
+  }
+  quantize(values, n, 0, inverse, -127, 127, quantized);
+}
+
+}  // namespace
+
 void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
                        int8_t* quantized, float* scale, int32_t* zero_point) {
-#if DELEGATO_X86
   float lo = 0.0f, hi = 0.0f;
+#if DELEGATO_X86
   const bool wide = isa == Isa::kAvx512Vnni;
   if ((isa == Isa::kAvx2 || wide) && n > 0 &&
       (wide ? RangeAvx512(values, n, &lo, &hi) : RangeAvx2(values, n, &lo, &hi))) {
-    auto quantize = wide ? QuantizeAvx512 : QuantizeAvx2;
-    if (asymmetric) {
-      if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
-        std::memset(quantized, 0, static_cast<size_t>(n));
-        return;
-      }
-      quantize(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
-    } else {
-      *zero_point = 0;
-      float inverse = 0.0f;
-      if (!reference::SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
-        std::memset(quantized, 0, static_cast<size_t>(n));
-        return;
-      }
-      quantize(values, n, 0, inverse, -127, 127, quantized);
-    }
+    QuantizeInRange(wide ? QuantizeAvx512 : QuantizeAvx2, lo, hi, values, n, asymmetric,
+                    quantized, scale, zero_point);
     return;
   }
 #elif DELEGATO_ARM
-  float lo = 0.0f, hi = 0.0f;
   if (IsArmIsa(isa) && n > 0 && RangeNeon(values, n, &lo, &hi)) {
-    if (asymmetric) {
-      if (!reference::AsymmetricQuantizeParams(lo, hi, scale, zero_point)) {
-        std::memset(quantized, 0, static_cast<size_t>(n));
-        return;
-      }
-      QuantizeNeon(values, n, *zero_point, 1.0f / *scale, -128, 127, quantized);
-    } else {
-      *zero_point = 0;
-      float inverse = 0.0f;
-      if (!reference::SymmetricQuantizeParams(lo, hi, scale, &inverse)) {
-        std::memset(quantized, 0, static_cast<size_t>(n));
-        return;
-      }
-      QuantizeNeon(values, n, 0, inverse, -127, 127, quantized);
-    }
+    QuantizeInRange(QuantizeNeon, lo, hi, values, n, asymmetric, quantized, scale, zero_point);
     return;
   }
 #else
-  (void)isa;
+  (void)isa, (void)lo, (void)hi;
 #endif
   if (asymmetric) {
     reference::AsymmetricQuantizeRow(values, n, quantized, scale, zero_point);
