@@ -917,7 +917,7 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
-    if (ctx.optimized() && optimized::HybridDepthwiseKernel::VectorIsa(optimized::SelectedIsa()) &&
+    if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
         optimized::HybridDepthwiseKernel::Covers(g)) {
       d->fast_hybrid = std::make_unique<optimized::HybridDepthwiseKernel>(
           g, filter.data_as<int8_t>(), d->channel_scales.data(), d->hybrid_params.act_min,

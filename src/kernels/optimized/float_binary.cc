@@ -9,6 +9,8 @@
 #include <arm_neon.h>
 #endif
 
+#include "kernels/optimized/neon_clamp.h"
+
 // GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
 // all-ones mask, which it then reports as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -186,13 +188,6 @@ inline float32x4_t OpNeon(float32x4_t x, float32x4_t y) {
     return vmulq_f32(d, d);
   }
   return vdivq_f32(x, y);
-}
-
-// reference::ClampWithMinMax as selects: (x < lo) ? lo : x, then
-// (hi < r) ? hi : r. NEON's fmax/fmin would differ for NaN and signed zeros.
-inline float32x4_t ClampNeon(float32x4_t x, float32x4_t lo, float32x4_t hi) {
-  const float32x4_t raised = vbslq_f32(vcltq_f32(x, lo), lo, x);
-  return vbslq_f32(vcltq_f32(hi, raised), hi, raised);
 }
 
 template <BinaryOp kOp>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/optimized/hybrid_gemm.h"
+#include "kernels/optimized/neon_clamp.h"
 
 #if DELEGATO_X86
 #include <immintrin.h>
@@ -182,9 +183,7 @@ DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights, int 
 // 16 channels at a time (the image and weights are padded to 16 with
 // zeros): per tap the widened inputs and the weights (the low halves of the
 // int32 weight lanes, de-interleaved by vld2) into four int32 sums with
-// widening multiply-adds. The outputs follow ChannelOutput's operations; the
-// clamp is its two comparisons as selects (fmax/fmin differ from std::max /
-// std::min for signed zeros).
+// widening multiply-adds. The outputs follow ChannelOutput's operations.
 void PixelNeon(const Window& w, const int32_t* weights, int padded_depth, int depth,
                const float* channel_scales, float image_scale, const float* bias, float act_min,
                float act_max, float* out) {
@@ -210,9 +209,7 @@ void PixelNeon(const Window& w, const int32_t* weights, int padded_depth, int de
     for (int q = 0; q < 4; ++q) {
       float32x4_t v = vmulq_f32(vcvtq_f32_s32(acc[q]), vmulq_f32(vld1q_f32(cs + 4 * q), scale));
       if (bias != nullptr) v = vaddq_f32(v, vld1q_f32(bs + 4 * q));
-      v = vbslq_f32(vcltq_f32(v, lo), lo, v);  // std::max(v, lo)
-      v = vbslq_f32(vcltq_f32(hi, v), hi, v);  // std::min(v, hi)
-      vst1q_f32(result + 4 * q, v);
+      vst1q_f32(result + 4 * q, ClampNeon(v, lo, hi));
     }
     std::memcpy(out + c, result, sizeof(float) * count);
   }
@@ -225,7 +222,7 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
                                              const int8_t* filter, const float* channel_scales,
                                              float act_min, float act_max, Isa isa)
     : g_(g), channel_scales_(channel_scales), act_min_(act_min), act_max_(act_max) {
-  isa_ = VectorIsa(isa) ? isa : Isa::kScalar;
+  isa_ = HybridVectorIsa(isa) ? isa : Isa::kScalar;
   // The widened image covers every tap of every output pixel.
   padded_height_ = std::max(g.pad_height + g.input_height,
                             (g.output_height - 1) * g.stride_height +
@@ -257,18 +254,17 @@ void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_im
   int16_t* padded = reinterpret_cast<int16_t*>(scratch + image_bytes_ * batch);
   const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
   std::memset(padded, 0, image_bytes_);  // the border and the padding channels add 0
-  const Isa widen_isa = isa_ == Isa::kScalar || IsArmIsa(isa_) ? isa_ : Isa::kAvx2;
   for (int32_t y = 0; y < g.input_height; ++y) {
     int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * row +
                    static_cast<size_t>(g.pad_width) * padded_depth_;
     const int8_t* src = quantized_image + static_cast<size_t>(y) * g.input_width * g.input_depth;
     if (padded_depth_ == g.input_depth) {
-      WidenRow(widen_isa, src, g.input_width * g.input_depth, zero_point, dst,
+      WidenRow(isa_, src, g.input_width * g.input_depth, zero_point, dst,
                g.input_width * g.input_depth);
       continue;
     }
     for (int32_t x = 0; x < g.input_width; ++x)
-      WidenRow(widen_isa, src + static_cast<size_t>(x) * g.input_depth, g.input_depth,
+      WidenRow(isa_, src + static_cast<size_t>(x) * g.input_depth, g.input_depth,
                zero_point, dst + static_cast<size_t>(x) * padded_depth_, g.input_depth);
   }
 }

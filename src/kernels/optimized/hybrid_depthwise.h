@@ -28,11 +28,6 @@ class HybridDepthwiseKernel {
   static bool Covers(const reference::DepthwiseGeometry& g) {
     return g.depth_multiplier == 1 && g.input_depth > 0;
   }
-  // Whether `isa` has vector loops here (AVX2, AVX-512, NEON).
-  static bool VectorIsa(Isa isa) {
-    return (DELEGATO_X86 && (isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni)) ||
-           (DELEGATO_ARM && IsArmIsa(isa));
-  }
   // filter: [filter_y][filter_x][channels]; channel_scales: one per channel.
   HybridDepthwiseKernel(const reference::DepthwiseGeometry& g, const int8_t* filter,
                         const float* channel_scales, float act_min, float act_max, Isa isa);

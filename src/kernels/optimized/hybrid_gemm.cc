@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/optimized/neon_clamp.h"
 #include "kernels/reference/hybrid.h"
 
 #if DELEGATO_X86
@@ -165,8 +166,7 @@ void QuantizeNeon(const float* v, int32_t n, int32_t zero_point, float inverse, 
   }
 }
 
-// ConvOutputAvx2 in 4 lanes, the clamp as std::max / std::min's comparisons
-// (fmax / fmin differ for signed zeros).
+// ConvOutputAvx2 in 4 lanes.
 int ConvOutputNeon(const int32_t* acc, int n, const float* weight_scales, float image_scale,
                    const float* bias, float act_min, float act_max, float* out) {
   const float32x4_t scale = vdupq_n_f32(image_scale);
@@ -177,8 +177,7 @@ int ConvOutputNeon(const int32_t* acc, int n, const float* weight_scales, float 
     if (weight_scales != nullptr) v = vmulq_f32(v, vld1q_f32(weight_scales + c));
     v = vmulq_f32(v, scale);
     if (bias != nullptr) v = vaddq_f32(v, vld1q_f32(bias + c));
-    v = vbslq_f32(vcltq_f32(v, lo), lo, v);
-    vst1q_f32(out + c, vbslq_f32(vcltq_f32(hi, v), hi, v));
+    vst1q_f32(out + c, ClampNeon(v, lo, hi));
   }
   return c;
 }

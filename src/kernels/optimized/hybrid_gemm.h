@@ -29,9 +29,9 @@
 
 namespace delegato::optimized {
 
-// Whether `isa` has vector variants of the GEMM here (AVX2, AVX-512 VNNI,
-// and NEON on aarch64 builds, where the quantization, widening and output
-// steps run their scalar loops). The ops use these kernels only then: the
+// Whether `isa` has vector variants here and in HybridDepthwiseKernel (AVX2,
+// AVX-512 VNNI, and NEON on aarch64 builds; FULLY_CONNECTED's float outputs
+// stay a scalar loop everywhere). The ops use these kernels only then: the
 // scalar variant (tested like the others) is slower than the reference on
 // one-row FULLY_CONNECTED, which reads int16 weights instead of int8.
 inline bool HybridVectorIsa(Isa isa) {
