@@ -1289,6 +1289,24 @@ void BM_HybridDepthwise(benchmark::State& state, Layer l) {
 }
 
 // float32 BATCH_MATMUL, batches x [rows x depth] x [depth x cols] (adj_y: rhs [cols x depth]).
+// float32 EXP over n values in [-10, 10].
+void BM_FloatExp(benchmark::State& state, int64_t n) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  std::vector<float> in(static_cast<size_t>(n)), out(in.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
+  for (float& x : in) x = dist(rng);
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::UnaryMathRange(ref::UnaryMath::kExp, in.data(), out.data(), 0, n);
+    else
+      opt::FloatExp(static_cast<Isa>(isa), in.data(), out.data(), 0, n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 // float32 GELU over n values in [-6, 6] (the zoo transformer's 16x64 hidden
 // layer: n = 1024); `approximate` picks the tanh form.
 void BM_FloatGelu(benchmark::State& state, int64_t n, bool approximate) {
@@ -1553,6 +1571,7 @@ int RegisterAll() {
   for (const Layer& l : {kDepthwiseLayers[2], kDepthwiseLayers[4]})
     benchmark::RegisterBenchmark(Name(l, "depthwise_hybrid").c_str(), BM_HybridDepthwise, l)
         ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("exp_float/1024", BM_FloatExp, 1024)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("gelu_float/1024", BM_FloatGelu, 1024, false)->Apply(IsaArgs);
   // EfficientNet-B0's (96 x 96) first expanded activation, 48 x 48 x 96.
   benchmark::RegisterBenchmark("swish_float/48x48x96", BM_FloatSwish, 48 * 48 * 96)

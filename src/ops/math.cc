@@ -110,6 +110,7 @@ enum class Kind {
   kReluN1To1,
   kRelu0To1,
   kGelu,
+  kExp,    // float32 EXP with the vector exp
   kTable,  // 8-bit lookup table (GELU, EXP, LOG)
   kUnary,  // UnaryMath on float / integer values
   kAbsQuantized,
@@ -129,8 +130,8 @@ struct MathData {
   reference::QuantizedRsqrtParams rsqrt;
   uint8_t table[256] = {};  // int8 entries stored as bytes
   int16_t table16[513] = {};  // int16 inputs (kTable with type INT16)
-  // float32 HARD_SWISH (bit-exact) and GELU in vectors, when the kernel set
-  // allows it.
+  // float32 HARD_SWISH (bit-exact), GELU and EXP in vectors, when the kernel
+  // set allows it.
   optimized::Isa isa = optimized::Isa::kScalar;
 };
 
@@ -157,6 +158,7 @@ void RunTyped(const MathData& d, const void* x, void* y, int64_t begin, int64_t 
       case Kind::kReluN1To1: reference::ReluN1To1Float(in, out, begin, end); return;
       case Kind::kRelu0To1: reference::Relu0To1Float(in, out, begin, end); return;
       case Kind::kGelu: optimized::FloatGelu(d.isa, d.approximate, in, out, begin, end); return;
+      case Kind::kExp: optimized::FloatExp(d.isa, in, out, begin, end); return;
       case Kind::kUnary: reference::UnaryMathRange(d.unary, in, out, begin, end); return;
       default: return;
     }
@@ -471,6 +473,12 @@ void PrepareExp(KernelContext& ctx, Node& node) {
     return;
   }
   PrepareUnary(ctx, node, UnaryMath::kExp, false, false, "FLOAT32, INT8, INT16");
+  // The vector exp differs from std::exp by rounding; the reference set keeps std::exp.
+  if (ctx.optimized() && optimized::HasFloatLogistic(optimized::SelectedIsa())) {
+    MathData& d = *node.data<MathData>();
+    d.kind = Kind::kExp;
+    d.isa = optimized::SelectedIsa();
+  }
 }
 void EvalExp(KernelContext& ctx, const Node& node) { EvalMath(ctx, node); }
 

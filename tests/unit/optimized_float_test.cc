@@ -631,6 +631,40 @@ TEST_P(FloatActivationTest, TanhWithinUlpsOfReference) {
   }
 }
 
+// EXP: within 1e-6 relative of std::exp (the reference) over the whole
+// range, the ends too: underflow to 0 and denormal results (x below -87.3,
+// compared to float's smallest denormal), overflow to infinity from 88.73,
+// +-infinity, NaN; tails of 3, 13 and 17 values.
+TEST_P(FloatActivationTest, ExpWithinRoundingOfReference) {
+  const Isa isa = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  std::vector<float> in = ActivationInputs();
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> full(-110.0f, 95.0f);
+  for (int i = 0; i < 4000; ++i) in.push_back(full(rng));
+  for (float x : {-103.9f, -103.28f, -100.0f, -87.5f, -87.33f, -87.3f, 88.72f, 88.73f, 89.5f,
+                  -1e-8f, 1e-8f, 0.693359375f, -0.34657359f, 0.34657359f})
+    in.push_back(x);
+  for (int64_t end : {static_cast<int64_t>(in.size()), int64_t{3}, int64_t{13}, int64_t{17}}) {
+    std::vector<float> ref(in.size(), 0.0f), fast(in.size(), 0.0f);
+    for (int64_t i = 0; i < end; ++i) ref[i] = std::exp(in[i]);
+    optimized::FloatExp(isa, in.data(), fast.data(), 0, end);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << "x = " << in[i];
+        continue;
+      }
+      if (std::isinf(ref[i]) || ref[i] == 0.0f) {
+        EXPECT_EQ(fast[i], ref[i]) << optimized::IsaName(isa) << " x = " << in[i];
+        continue;
+      }
+      EXPECT_LE(std::fabs(fast[i] - ref[i]),
+                1e-6f * ref[i] + std::numeric_limits<float>::denorm_min())
+          << optimized::IsaName(isa) << " x = " << in[i] << ": " << fast[i] << " vs " << ref[i];
+    }
+  }
+}
+
 // GELU: within 2e-6 relative of the reference (exact form: its erfc; the
 // approximate form: plus the reference's own cancellation in 1 + tanh(u), at
 // most 2 ulp of 1 times |x| / 2), the sign kept, NaN kept; scalar is the

@@ -124,6 +124,15 @@ DLG_TARGET_AVX512 void Sigmoid512Range(const float* in, float* out, int64_t begi
   }
 }
 
+DLG_TARGET_AVX512 void Exp512Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Exp512(_mm512_loadu_ps(in + i)));
+  if (i < end) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, Exp512(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
 // x * logistic(x), the product rounded as the MUL after a LOGISTIC rounds it.
 DLG_TARGET_AVX512 void Swish512Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
@@ -493,6 +502,18 @@ DLG_TARGET_AVX2 void Sigmoid256Range(const float* in, float* out, int64_t begin,
   for (; i < end; ++i) out[i] = SigmoidValue(in[i]);
 }
 
+// The last lanes through a padded copy: the same vector code for every element.
+DLG_TARGET_AVX2 void Exp256Range(const float* in, float* out, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Exp256(_mm256_loadu_ps(in + i)));
+  if (i < end) {
+    alignas(32) float rest[8] = {};
+    for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
+    _mm256_store_ps(rest, Exp256(_mm256_load_ps(rest)));
+    for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
+  }
+}
+
 DLG_TARGET_AVX2 void Swish256Range(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) {
@@ -785,6 +806,17 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
   if (IsArmIsa(isa)) return NeonRange<LogisticNeon>(in, out, begin, end);
 #endif
   reference::LogisticFloat(in, out, begin, end);
+}
+
+void FloatExp(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
+#if DELEGATO_X86
+  if (isa == Isa::kAvx512Vnni) return Exp512Range(in, out, begin, end);
+  if (isa == Isa::kAvx2) return Exp256Range(in, out, begin, end);
+#endif
+#if DELEGATO_ARM
+  if (IsArmIsa(isa)) return NeonRange<ExpNeon>(in, out, begin, end);
+#endif
+  for (int64_t i = begin; i < end; ++i) out[i] = std::exp(in[i]);
 }
 
 void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {

@@ -1,4 +1,4 @@
-// float32 LOGISTIC, TANH, SOFTMAX and GELU with a vector exp, and HARD_SWISH
+// float32 EXP, LOGISTIC, TANH, SOFTMAX and GELU with a vector exp, and HARD_SWISH
 // (AVX-512, AVX2 + FMA; NEON in 4 lanes, the same steps).
 //
 // TFLite's float logistic (reference::LogisticValue): 1 above 16.619..., exp(x)
@@ -29,6 +29,11 @@ void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t e
 // out[i] = in[i] * logistic(in[i]) (swish: a MUL after a LOGISTIC, the same
 // two roundings); needs HasFloatLogistic(isa).
 void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
+
+// EXP: the vector exp above (what LOGISTIC uses), within a few ulp of
+// std::exp (the reference): 0 below -104, infinity above 89, NaN kept,
+// denormal results rounded once. Needs HasFloatLogistic(isa).
+void FloatExp(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
 
 // HARD_SWISH: the reference's operations lane by lane (bit-exact).
 void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end);
