@@ -29,6 +29,7 @@
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/optimized/squared_difference8.h"
@@ -602,6 +603,42 @@ void BM_ConvFloat(benchmark::State& state, Layer l) {
     opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
     for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
   }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
+// float32 3x3 stride-1 CONV_2D (SAME padding) on optimized::FloatWinograd,
+// items = the direct convolution's multiply-adds (comparable with conv_float).
+void BM_ConvFloatWinograd(benchmark::State& state, Layer l) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa) || isa == kReference) {
+    state.SkipWithError("no reference form");
+    return;
+  }
+  const ref::ConvGeometry g = SameConvGeometry(l);
+  if (!opt::FloatWinograd::Covers(g, static_cast<Isa>(isa))) {
+    state.SkipWithError("not covered");
+    return;
+  }
+  const int k = l.filter * l.filter * l.cin;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * k * l.cout),
+      bias(l.cout);
+  for (float& x : input) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
+  opt::FloatConvParams p;
+  p.geometry = g;
+  p.act_min = std::numeric_limits<float>::lowest();
+  p.act_max = std::numeric_limits<float>::max();
+  p.filter = filter.data();
+  p.bias = bias.data();
+  const opt::FloatWinograd conv(p, static_cast<Isa>(isa), 1);
+  opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
+  for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
   benchmark::DoNotOptimize(output.data());
   state.SetItemsProcessed(state.iterations() * macs);
 }
@@ -1499,6 +1536,18 @@ int RegisterAll() {
                          Layer{64, 64, 3, 16, 5, 2}, Layer{1, 1, 432, 1024, 1, 1}, Layer{1, 1, 48, 1152, 1, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
         ->Apply(IsaArgs);
+  // float32 3x3 stride 1: the zoo DenseNet's growth layers, the zoo ResNet's
+  // blocks, a ResNet-18/50 stage and a VGG-style layer, the GEMM and Winograd.
+  for (const Layer& l : {Layer{24, 24, 16, 8, 3, 1}, Layer{12, 12, 16, 8, 3, 1},
+                         Layer{16, 16, 16, 16, 3, 1}, Layer{8, 8, 32, 32, 3, 1},
+                         Layer{4, 4, 64, 64, 3, 1}, Layer{56, 56, 64, 64, 3, 1},
+                         Layer{28, 28, 128, 128, 3, 1}, Layer{32, 32, 8, 8, 3, 1},
+                         Layer{32, 32, 32, 16, 3, 1}}) {
+    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
+        ->Apply(IsaArgs);
+    benchmark::RegisterBenchmark(Name(l, "conv_float_winograd").c_str(), BM_ConvFloatWinograd, l)
+        ->Apply(IsaArgs);
+  }
   // int16x8: a MobileNet expand layer and a 3x3 layer, the reference and AVX2.
   for (const Layer& l : {kConvLayers[3], Layer{24, 24, 32, 32, 3, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_16x8").c_str(), BM_Conv16x8, l)

@@ -27,6 +27,7 @@
 #include "kernels/optimized/conv16x8.h"
 #include "kernels/optimized/depthwise16x8.h"
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/hybrid_depthwise.h"
 #include "kernels/optimized/hybrid_gemm.h"
 #include "kernels/optimized/packed_state.h"
@@ -388,7 +389,9 @@ struct ConvData {
   // The optimized kernel, when InterpreterOptions::kernels allows it and it
   // covers the node (quantized, ungrouped, constant filter and bias).
   std::unique_ptr<optimized::QuantConv> fast;
-  // float32 with constant filter and bias, when allowed.
+  // float32 with constant filter and bias, when allowed: 3x3 stride-1
+  // layers where Winograd pays (FloatWinograd::Pays), the GEMM otherwise.
+  std::unique_ptr<optimized::FloatWinograd> fast_winograd;
   std::unique_ptr<optimized::FloatConv> fast_float;
   // int16x8 with constant filter and bias, when allowed.
   std::unique_ptr<optimized::Conv16x8> fast16;
@@ -617,9 +620,16 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.act_max = d->q.act.float_max;
     p.filter = filter.data_as<float>();
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
-    d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
-                                                           ctx.pool().num_threads());
-    node.scratch_bytes = d->fast_float->scratch_bytes();
+    if (optimized::FloatWinograd::Covers(g, optimized::SelectedIsa()) &&
+        optimized::FloatWinograd::Pays(g)) {
+      d->fast_winograd = std::make_unique<optimized::FloatWinograd>(
+          p, optimized::SelectedIsa(), ctx.pool().num_threads());
+      node.scratch_bytes = d->fast_winograd->scratch_bytes();
+    } else {
+      d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
+                                                             ctx.pool().num_threads());
+      node.scratch_bytes = d->fast_float->scratch_bytes();
+    }
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              optimized::Conv16x8::Covers(g, optimized::SelectedIsa())) {
@@ -703,6 +713,11 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
 
   if (d.fast_float != nullptr) {
     RunTasks(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>(), node.scratch);
+    return;
+  }
+  if (d.fast_winograd != nullptr) {
+    RunTasks(ctx, *d.fast_winograd, input.data_as<float>(), output.data_as<float>(),
+             node.scratch);
     return;
   }
 

@@ -25,6 +25,7 @@
 #include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/reduce_mean.h"
 #include "kernels/reference/activations.h"
@@ -228,6 +229,80 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(FloatConvIsas()),
                        ::testing::ValuesIn(ConvCases())),
     [](const ::testing::TestParamInfo<FloatConvTest::ParamType>& info) {
+      return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
+             std::to_string(info.index);
+    });
+
+// ------------------------------------------------------------------ Winograd
+
+// FloatWinograd (3x3, stride 1) against the reference within the same bound:
+// output sizes around the 2x2 tile (odd sizes leave a half tile) and the
+// tile blocks (6 / 8 tiles), input channels around the vector width (the
+// last vector loaded partly), output channels around the one- and
+// two-vector panels, both paddings, batches, clamps, 1-3 tasks.
+class FloatWinogradTest : public ::testing::TestWithParam<std::tuple<Isa, ConvCase>> {};
+
+TEST_P(FloatWinogradTest, MatchesReference) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const reference::ConvGeometry g = ConvGeometryOf(c);
+  if (isa == Isa::kScalar) {
+    EXPECT_FALSE(optimized::FloatWinograd::Covers(g, isa));
+    return;
+  }
+  ASSERT_TRUE(optimized::FloatWinograd::Covers(g, isa));
+  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth);
+  const std::vector<float> in =
+      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
+  const std::vector<float> filter =
+      Random(rng, static_cast<size_t>(c.out_depth) * 9 * c.in_depth);
+  const std::vector<float> bias = Random(rng, c.out_depth);
+  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
+  const float* b = c.bias ? bias.data() : nullptr;
+  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
+  const std::vector<float> abs_bias = Abs(bias);
+  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
+                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
+                                                     kMax);
+  optimized::FloatConvParams p;
+  p.geometry = g;
+  p.act_min = lo;
+  p.act_max = hi;
+  p.filter = filter.data();
+  p.bias = b;
+  for (int threads : {1, 2, 3}) {
+    const optimized::FloatWinograd fast(p, isa, threads);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<float> out(ref.size(), std::nanf(""));
+    for (int t = fast.num_tasks() - 1; t >= 0; --t)
+      fast.RunTask(t, in.data(), out.data(), scratch.data());
+    ExpectClose(out, ref, magnitude,
+                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
+                    std::to_string(threads));
+  }
+}
+
+std::vector<ConvCase> WinogradCases() {
+  std::vector<ConvCase> cases;
+  const Padding S = Padding::kSame, V = Padding::kValid;
+  for (int size : {1, 2, 3, 4, 5, 7, 8, 13})
+    cases.push_back({1, size, size + 1, 16, 3, 3, 16, 1, 1, S, true, false});
+  for (int in : {1, 3, 4, 5, 8, 9, 16, 17, 33})
+    cases.push_back({1, 6, 9, in, 3, 3, 12, 1, 1, S, true, false});
+  for (int out : {1, 3, 4, 7, 8, 9, 16, 17, 24, 32, 33, 40, 48, 65})
+    cases.push_back({1, 5, 7, 11, 3, 3, out, 1, 1, S, out % 2 == 0, out % 3 == 0});
+  cases.push_back({2, 9, 6, 20, 3, 3, 24, 1, 1, V, true, false});
+  cases.push_back({3, 3, 3, 8, 3, 3, 8, 1, 1, V, false, false});  // one output pixel
+  cases.push_back({2, 24, 24, 16, 3, 3, 8, 1, 1, S, true, true});  // DenseNet's growth layer
+  cases.push_back({1, 30, 17, 64, 3, 3, 64, 1, 1, S, true, false});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, FloatWinogradTest,
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()),
+                       ::testing::ValuesIn(WinogradCases())),
+    [](const ::testing::TestParamInfo<FloatWinogradTest::ParamType>& info) {
       return IsaCaseName(std::get<0>(info.param), Describe(std::get<1>(info.param))) + "_" +
              std::to_string(info.index);
     });
