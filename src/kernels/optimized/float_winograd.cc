@@ -36,9 +36,11 @@ namespace neon {
 using namespace lanes::neon;
 #define WK_TARGET
 #define WK_ROWS 8
+#define WK_BY_LANE
 #include "kernels/optimized/float_winograd_kernels.inc"
 #undef WK_TARGET
 #undef WK_ROWS
+#undef WK_BY_LANE
 }  // namespace neon
 #endif  // DELEGATO_ARM
 
