@@ -607,6 +607,45 @@ void BM_ConvFloat(benchmark::State& state, Layer l) {
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
+// float32 grouped CONV_2D (SAME padding, `groups` groups of l.cin / groups
+// input channels) on optimized::FloatGroupedConv; the reference as isa -1.
+void BM_ConvFloatGrouped(benchmark::State& state, Layer l, int groups) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  ref::ConvGeometry g = SameConvGeometry(l);
+  g.filter_depth = l.cin / groups;
+  const int k = l.filter * l.filter * g.filter_depth;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * k * l.cout),
+      bias(l.cout);
+  for (float& x : input) x = dist(rng);
+  for (float& x : filter) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
+  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
+  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (isa == kReference) {
+    std::vector<float> packed(g.packed_filter_elements());
+    ref::PackConvFilter(g, filter.data(), 0, packed.data());
+    for (auto _ : state)
+      ref::ConvFloat(g, input.data(), packed.data(), bias.data(), lo, hi, output.data(), 0,
+                     g.output_rows());
+  } else {
+    opt::FloatConvParams p;
+    p.geometry = g;
+    p.act_min = lo;
+    p.act_max = hi;
+    p.filter = filter.data();
+    p.bias = bias.data();
+    const opt::FloatGroupedConv conv(p, static_cast<Isa>(isa), 1);
+    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
+    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+  }
+  benchmark::DoNotOptimize(output.data());
+  state.SetItemsProcessed(state.iterations() * macs);
+}
+
 // float32 3x3 stride-1 CONV_2D (SAME padding) on optimized::FloatWinograd,
 // items = the direct convolution's multiply-adds (comparable with conv_float).
 void BM_ConvFloatWinograd(benchmark::State& state, Layer l) {
@@ -1548,6 +1587,14 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(Name(l, "conv_float_winograd").c_str(), BM_ConvFloatWinograd, l)
         ->Apply(IsaArgs);
   }
+  // float32 grouped: a ResNeXt-50 stage-1 3x3 (32 groups of 4 channels) and a
+  // RegNet-style 3x3 (groups of 16 channels).
+  benchmark::RegisterBenchmark("conv_float_grouped/56x56x128->128/k3s1/g32", BM_ConvFloatGrouped,
+                               Layer{56, 56, 128, 128, 3, 1}, 32)
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("conv_float_grouped/28x28x96->96/k3s1/g6", BM_ConvFloatGrouped,
+                               Layer{28, 28, 96, 96, 3, 1}, 6)
+      ->Apply(IsaArgs);
   // int16x8: a MobileNet expand layer and a 3x3 layer, the reference and AVX2.
   for (const Layer& l : {kConvLayers[3], Layer{24, 24, 32, 32, 3, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_16x8").c_str(), BM_Conv16x8, l)

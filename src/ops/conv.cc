@@ -393,6 +393,8 @@ struct ConvData {
   // layers where Winograd pays (FloatWinograd::Pays), the GEMM otherwise.
   std::unique_ptr<optimized::FloatWinograd> fast_winograd;
   std::unique_ptr<optimized::FloatConv> fast_float;
+  // float32 grouped, the GEMM per group.
+  std::unique_ptr<optimized::FloatGroupedConv> fast_grouped;
   // int16x8 with constant filter and bias, when allowed.
   std::unique_ptr<optimized::Conv16x8> fast16;
   // Hybrid: float input and output, constant int8 weights.
@@ -630,6 +632,18 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
                                                              ctx.pool().num_threads());
       node.scratch_bytes = d->fast_float->scratch_bytes();
     }
+  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) &&
+             optimized::FloatGroupedConv::Covers(g)) {
+    optimized::FloatConvParams p;
+    p.geometry = g;
+    p.act_min = d->q.act.float_min;
+    p.act_max = d->q.act.float_max;
+    p.filter = filter.data_as<float>();
+    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+    d->fast_grouped = std::make_unique<optimized::FloatGroupedConv>(p, optimized::SelectedIsa(),
+                                                                   ctx.pool().num_threads());
+    node.scratch_bytes = d->fast_grouped->scratch_bytes();
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              optimized::Conv16x8::Covers(g, optimized::SelectedIsa())) {
@@ -717,6 +731,11 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
   }
   if (d.fast_winograd != nullptr) {
     RunTasks(ctx, *d.fast_winograd, input.data_as<float>(), output.data_as<float>(),
+             node.scratch);
+    return;
+  }
+  if (d.fast_grouped != nullptr) {
+    RunTasks(ctx, *d.fast_grouped, input.data_as<float>(), output.data_as<float>(),
              node.scratch);
     return;
   }

@@ -233,6 +233,78 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.index);
     });
 
+// ------------------------------------------------------------------ grouped
+
+// FloatGroupedConv against the reference (the same bound): group counts 2-32,
+// group depths 1-17, 1x1 / 3x3 / strided / dilated, tasks 1-3 (fewer or
+// more than the groups).
+struct GroupedCase {
+  ConvCase conv;  // in_depth: the whole input's
+  int groups;
+};
+
+class FloatGroupedConvTest : public ::testing::TestWithParam<std::tuple<Isa, GroupedCase>> {};
+
+TEST_P(FloatGroupedConvTest, MatchesReference) {
+  const auto [isa, gc] = GetParam();
+  if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
+  const ConvCase& c = gc.conv;
+  reference::ConvGeometry g = ConvGeometryOf(c);
+  g.filter_depth = c.in_depth / gc.groups;
+  ASSERT_EQ(g.groups(), gc.groups);
+  ASSERT_TRUE(optimized::FloatGroupedConv::Covers(g));
+  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth + gc.groups);
+  const std::vector<float> in =
+      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
+  const std::vector<float> filter =
+      Random(rng, static_cast<size_t>(c.out_depth) * c.filter_h * c.filter_w * g.filter_depth);
+  const std::vector<float> bias = Random(rng, c.out_depth);
+  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
+  const float* b = c.bias ? bias.data() : nullptr;
+  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
+  const std::vector<float> abs_bias = Abs(bias);
+  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
+                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
+                                                     kMax);
+  optimized::FloatConvParams p;
+  p.geometry = g;
+  p.act_min = lo;
+  p.act_max = hi;
+  p.filter = filter.data();
+  p.bias = b;
+  for (int threads : {1, 2, 3}) {
+    const optimized::FloatGroupedConv fast(p, isa, threads);
+    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+    std::vector<float> out(ref.size(), std::nanf(""));
+    for (int t = fast.num_tasks() - 1; t >= 0; --t)
+      fast.RunTask(t, in.data(), out.data(), scratch.data());
+    ExpectClose(out, ref, magnitude,
+                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " groups " +
+                    std::to_string(gc.groups) + " threads " + std::to_string(threads));
+  }
+}
+
+std::vector<GroupedCase> GroupedCases() {
+  const Padding S = Padding::kSame, V = Padding::kValid;
+  return {
+      {{1, 2, 2, 4, 1, 1, 4, 1, 1, V, true, false}, 2},
+      {{1, 9, 7, 32, 3, 3, 32, 1, 1, S, true, true}, 8},     // ResNeXt-style, depth 4
+      {{2, 8, 8, 48, 3, 3, 96, 2, 1, S, true, false}, 3},    // depth 16, 32 per group
+      {{1, 10, 10, 34, 3, 3, 34, 1, 2, S, false, false}, 2},  // depth 17, dilated
+      {{1, 6, 5, 32, 1, 1, 64, 1, 1, V, true, false}, 32},   // 1x1, depth 1
+      {{1, 7, 7, 24, 5, 5, 12, 1, 1, S, true, true}, 4},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, FloatGroupedConvTest,
+    ::testing::Combine(::testing::ValuesIn(FloatConvIsas()), ::testing::ValuesIn(GroupedCases())),
+    [](const ::testing::TestParamInfo<FloatGroupedConvTest::ParamType>& info) {
+      const GroupedCase& gc = std::get<1>(info.param);
+      return IsaCaseName(std::get<0>(info.param), Describe(gc.conv)) + "_g" +
+             std::to_string(gc.groups) + "_" + std::to_string(info.index);
+    });
+
 // ------------------------------------------------------------------ Winograd
 
 // FloatWinograd (3x3, stride 1) against the reference within the same bound:

@@ -587,6 +587,70 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
 
 // ------------------------------------------------------------- depthwise
 
+bool FloatGroupedConv::Covers(const reference::ConvGeometry& g) {
+  if (g.filter_depth <= 0 || g.input_depth % g.filter_depth != 0 || g.groups() < 2 ||
+      g.output_depth % g.groups() != 0 || g.filters_per_group() <= 0)
+    return false;
+  reference::ConvGeometry group = g;
+  group.input_depth = g.filter_depth;
+  group.output_depth = g.filters_per_group();
+  return FloatConv::Covers(group);
+}
+
+FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_threads)
+    : g_(p.geometry) {
+  const int groups = g_.groups();
+  const int per_group = g_.filters_per_group();
+  FloatConvParams gp = p;
+  gp.geometry.input_depth = g_.filter_depth;
+  gp.geometry.output_depth = per_group;
+  const size_t filter_per_group =
+      static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
+  for (int gi = 0; gi < groups; ++gi) {
+    gp.filter = p.filter + gi * filter_per_group;
+    gp.bias = p.bias != nullptr ? p.bias + static_cast<size_t>(gi) * per_group : nullptr;
+    groups_.push_back(std::make_unique<FloatConv>(gp, isa, 1));
+  }
+  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  const int64_t macs = out_pixels * g_.output_depth * g_.filter_height * g_.filter_width *
+                       int64_t{g_.filter_depth};
+  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, std::min(num_threads, groups)) : 1;
+  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(float), 64);
+  conv_offset_ =
+      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
+  per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->task_scratch_bytes(), 64);
+}
+
+size_t FloatGroupedConv::packed_bytes() const {
+  size_t bytes = 0;
+  for (const auto& conv : groups_) bytes += conv->packed_bytes();
+  return bytes;
+}
+
+void FloatGroupedConv::RunTask(int task, const float* input, float* output,
+                               uint8_t* scratch) const {
+  const int groups = static_cast<int>(groups_.size());
+  const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
+  const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
+  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
+  float* group_in = reinterpret_cast<float*>(base);
+  float* group_out = reinterpret_cast<float*>(base + out_offset_);
+  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  const int fd = g_.filter_depth, per_group = g_.filters_per_group();
+  for (int gi = begin; gi < end; ++gi) {
+    const float* src = input + static_cast<size_t>(gi) * fd;
+    for (int64_t px = 0; px < in_pixels; ++px)
+      std::memcpy(group_in + px * fd, src + px * g_.input_depth, fd * sizeof(float));
+    groups_[gi]->RunRows(0, out_pixels, group_in, group_out, base + conv_offset_);
+    float* dst = output + static_cast<size_t>(gi) * per_group;
+    for (int64_t px = 0; px < out_pixels; ++px)
+      std::memcpy(dst + px * g_.output_depth, group_out + px * per_group,
+                  per_group * sizeof(float));
+  }
+}
+
 bool FloatDepthwise::Covers(const reference::DepthwiseGeometry& g) {
   return g.depth_multiplier == 1 && g.output_depth > 0 && g.filter_height > 0 &&
          g.filter_width > 0;

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
@@ -148,6 +149,32 @@ class FloatConv {
   int num_tasks_ = 1;
   bool split_rows_ = true;
   size_t per_task_bytes_ = 0;
+};
+
+// A grouped CONV_2D (filter depth below the input depth: ResNeXt, RegNet) as
+// one FloatConv per group: a task takes whole groups and, for each, gathers
+// the group's input channels into its scratch, runs that group's GEMM on the
+// calling thread and scatters the outputs into the group's output channels.
+// The copies cost about a pass over the input and output per group; the
+// GEMM's sums are FloatConv's, so the same rounding bound holds.
+class FloatGroupedConv {
+ public:
+  // More than one group, each of which FloatConv covers.
+  static bool Covers(const reference::ConvGeometry& g);
+  FloatGroupedConv(const FloatConvParams& params, Isa isa, int num_threads);
+
+  int num_tasks() const { return num_tasks_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // Task `task` of num_tasks(): its own groups; scratch holds
+  // scratch_bytes(), 64-byte aligned.
+  void RunTask(int task, const float* input, float* output, uint8_t* scratch) const;
+  size_t packed_bytes() const;
+
+ private:
+  reference::ConvGeometry g_;
+  std::vector<std::unique_ptr<FloatConv>> groups_;
+  int num_tasks_ = 1;
+  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
 };
 
 struct FloatDepthwiseParams {
