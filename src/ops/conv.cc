@@ -823,8 +823,11 @@ struct DepthwiseData {
   // The optimized kernel, when allowed and covering the node (quantized,
   // depth multiplier 1, constant filter and bias).
   std::unique_ptr<optimized::QuantDepthwise> fast;
-  // float32, depth multiplier 1, constant filter and bias, when allowed.
+  // float32, constant filter and bias, when allowed. With a depth
+  // multiplier above 1 (repeat > 1) it runs on the input's channels repeated
+  // into scratch (optimized::RepeatChannels).
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
+  int repeat = 1;
   // int16x8 on AVX2 / AVX-512 (Depthwise16x8::Covers), when allowed (bit-exact).
   std::unique_ptr<optimized::Depthwise16x8> fast16;
   // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
@@ -1007,6 +1010,20 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
     d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
     AcceptConvFusion(ctx, node, *d);
+  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
+             (bias == nullptr || bias->is_constant()) && g.depth_multiplier > 1) {
+    optimized::FloatDepthwiseParams p;
+    p.geometry = g;
+    p.geometry.input_depth = g.output_depth;
+    p.geometry.depth_multiplier = 1;
+    p.act_min = d->q.act.float_min;
+    p.act_max = d->q.act.float_max;
+    p.filter = filter.data_as<float>();
+    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+    d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
+    d->repeat = g.depth_multiplier;
+    node.scratch_bytes = static_cast<size_t>(g.batches) * g.input_height * g.input_width *
+                         g.output_depth * sizeof(float);
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              optimized::Depthwise16x8::Covers(g, d->q.multipliers.data(), d->q.shifts.data(),
@@ -1095,6 +1112,17 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     return;
   }
 
+  if (d.fast_float != nullptr && d.repeat > 1) {
+    const reference::DepthwiseGeometry& g = d.geometry;
+    float* repeated = reinterpret_cast<float*>(node.scratch);
+    const float* in = input.data_as<float>();
+    ParallelRange(ctx, int64_t{g.batches} * g.input_height * g.input_width,
+                  [&](int64_t begin, int64_t end) {
+                    optimized::RepeatChannels(in, begin, end, g.input_depth, d.repeat, repeated);
+                  });
+    RunDepthwiseRows(ctx, *d.fast_float, repeated, output.data_as<float>());
+    return;
+  }
   if (d.fast_float != nullptr) {
     RunDepthwiseRows(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>());
     return;

@@ -1115,5 +1115,70 @@ TEST(OptimizedFloatTest, InterpreterOptimizedCloseToReference) {
   }
 }
 
+// DEPTHWISE 3x3 with depth multiplier 4 (3 -> 12 channels) -> CONV_2D 3x3
+// stride 1 (Winograd: 12 -> 16) -> grouped CONV_2D 3x3 (4 groups of 4 -> 24).
+// Inputs and weights in [0, 1): no cancellation, so three layers of
+// rounding stay within the 1e-5 relative tolerance of the LiteRT replay
+// (signed values are the kernel tests' above).
+std::vector<float> RunWinogradGroupedModel(KernelSet kernels, int threads,
+                                           const std::vector<float>& input, std::mt19937 rng) {
+  const auto Random = [](std::mt19937& r, size_t n) {
+    std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(r);
+    return v;
+  };
+  OpModel m;
+  const int in = m.AddInput(DataType::kFloat32, {2, 13, 11, 3});
+  const int f1 = m.AddConst<float>(DataType::kFloat32, {1, 3, 3, 12}, Random(rng, 9 * 12));
+  const int b1 = m.AddConst<float>(DataType::kFloat32, {12}, Random(rng, 12));
+  const int t1 = m.AddTensor(DataType::kFloat32);
+  DepthwiseConv2DParams dw;
+  dw.padding = Padding::kSame;
+  dw.stride_h = dw.stride_w = 1;
+  dw.depth_multiplier = 4;
+  dw.activation = Activation::kRelu6;
+  m.AddOp(BuiltinOp::kDepthwiseConv2d, {in, f1, b1}, {t1}, dw);
+  const int f2 = m.AddConst<float>(DataType::kFloat32, {16, 3, 3, 12}, Random(rng, 16 * 9 * 12));
+  const int b2 = m.AddConst<float>(DataType::kFloat32, {16}, Random(rng, 16));
+  const int t2 = m.AddTensor(DataType::kFloat32);
+  Conv2DParams conv;
+  conv.padding = Padding::kSame;
+  conv.stride_h = conv.stride_w = 1;
+  conv.activation = Activation::kRelu;
+  m.AddOp(BuiltinOp::kConv2d, {t1, f2, b2}, {t2}, conv);
+  const int f3 = m.AddConst<float>(DataType::kFloat32, {24, 3, 3, 4}, Random(rng, 24 * 9 * 4));
+  const int b3 = m.AddConst<float>(DataType::kFloat32, {24}, Random(rng, 24));
+  const int out = m.AddOutput(DataType::kFloat32);
+  Conv2DParams grouped;
+  grouped.padding = Padding::kValid;
+  grouped.stride_h = grouped.stride_w = 1;
+  m.AddOp(BuiltinOp::kConv2d, {t2, f3, b3}, {out}, grouped);
+  m.Build(threads, kernels);
+  m.SetInput<float>(0, input);
+  m.Invoke();
+  return m.GetOutput<float>(0);
+}
+
+TEST(OptimizedFloatTest, InterpreterWinogradGroupedDepthMultiplierCloseToReference) {
+  std::mt19937 rng(9);
+  std::vector<float> input = Random(rng, 2 * 13 * 11 * 3);
+  for (float& x : input) x = std::fabs(x);
+  const std::vector<float> ref = RunWinogradGroupedModel(KernelSet::kReference, 1, input, rng);
+  float scale = 0;
+  for (float v : ref) scale = std::max(scale, std::fabs(v));
+  for (Isa isa : testing::SupportedIsas()) {
+    optimized::ScopedIsaOverride force(isa);
+    for (int threads : {1, 2}) {
+      const std::vector<float> fast =
+          RunWinogradGroupedModel(KernelSet::kOptimized, threads, input, rng);
+      ASSERT_EQ(fast.size(), ref.size());
+      for (size_t i = 0; i < ref.size(); ++i)
+        EXPECT_NEAR(fast[i], ref[i], 1e-4f * scale)
+            << optimized::IsaName(isa) << " threads " << threads << " output " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace delegato

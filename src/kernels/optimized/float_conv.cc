@@ -651,6 +651,17 @@ void FloatGroupedConv::RunTask(int task, const float* input, float* output,
   }
 }
 
+void RepeatChannels(const float* in, int64_t begin, int64_t end, int depth, int multiplier,
+                    float* out) {
+  const size_t out_depth = static_cast<size_t>(depth) * multiplier;
+  for (int64_t px = begin; px < end; ++px) {
+    const float* src = in + px * depth;
+    float* dst = out + px * out_depth;
+    for (int c = 0; c < depth; ++c)
+      for (int j = 0; j < multiplier; ++j) *dst++ = src[c];
+  }
+}
+
 bool FloatDepthwise::Covers(const reference::DepthwiseGeometry& g) {
   return g.depth_multiplier == 1 && g.output_depth > 0 && g.filter_height > 0 &&
          g.filter_width > 0;
