@@ -236,8 +236,8 @@ INSTANTIATE_TEST_SUITE_P(
 // ------------------------------------------------------------------ grouped
 
 // FloatGroupedConv against the reference (the same bound): group counts 2-32,
-// group depths 1-17, 1x1 / 3x3 / strided / dilated, tasks 1-3 (fewer or
-// more than the groups).
+// group depths 1-17, 1x1 / 3x3 / strided / dilated, 3x3 stride-1 groups of
+// 16 (Winograd per group), tasks 1-3 (fewer or more than the groups).
 struct GroupedCase {
   ConvCase conv;  // in_depth: the whole input's
   int groups;
@@ -274,6 +274,11 @@ TEST_P(FloatGroupedConvTest, MatchesReference) {
   p.bias = b;
   for (int threads : {1, 2, 3}) {
     const optimized::FloatGroupedConv fast(p, isa, threads);
+    reference::ConvGeometry group = g;
+    group.input_depth = g.filter_depth;
+    group.output_depth = g.filters_per_group();
+    EXPECT_EQ(fast.winograd(), optimized::FloatWinograd::Covers(group, isa) &&
+                                   optimized::FloatWinograd::Pays(group));
     optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
     std::vector<float> out(ref.size(), std::nanf(""));
     for (int t = fast.num_tasks() - 1; t >= 0; --t)
@@ -293,6 +298,8 @@ std::vector<GroupedCase> GroupedCases() {
       {{1, 10, 10, 34, 3, 3, 34, 1, 2, S, false, false}, 2},  // depth 17, dilated
       {{1, 6, 5, 32, 1, 1, 64, 1, 1, V, true, false}, 32},   // 1x1, depth 1
       {{1, 7, 7, 24, 5, 5, 12, 1, 1, S, true, true}, 4},
+      {{2, 9, 10, 32, 3, 3, 48, 1, 1, S, true, true}, 2},    // Winograd per group
+      {{1, 6, 6, 64, 3, 3, 64, 1, 1, V, true, false}, 4},
   };
 }
 

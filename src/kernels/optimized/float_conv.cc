@@ -16,6 +16,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/optimized/float_lanes.h"
+#include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/im2col.h"
 
 namespace delegato::optimized {
@@ -606,10 +607,15 @@ FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_th
   gp.geometry.output_depth = per_group;
   const size_t filter_per_group =
       static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
+  const bool winograd =
+      FloatWinograd::Covers(gp.geometry, isa) && FloatWinograd::Pays(gp.geometry);
   for (int gi = 0; gi < groups; ++gi) {
     gp.filter = p.filter + gi * filter_per_group;
     gp.bias = p.bias != nullptr ? p.bias + static_cast<size_t>(gi) * per_group : nullptr;
-    groups_.push_back(std::make_unique<FloatConv>(gp, isa, 1));
+    if (winograd)
+      winograd_.push_back(std::make_unique<FloatWinograd>(gp, isa, 1));
+    else
+      groups_.push_back(std::make_unique<FloatConv>(gp, isa, 1));
   }
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
@@ -619,18 +625,24 @@ FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_th
   out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(float), 64);
   conv_offset_ =
       out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
-  per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->task_scratch_bytes(), 64);
+  per_task_bytes_ =
+      conv_offset_ + RoundUp(winograd ? winograd_[0]->task_scratch_bytes()
+                                      : groups_[0]->task_scratch_bytes(),
+                             64);
 }
+
+FloatGroupedConv::~FloatGroupedConv() = default;
 
 size_t FloatGroupedConv::packed_bytes() const {
   size_t bytes = 0;
   for (const auto& conv : groups_) bytes += conv->packed_bytes();
+  for (const auto& conv : winograd_) bytes += conv->packed_bytes();
   return bytes;
 }
 
 void FloatGroupedConv::RunTask(int task, const float* input, float* output,
                                uint8_t* scratch) const {
-  const int groups = static_cast<int>(groups_.size());
+  const int groups = g_.groups();
   const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
   const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
   uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
@@ -643,7 +655,10 @@ void FloatGroupedConv::RunTask(int task, const float* input, float* output,
     const float* src = input + static_cast<size_t>(gi) * fd;
     for (int64_t px = 0; px < in_pixels; ++px)
       std::memcpy(group_in + px * fd, src + px * g_.input_depth, fd * sizeof(float));
-    groups_[gi]->RunRows(0, out_pixels, group_in, group_out, base + conv_offset_);
+    if (winograd())
+      winograd_[gi]->RunAll(group_in, group_out, base + conv_offset_);
+    else
+      groups_[gi]->RunRows(0, out_pixels, group_in, group_out, base + conv_offset_);
     float* dst = output + static_cast<size_t>(gi) * per_group;
     for (int64_t px = 0; px < out_pixels; ++px)
       std::memcpy(dst + px * g_.output_depth, group_out + px * per_group,

@@ -151,17 +151,23 @@ class FloatConv {
   size_t per_task_bytes_ = 0;
 };
 
+class FloatWinograd;
+
 // A grouped CONV_2D (filter depth below the input depth: ResNeXt, RegNet) as
-// one FloatConv per group: a task takes whole groups and, for each, gathers
-// the group's input channels into its scratch, runs that group's GEMM on the
-// calling thread and scatters the outputs into the group's output channels.
-// The copies cost about a pass over the input and output per group; the
-// GEMM's sums are FloatConv's, so the same rounding bound holds.
+// one convolution per group (FloatWinograd where it covers and pays for the
+// group's geometry, FloatConv otherwise): a task takes whole groups and, for
+// each, gathers the group's input channels into its scratch, runs that
+// group's kernel on the calling thread and scatters the outputs into the
+// group's output channels. The copies cost about a pass over the input and
+// output per group; the sums are those kernels', so their rounding bounds
+// hold.
 class FloatGroupedConv {
  public:
   // More than one group, each of which FloatConv covers.
   static bool Covers(const reference::ConvGeometry& g);
   FloatGroupedConv(const FloatConvParams& params, Isa isa, int num_threads);
+  ~FloatGroupedConv();
+  bool winograd() const { return !winograd_.empty(); }
 
   int num_tasks() const { return num_tasks_; }
   size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
@@ -172,7 +178,8 @@ class FloatGroupedConv {
 
  private:
   reference::ConvGeometry g_;
-  std::vector<std::unique_ptr<FloatConv>> groups_;
+  std::vector<std::unique_ptr<FloatConv>> groups_;         // or
+  std::vector<std::unique_ptr<FloatWinograd>> winograd_;  // one per group
   int num_tasks_ = 1;
   size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
 };

@@ -54,6 +54,12 @@ class FloatWinograd {
   // Task `task` of num_tasks(): its own range of tiles; scratch holds
   // scratch_bytes(), 64-byte aligned.
   void RunTask(int task, const float* input, float* output, uint8_t* scratch) const;
+  // Every tile on the calling thread (a grouped layer's group);
+  // task_scratch holds task_scratch_bytes(), 64-byte aligned.
+  void RunAll(const float* input, float* output, uint8_t* task_scratch) const {
+    RunTiles(0, tiles(), input, output, reinterpret_cast<float*>(task_scratch));
+  }
+  size_t task_scratch_bytes() const { return per_task_bytes_; }
   size_t packed_bytes() const { return weights_.bytes() + bias_.bytes(); }
 
   // Layout, shared with the per-ISA loops.
