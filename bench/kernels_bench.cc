@@ -570,50 +570,19 @@ void BM_DepthwiseFloat(benchmark::State& state, Layer l) {
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
-// float32 CONV_2D (SAME padding) on the optimized GEMM; the reference as isa -1.
-void BM_ConvFloat(benchmark::State& state, Layer l) {
-  const int isa = static_cast<int>(state.range(0));
-  if (SkipUnsupported(state, isa)) return;
-  const ref::ConvGeometry g = SameConvGeometry(l);
-  const int k = l.filter * l.filter * l.cin;
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * k * l.cout),
-      bias(l.cout);
-  for (float& x : input) x = dist(rng);
-  for (float& x : filter) x = dist(rng);
-  for (float& x : bias) x = dist(rng);
-  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
-  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
-  const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-  if (isa == kReference) {
-    std::vector<float> packed(g.packed_filter_elements());
-    ref::PackConvFilter(g, filter.data(), 0, packed.data());
-    for (auto _ : state)
-      ref::ConvFloat(g, input.data(), packed.data(), bias.data(), lo, hi, output.data(), 0,
-                     g.output_rows());
-  } else {
-    opt::FloatConvParams p;
-    p.geometry = g;
-    p.act_min = lo;
-    p.act_max = hi;
-    p.filter = filter.data();
-    p.bias = bias.data();
-    const opt::FloatConv conv(p, static_cast<Isa>(isa), 1);
-    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
-    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
-  }
-  benchmark::DoNotOptimize(output.data());
-  state.SetItemsProcessed(state.iterations() * macs);
-}
-
-// float32 grouped CONV_2D (SAME padding, `groups` groups of l.cin / groups
-// input channels) on optimized::FloatGroupedConv; the reference as isa -1.
-void BM_ConvFloatGrouped(benchmark::State& state, Layer l, int groups) {
+// float32 CONV_2D (SAME padding; `groups` groups of l.cin / groups input
+// channels) on the optimized GEMM (FloatGroupedConv when grouped) or, with
+// `winograd`, a 3x3 stride-1 layer on FloatWinograd; the reference as isa -1.
+// Items: the direct convolution's multiply-adds, so the forms compare.
+void BM_ConvFloat(benchmark::State& state, Layer l, int groups, bool winograd) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
   ref::ConvGeometry g = SameConvGeometry(l);
   g.filter_depth = l.cin / groups;
+  if (winograd && (isa == kReference || !opt::FloatWinograd::Covers(g, static_cast<Isa>(isa)))) {
+    state.SkipWithError("not covered");
+    return;
+  }
   const int k = l.filter * l.filter * g.filter_depth;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -638,46 +607,17 @@ void BM_ConvFloatGrouped(benchmark::State& state, Layer l, int groups) {
     p.act_max = hi;
     p.filter = filter.data();
     p.bias = bias.data();
-    const opt::FloatGroupedConv conv(p, static_cast<Isa>(isa), 1);
-    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
-    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+    const auto run = [&](const auto& conv) {
+      opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
+      for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+    };
+    if (winograd)
+      run(opt::FloatWinograd(p, static_cast<Isa>(isa), 1));
+    else if (groups > 1)
+      run(opt::FloatGroupedConv(p, static_cast<Isa>(isa), 1));
+    else
+      run(opt::FloatConv(p, static_cast<Isa>(isa), 1));
   }
-  benchmark::DoNotOptimize(output.data());
-  state.SetItemsProcessed(state.iterations() * macs);
-}
-
-// float32 3x3 stride-1 CONV_2D (SAME padding) on optimized::FloatWinograd,
-// items = the direct convolution's multiply-adds (comparable with conv_float).
-void BM_ConvFloatWinograd(benchmark::State& state, Layer l) {
-  const int isa = static_cast<int>(state.range(0));
-  if (SkipUnsupported(state, isa) || isa == kReference) {
-    state.SkipWithError("no reference form");
-    return;
-  }
-  const ref::ConvGeometry g = SameConvGeometry(l);
-  if (!opt::FloatWinograd::Covers(g, static_cast<Isa>(isa))) {
-    state.SkipWithError("not covered");
-    return;
-  }
-  const int k = l.filter * l.filter * l.cin;
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> input(size_t{1} * l.h * l.w * l.cin), filter(size_t{1} * k * l.cout),
-      bias(l.cout);
-  for (float& x : input) x = dist(rng);
-  for (float& x : filter) x = dist(rng);
-  for (float& x : bias) x = dist(rng);
-  std::vector<float> output(static_cast<size_t>(g.output_rows()) * g.output_width * l.cout);
-  const int64_t macs = g.output_rows() * g.output_width * int64_t{k} * l.cout;
-  opt::FloatConvParams p;
-  p.geometry = g;
-  p.act_min = std::numeric_limits<float>::lowest();
-  p.act_max = std::numeric_limits<float>::max();
-  p.filter = filter.data();
-  p.bias = bias.data();
-  const opt::FloatWinograd conv(p, static_cast<Isa>(isa), 1);
-  opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes() + 64);
-  for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
   benchmark::DoNotOptimize(output.data());
   state.SetItemsProcessed(state.iterations() * macs);
 }
@@ -1573,27 +1513,31 @@ int RegisterAll() {
   for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
                          Layer{32, 32, 8, 1, 1, 1}, Layer{128, 128, 3, 8, 3, 2},
                          Layer{64, 64, 3, 16, 5, 2}, Layer{1, 1, 432, 1024, 1, 1}, Layer{1, 1, 48, 1152, 1, 1}})
-    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
+    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l, 1, false)
         ->Apply(IsaArgs);
   // float32 3x3 stride 1: the zoo DenseNet's growth layers, the zoo ResNet's
-  // blocks, a ResNet-18/50 stage and a VGG-style layer, the GEMM and Winograd.
-  for (const Layer& l : {Layer{24, 24, 16, 8, 3, 1}, Layer{12, 12, 16, 8, 3, 1},
+  // blocks, a ResNet-18/50 stage and a VGG-style layer, the GEMM and Winograd
+  // (the 24x24 DenseNet layer's GEMM is registered above).
+  benchmark::RegisterBenchmark(Name(kConvLayers[8], "conv_float_winograd").c_str(), BM_ConvFloat,
+                               kConvLayers[8], 1, true)
+      ->Apply(IsaArgs);
+  for (const Layer& l : {Layer{12, 12, 16, 8, 3, 1},
                          Layer{16, 16, 16, 16, 3, 1}, Layer{8, 8, 32, 32, 3, 1},
                          Layer{4, 4, 64, 64, 3, 1}, Layer{56, 56, 64, 64, 3, 1},
                          Layer{28, 28, 128, 128, 3, 1}, Layer{32, 32, 8, 8, 3, 1},
                          Layer{32, 32, 32, 16, 3, 1}}) {
-    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l)
+    benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l, 1, false)
         ->Apply(IsaArgs);
-    benchmark::RegisterBenchmark(Name(l, "conv_float_winograd").c_str(), BM_ConvFloatWinograd, l)
+    benchmark::RegisterBenchmark(Name(l, "conv_float_winograd").c_str(), BM_ConvFloat, l, 1, true)
         ->Apply(IsaArgs);
   }
   // float32 grouped: a ResNeXt-50 stage-1 3x3 (32 groups of 4 channels) and a
   // RegNet-style 3x3 (groups of 16 channels).
-  benchmark::RegisterBenchmark("conv_float_grouped/56x56x128->128/k3s1/g32", BM_ConvFloatGrouped,
-                               Layer{56, 56, 128, 128, 3, 1}, 32)
+  benchmark::RegisterBenchmark("conv_float_grouped/56x56x128->128/k3s1/g32", BM_ConvFloat,
+                               Layer{56, 56, 128, 128, 3, 1}, 32, false)
       ->Apply(IsaArgs);
-  benchmark::RegisterBenchmark("conv_float_grouped/28x28x96->96/k3s1/g6", BM_ConvFloatGrouped,
-                               Layer{28, 28, 96, 96, 3, 1}, 6)
+  benchmark::RegisterBenchmark("conv_float_grouped/28x28x96->96/k3s1/g6", BM_ConvFloat,
+                               Layer{28, 28, 96, 96, 3, 1}, 6, false)
       ->Apply(IsaArgs);
   // int16x8: a MobileNet expand layer and a 3x3 layer, the reference and AVX2.
   for (const Layer& l : {kConvLayers[3], Layer{24, 24, 32, 32, 3, 1}})

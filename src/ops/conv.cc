@@ -615,35 +615,26 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     d->fast = MakeQuantConv(ctx, node, p);
     node.scratch_bytes = d->fast->scratch_bytes();
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
-             (bias == nullptr || bias->is_constant()) && optimized::FloatConv::Covers(g)) {
+             (bias == nullptr || bias->is_constant()) &&
+             (optimized::FloatConv::Covers(g) || optimized::FloatGroupedConv::Covers(g))) {
     optimized::FloatConvParams p;
     p.geometry = g;
     p.act_min = d->q.act.float_min;
     p.act_max = d->q.act.float_max;
     p.filter = filter.data_as<float>();
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
-    if (optimized::FloatWinograd::Covers(g, optimized::SelectedIsa()) &&
-        optimized::FloatWinograd::Pays(g)) {
-      d->fast_winograd = std::make_unique<optimized::FloatWinograd>(
-          p, optimized::SelectedIsa(), ctx.pool().num_threads());
+    const optimized::Isa isa = optimized::SelectedIsa();
+    const int threads = ctx.pool().num_threads();
+    if (g.groups() > 1) {
+      d->fast_grouped = std::make_unique<optimized::FloatGroupedConv>(p, isa, threads);
+      node.scratch_bytes = d->fast_grouped->scratch_bytes();
+    } else if (optimized::FloatWinograd::Covers(g, isa) && optimized::FloatWinograd::Pays(g)) {
+      d->fast_winograd = std::make_unique<optimized::FloatWinograd>(p, isa, threads);
       node.scratch_bytes = d->fast_winograd->scratch_bytes();
     } else {
-      d->fast_float = std::make_unique<optimized::FloatConv>(p, optimized::SelectedIsa(),
-                                                             ctx.pool().num_threads());
+      d->fast_float = std::make_unique<optimized::FloatConv>(p, isa, threads);
       node.scratch_bytes = d->fast_float->scratch_bytes();
     }
-  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
-             (bias == nullptr || bias->is_constant()) &&
-             optimized::FloatGroupedConv::Covers(g)) {
-    optimized::FloatConvParams p;
-    p.geometry = g;
-    p.act_min = d->q.act.float_min;
-    p.act_max = d->q.act.float_max;
-    p.filter = filter.data_as<float>();
-    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
-    d->fast_grouped = std::make_unique<optimized::FloatGroupedConv>(p, optimized::SelectedIsa(),
-                                                                   ctx.pool().num_threads());
-    node.scratch_bytes = d->fast_grouped->scratch_bytes();
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              optimized::Conv16x8::Covers(g, optimized::SelectedIsa())) {

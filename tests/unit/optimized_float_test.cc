@@ -122,43 +122,59 @@ std::vector<float> ReferenceConv(const reference::ConvGeometry& g, const std::ve
   return out;
 }
 
+// A layer's random input, filter and bias, the reference's outputs, the
+// per-output bound's magnitude (the reference on absolute values) and the
+// kernels' parameters over them.
+struct ConvFixture {
+  std::vector<float> in, filter, bias, ref, magnitude;
+  optimized::FloatConvParams params;
+};
+
+ConvFixture MakeConvFixture(const reference::ConvGeometry& g, const ConvCase& c, uint32_t seed) {
+  ConvFixture f;
+  std::mt19937 rng(seed);
+  f.in = Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
+  f.filter = Random(rng, static_cast<size_t>(c.out_depth) * c.filter_h * c.filter_w * g.filter_depth);
+  f.bias = Random(rng, c.out_depth);
+  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
+  const float* b = c.bias ? f.bias.data() : nullptr;
+  f.ref = ReferenceConv(g, f.in, f.filter, b, lo, hi);
+  const std::vector<float> abs_bias = Abs(f.bias);
+  f.magnitude = ReferenceConv(g, Abs(f.in), Abs(f.filter), c.bias ? abs_bias.data() : nullptr,
+                              kLowest, kMax);
+  f.params.geometry = g;
+  f.params.act_min = lo;
+  f.params.act_max = hi;
+  f.params.filter = f.filter.data();
+  f.params.bias = b;
+  return f;
+}
+
+// Every task of `kernel`, in reverse order (each writes only its own
+// outputs), against the fixture's reference.
+template <class Kernel>
+void ExpectTasksClose(const Kernel& kernel, const ConvFixture& f, const std::string& what) {
+  optimized::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes() + 64);
+  std::vector<float> out(f.ref.size(), std::nanf(""));
+  for (int t = kernel.num_tasks() - 1; t >= 0; --t)
+    kernel.RunTask(t, f.in.data(), out.data(), scratch.data());
+  ExpectClose(out, f.ref, f.magnitude, what);
+}
+
 class FloatConvTest : public ::testing::TestWithParam<std::tuple<Isa, ConvCase>> {};
 
 TEST_P(FloatConvTest, MatchesReference) {
   const auto [isa, c] = GetParam();
   if (!optimized::IsaSupported(isa)) GTEST_SKIP() << optimized::IsaName(isa) << " unsupported";
   const reference::ConvGeometry g = ConvGeometryOf(c);
-  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth);
-  const std::vector<float> in =
-      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
-  const std::vector<float> filter =
-      Random(rng, static_cast<size_t>(c.out_depth) * c.filter_h * c.filter_w * c.in_depth);
-  const std::vector<float> bias = Random(rng, c.out_depth);
-  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
-  const float* b = c.bias ? bias.data() : nullptr;
-  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
-  const std::vector<float> abs_bias = Abs(bias);
-  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
-                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
-                                                     kMax);
   ASSERT_TRUE(optimized::FloatConv::Covers(g));
-  optimized::FloatConvParams p;
-  p.geometry = g;
-  p.act_min = lo;
-  p.act_max = hi;
-  p.filter = filter.data();
-  p.bias = b;
+  const ConvFixture f = MakeConvFixture(g, c, c.height * 131 + c.in_depth * 7 + c.out_depth);
   for (int threads : {1, 2, 3}) {
-    const optimized::FloatConv fast(p, isa, threads);
+    const optimized::FloatConv fast(f.params, isa, threads);
     EXPECT_EQ(fast.isa(), isa);
-    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
-    std::vector<float> out(ref.size(), std::nanf(""));
-    // Tasks in reverse order: each writes only its own outputs.
-    for (int t = fast.num_tasks() - 1; t >= 0; --t)
-      fast.RunTask(t, in.data(), out.data(), scratch.data());
-    ExpectClose(out, ref, magnitude,
-                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
-                    std::to_string(threads));
+    ExpectTasksClose(fast, f,
+                     std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
+                         std::to_string(threads));
   }
 }
 
@@ -253,39 +269,18 @@ TEST_P(FloatGroupedConvTest, MatchesReference) {
   g.filter_depth = c.in_depth / gc.groups;
   ASSERT_EQ(g.groups(), gc.groups);
   ASSERT_TRUE(optimized::FloatGroupedConv::Covers(g));
-  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth + gc.groups);
-  const std::vector<float> in =
-      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
-  const std::vector<float> filter =
-      Random(rng, static_cast<size_t>(c.out_depth) * c.filter_h * c.filter_w * g.filter_depth);
-  const std::vector<float> bias = Random(rng, c.out_depth);
-  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
-  const float* b = c.bias ? bias.data() : nullptr;
-  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
-  const std::vector<float> abs_bias = Abs(bias);
-  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
-                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
-                                                     kMax);
-  optimized::FloatConvParams p;
-  p.geometry = g;
-  p.act_min = lo;
-  p.act_max = hi;
-  p.filter = filter.data();
-  p.bias = b;
+  const ConvFixture f =
+      MakeConvFixture(g, c, c.height * 131 + c.in_depth * 7 + c.out_depth + gc.groups);
+  reference::ConvGeometry group = g;
+  group.input_depth = g.filter_depth;
+  group.output_depth = g.filters_per_group();
   for (int threads : {1, 2, 3}) {
-    const optimized::FloatGroupedConv fast(p, isa, threads);
-    reference::ConvGeometry group = g;
-    group.input_depth = g.filter_depth;
-    group.output_depth = g.filters_per_group();
+    const optimized::FloatGroupedConv fast(f.params, isa, threads);
     EXPECT_EQ(fast.winograd(), optimized::FloatWinograd::Covers(group, isa) &&
                                    optimized::FloatWinograd::Pays(group));
-    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
-    std::vector<float> out(ref.size(), std::nanf(""));
-    for (int t = fast.num_tasks() - 1; t >= 0; --t)
-      fast.RunTask(t, in.data(), out.data(), scratch.data());
-    ExpectClose(out, ref, magnitude,
-                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " groups " +
-                    std::to_string(gc.groups) + " threads " + std::to_string(threads));
+    ExpectTasksClose(fast, f,
+                     std::string(optimized::IsaName(isa)) + " " + Describe(c) + " groups " +
+                         std::to_string(gc.groups) + " threads " + std::to_string(threads));
   }
 }
 
@@ -330,34 +325,12 @@ TEST_P(FloatWinogradTest, MatchesReference) {
     return;
   }
   ASSERT_TRUE(optimized::FloatWinograd::Covers(g, isa));
-  std::mt19937 rng(c.height * 131 + c.in_depth * 7 + c.out_depth);
-  const std::vector<float> in =
-      Random(rng, static_cast<size_t>(c.batches) * c.height * c.width * c.in_depth);
-  const std::vector<float> filter =
-      Random(rng, static_cast<size_t>(c.out_depth) * 9 * c.in_depth);
-  const std::vector<float> bias = Random(rng, c.out_depth);
-  const float lo = c.relu6 ? 0.0f : kLowest, hi = c.relu6 ? 6.0f : kMax;
-  const float* b = c.bias ? bias.data() : nullptr;
-  const std::vector<float> ref = ReferenceConv(g, in, filter, b, lo, hi);
-  const std::vector<float> abs_bias = Abs(bias);
-  const std::vector<float> magnitude = ReferenceConv(g, Abs(in), Abs(filter),
-                                                     c.bias ? abs_bias.data() : nullptr, kLowest,
-                                                     kMax);
-  optimized::FloatConvParams p;
-  p.geometry = g;
-  p.act_min = lo;
-  p.act_max = hi;
-  p.filter = filter.data();
-  p.bias = b;
+  const ConvFixture f = MakeConvFixture(g, c, c.height * 131 + c.in_depth * 7 + c.out_depth);
   for (int threads : {1, 2, 3}) {
-    const optimized::FloatWinograd fast(p, isa, threads);
-    optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
-    std::vector<float> out(ref.size(), std::nanf(""));
-    for (int t = fast.num_tasks() - 1; t >= 0; --t)
-      fast.RunTask(t, in.data(), out.data(), scratch.data());
-    ExpectClose(out, ref, magnitude,
-                std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
-                    std::to_string(threads));
+    const optimized::FloatWinograd fast(f.params, isa, threads);
+    ExpectTasksClose(fast, f,
+                     std::string(optimized::IsaName(isa)) + " " + Describe(c) + " threads " +
+                         std::to_string(threads));
   }
 }
 

@@ -10,11 +10,6 @@
 #include <arm_neon.h>
 #endif
 
-// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
-// all-ones mask, which it then reports as uninitialized.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "kernels/optimized/float_lanes.h"
 #include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/im2col.h"

@@ -2,11 +2,6 @@
 
 #include <algorithm>
 
-// GCC 12's AVX-512 min/max intrinsics pass an undefined vector through an
-// all-ones mask, which it then reports as uninitialized.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "kernels/optimized/float_lanes.h"
 
 namespace delegato::optimized {
