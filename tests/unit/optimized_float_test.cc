@@ -334,6 +334,40 @@ TEST_P(FloatWinogradTest, MatchesReference) {
   }
 }
 
+// An infinite or NaN input: every output the reference makes non-finite is
+// non-finite here too (Winograd may also spread NaN to the rest of the
+// tile, as float_winograd.h says); the outputs of tiles without one stay
+// within the bound.
+TEST_P(FloatWinogradTest, NonFiniteInputsNeverVanish) {
+  const auto [isa, c] = GetParam();
+  if (!optimized::IsaSupported(isa) || isa == Isa::kScalar) GTEST_SKIP();
+  const reference::ConvGeometry g = ConvGeometryOf(c);
+  ConvFixture f = MakeConvFixture(g, c, c.height * 131 + c.in_depth * 7 + c.out_depth);
+  const size_t pixels = static_cast<size_t>(c.batches) * c.height * c.width;
+  for (size_t px : {size_t{0}, pixels / 2, pixels - 1}) {
+    f.in[px * c.in_depth] = std::numeric_limits<float>::infinity();
+    if (c.in_depth > 1) f.in[px * c.in_depth + 1] = std::nanf("");
+  }
+  const std::vector<float> ref = ReferenceConv(g, f.in, f.filter, f.params.bias, f.params.act_min,
+                                               f.params.act_max);
+  const optimized::FloatWinograd fast(f.params, isa, 1);
+  optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+  std::vector<float> out(ref.size(), 0.0f);
+  fast.RunTask(0, f.in.data(), out.data(), scratch.data());
+  int non_finite = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(ref[i])) {
+      ++non_finite;
+      EXPECT_FALSE(std::isfinite(out[i])) << "output " << i << ": reference " << ref[i];
+    }
+  }
+  // With one input channel only the infinities are placed, and the clamp to
+  // the float range makes their outputs finite in the reference.
+  if (c.in_depth > 1) {
+    EXPECT_GT(non_finite, 0);
+  }
+}
+
 std::vector<ConvCase> WinogradCases() {
   std::vector<ConvCase> cases;
   const Padding S = Padding::kSame, V = Padding::kValid;

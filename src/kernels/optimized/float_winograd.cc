@@ -1,6 +1,8 @@
 #include "kernels/optimized/float_winograd.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "kernels/optimized/float_lanes.h"
 
@@ -67,6 +69,11 @@ bool FloatWinograd::Covers(const reference::ConvGeometry& g, Isa isa) {
 }
 
 bool FloatWinograd::Pays(const reference::ConvGeometry& g) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("DELEGATO_WINOGRAD");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  if (!enabled) return false;
   // kernels_bench, 1 thread: 8 -> 8 channels on 32x32 19.3 -> 16.8 us (AVX2),
   // 16 -> 4 32.6 -> 27.5; with 3 or 4 input channels the transforms cost more
   // than the products they save (64x64x3 -> 16: 53.6 -> 99.7 us).

@@ -15,7 +15,12 @@
 // and subtract inputs and sums before and after the products, so a result
 // carries rounding errors of a few ulp of the larger intermediate values, of
 // the order of 1e-6 of the sum of the absolute values of its terms (the
-// tests bound it). Results do not depend on the thread count.
+// tests bound it). Those intermediates mix the whole 4x4 patch: an input
+// far larger than its neighbours adds its own rounding error to all four
+// outputs of its tile, and an infinite or NaN input makes all four NaN (the
+// reference: only the outputs whose window holds it). A non-finite
+// reference output is never finite here. Results do not depend on the
+// thread count.
 //
 // Tiles are numbered (batch, tile row, tile column); a task takes a
 // contiguous range of them, in blocks of rows() tiles. Tiles past the image's
@@ -42,7 +47,8 @@ class FloatWinograd {
   static bool Covers(const reference::ConvGeometry& g, Isa isa);
   // Whether it is chosen over FloatConv for this layer (measured, see
   // docs/performance_notes.md): enough input and output channels that the
-  // transforms cost less than the products they save.
+  // transforms cost less than the products they save. DELEGATO_WINOGRAD=0
+  // (read once) keeps every layer on the GEMM.
   static bool Pays(const reference::ConvGeometry& g);
   static constexpr size_t kMaxWeightBytes = size_t{16} << 20;
 
