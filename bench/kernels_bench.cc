@@ -211,11 +211,12 @@ void Float32ScaleMultipliers(int channels, int k, std::vector<int32_t>* m,
 // corrects for it) and one per-tensor multiplier, as in uint8 MobileNets.
 enum class ConvCase { kInt8, kInt8Float32Scales, kUint8 };
 
-void BM_Conv(benchmark::State& state, Layer l, ConvCase kind) {
+void BM_Conv(benchmark::State& state, Layer l, ConvCase kind, int groups) {
   const int isa = static_cast<int>(state.range(0));
   if (SkipUnsupported(state, isa)) return;
-  const ref::ConvGeometry g = SameConvGeometry(l);
-  const int k = l.filter * l.filter * l.cin;
+  ref::ConvGeometry g = SameConvGeometry(l);
+  g.filter_depth = l.cin / groups;
+  const int k = l.filter * l.filter * g.filter_depth;
   const std::vector<uint8_t> input = RandomBytes(size_t{1} * l.h * l.w * l.cin, 1);
   const std::vector<uint8_t> filter = RandomBytes(size_t{1} * k * l.cout, 2);
   std::vector<int32_t> bias(l.cout, 100), mult, shift;
@@ -263,10 +264,15 @@ void BM_Conv(benchmark::State& state, Layer l, ConvCase kind) {
     p.shift = shift.data();
     p.filter = filter.data();
     p.bias = bias.data();
-    opt::QuantConv conv(p, GemmIsa(isa), 1);
-    opt::SetAmxOverride(std::nullopt);
-    opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
-    for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+    const auto run = [&](const auto& conv) {
+      opt::SetAmxOverride(std::nullopt);  // GemmIsa's choice is made at construction
+      opt::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
+      for (auto _ : state) conv.RunTask(0, input.data(), output.data(), scratch.data());
+    };
+    if (groups > 1)
+      run(opt::QuantGroupedConv(p, GemmIsa(isa), 1));
+    else
+      run(opt::QuantConv(p, GemmIsa(isa), 1));
   }
   benchmark::DoNotOptimize(output.data());
   state.SetItemsProcessed(state.iterations() * macs);
@@ -1492,17 +1498,24 @@ void BM_ResizeBilinearHalfPixel(benchmark::State& state) {
 
 int RegisterAll() {
   for (const Layer& l : kConvLayers)
-    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, ConvCase::kInt8)
+    benchmark::RegisterBenchmark(Name(l, "conv_int8").c_str(), BM_Conv, l, ConvCase::kInt8, 1)
         ->Apply(GemmIsaArgs);
   // One output channel (the encoder-decoder's last layer).
   benchmark::RegisterBenchmark(Name(Layer{32, 32, 8, 1, 1, 1}, "conv_int8").c_str(), BM_Conv,
-                               Layer{32, 32, 8, 1, 1, 1}, ConvCase::kInt8)
+                               Layer{32, 32, 8, 1, 1, 1}, ConvCase::kInt8, 1)
+      ->Apply(GemmIsaArgs);
+  // Grouped int8 3x3: ResNeXt-50's first stage (32 groups of 4) and 6 groups of 16.
+  benchmark::RegisterBenchmark("conv_int8_grouped/56x56x128->128/k3s1/g32", BM_Conv,
+                               Layer{56, 56, 128, 128, 3, 1}, ConvCase::kInt8, 32)
+      ->Apply(GemmIsaArgs);
+  benchmark::RegisterBenchmark("conv_int8_grouped/28x28x96->96/k3s1/g6", BM_Conv,
+                               Layer{28, 28, 96, 96, 3, 1}, ConvCase::kInt8, 6)
       ->Apply(GemmIsaArgs);
   for (const Layer& l : {kConvLayers[1], kConvLayers[2], kConvLayers[3], kConvLayers[4]}) {
     benchmark::RegisterBenchmark(Name(l, "conv_int8_f32scales").c_str(), BM_Conv, l,
-                                 ConvCase::kInt8Float32Scales)
+                                 ConvCase::kInt8Float32Scales, 1)
         ->Apply(GemmIsaArgs);
-    benchmark::RegisterBenchmark(Name(l, "conv_uint8").c_str(), BM_Conv, l, ConvCase::kUint8)
+    benchmark::RegisterBenchmark(Name(l, "conv_uint8").c_str(), BM_Conv, l, ConvCase::kUint8, 1)
         ->Apply(GemmIsaArgs);
   }
   // float32: a MobileNet expand layer, few output channels (the

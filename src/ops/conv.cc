@@ -395,6 +395,8 @@ struct ConvData {
   std::unique_ptr<optimized::FloatConv> fast_float;
   // float32 grouped, the GEMM per group.
   std::unique_ptr<optimized::FloatGroupedConv> fast_grouped;
+  // 8-bit grouped, the quantized GEMM per group (bit-exact).
+  std::unique_ptr<optimized::QuantGroupedConv> fast_grouped8;
   // int16x8 with constant filter and bias, when allowed.
   std::unique_ptr<optimized::Conv16x8> fast16;
   // Hybrid: float input and output, constant int8 weights.
@@ -614,6 +616,24 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     d->fast = MakeQuantConv(ctx, node, p);
     node.scratch_bytes = d->fast->scratch_bytes();
+  } else if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
+             filter.is_constant() && (bias == nullptr || bias->is_constant()) &&
+             optimized::QuantGroupedConv::Covers(g)) {
+    optimized::QuantConvParams p;
+    p.geometry = g;
+    p.is_uint8 = type == DataType::kUInt8;
+    p.input_zero_point = -d->q.input_offset;
+    p.filter_zero_point = -d->q.filter_offset;
+    p.output_zero_point = d->q.output_offset;
+    p.act_min = d->q.act.quant_min;
+    p.act_max = d->q.act.quant_max;
+    p.multiplier = d->q.multipliers.data();
+    p.shift = d->q.shifts.data();
+    p.filter = filter.data;
+    p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
+    d->fast_grouped8 = std::make_unique<optimized::QuantGroupedConv>(
+        p, optimized::SelectedIsa(), ctx.pool().num_threads());
+    node.scratch_bytes = d->fast_grouped8->scratch_bytes();
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              (optimized::FloatConv::Covers(g) || optimized::FloatGroupedConv::Covers(g))) {
@@ -713,6 +733,10 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
 
   if (d.fast != nullptr) {
     RunTasks(ctx, *d.fast, input.data, output.data, node.scratch);
+    return;
+  }
+  if (d.fast_grouped8 != nullptr) {
+    RunTasks(ctx, *d.fast_grouped8, input.data, output.data, node.scratch);
     return;
   }
 

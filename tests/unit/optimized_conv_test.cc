@@ -559,6 +559,60 @@ TEST(OptimizedConvTest, RandomizedMatchesReference) {
   }
 }
 
+// Grouped layers (QuantGroupedConv: the GEMM per group): MakeConv's
+// geometry, zero points and multipliers with the channels split into 2-8
+// groups of 1-17 input and 1-33 output channels, every ISA, 1-3 tasks.
+TEST(OptimizedConvTest, GroupedMatchesReference) {
+  std::mt19937 rng(77);
+  const std::vector<Isa> isas = SupportedIsas();
+  for (int trial = 0; trial < 60; ++trial) {
+    RandomConv c = MakeConv(rng, trial % 2 == 0);
+    reference::ConvGeometry& g = c.g;
+    const int groups = Pick(rng, std::vector<int>{2, 3, 4, 8});
+    g.filter_depth = Pick(rng, std::vector<int>{1, 2, 3, 4, 8, 16, 17});
+    g.input_depth = g.filter_depth * groups;
+    g.output_depth = Pick(rng, std::vector<int>{1, 4, 8, 16, 17, 33}) * groups;
+    std::uniform_int_distribution<int> byte(0, 255);
+    c.input.resize(static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.input_depth);
+    for (auto& v : c.input) v = static_cast<uint8_t>(byte(rng));
+    c.filter.resize(g.packed_filter_elements());
+    for (auto& v : c.filter) v = static_cast<uint8_t>(byte(rng));
+    for (std::vector<int32_t>* v : {&c.multipliers, &c.shifts, &c.bias}) {
+      const std::vector<int32_t> first = *v;
+      v->resize(g.output_depth);
+      for (int ch = 0; ch < g.output_depth; ++ch) (*v)[ch] = first[ch % first.size()];
+    }
+    ASSERT_TRUE(optimized::QuantGroupedConv::Covers(g));
+    const std::vector<uint8_t> expected = ReferenceOutput(c);
+    optimized::QuantConvParams p;
+    p.geometry = g;
+    p.is_uint8 = c.is_uint8;
+    p.input_zero_point = c.input_zp;
+    p.filter_zero_point = c.filter_zp;
+    p.output_zero_point = c.output_zp;
+    p.act_min = c.act_min;
+    p.act_max = c.act_max;
+    p.multiplier = c.multipliers.data();
+    p.shift = c.shifts.data();
+    p.filter = c.filter.data();
+    p.bias = c.has_bias ? c.bias.data() : nullptr;
+    for (Isa isa : isas) {
+      for (int tasks : {1, 2, 3}) {
+        const optimized::QuantGroupedConv conv(p, isa, tasks);
+        optimized::AlignedBuffer<uint8_t> scratch(conv.scratch_bytes());
+        std::vector<uint8_t> out(expected.size(), 0xCD);
+        for (int t = conv.num_tasks() - 1; t >= 0; --t)
+          conv.RunTask(t, c.input.data(), out.data(), scratch.data());
+        ExpectSame(expected, out,
+                   std::string(optimized::IsaName(isa)) + " tasks " + std::to_string(tasks) +
+                       " groups " + std::to_string(groups) + " trial " + std::to_string(trial) +
+                       ": " + c.Describe());
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
 TEST(OptimizedConvTest, LargePanelsAndManyRows) {
   // Enough rows for several panel blocks per task, and K past the panel
   // target so blocks are at their minimum.

@@ -12,6 +12,7 @@
 
 #include "kernels/optimized/float_lanes.h"
 #include "kernels/optimized/float_winograd.h"
+#include "kernels/optimized/group_channels.h"
 #include "kernels/optimized/im2col.h"
 
 namespace delegato::optimized {
@@ -647,17 +648,16 @@ void FloatGroupedConv::RunTask(int task, const float* input, float* output,
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
   const int fd = g_.filter_depth, per_group = g_.filters_per_group();
   for (int gi = begin; gi < end; ++gi) {
-    const float* src = input + static_cast<size_t>(gi) * fd;
-    for (int64_t px = 0; px < in_pixels; ++px)
-      std::memcpy(group_in + px * fd, src + px * g_.input_depth, fd * sizeof(float));
+    GatherChannels(reinterpret_cast<const uint8_t*>(input), in_pixels,
+                   g_.input_depth * sizeof(float), gi * fd * sizeof(float), fd * sizeof(float),
+                   reinterpret_cast<uint8_t*>(group_in));
     if (winograd())
       winograd_[gi]->RunAll(group_in, group_out, base + conv_offset_);
     else
       groups_[gi]->RunRows(0, out_pixels, group_in, group_out, base + conv_offset_);
-    float* dst = output + static_cast<size_t>(gi) * per_group;
-    for (int64_t px = 0; px < out_pixels; ++px)
-      std::memcpy(dst + px * g_.output_depth, group_out + px * per_group,
-                  per_group * sizeof(float));
+    ScatterChannels(reinterpret_cast<const uint8_t*>(group_out), out_pixels,
+                    g_.output_depth * sizeof(float), gi * per_group * sizeof(float),
+                    per_group * sizeof(float), reinterpret_cast<uint8_t*>(output));
   }
 }
 

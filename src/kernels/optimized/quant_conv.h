@@ -52,6 +52,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -197,6 +198,32 @@ class QuantConv {
   size_t per_task_bytes_ = 0;
   bool reused_packed_ = false;
   std::string packed_rejection_;
+};
+
+// A grouped 8-bit CONV_2D (filter depth below the input depth) as one
+// QuantConv per group, bit-exact like it: a task takes whole groups and, for
+// each, gathers the group's input channels into its scratch, runs the
+// group's GEMM on the calling thread and scatters the outputs into the
+// group's output channels. The groups' packed weights are built in Prepare
+// and not stored in the compilation cache.
+class QuantGroupedConv {
+ public:
+  // More than one group, each of which QuantConv covers.
+  static bool Covers(const reference::ConvGeometry& g);
+  QuantGroupedConv(const QuantConvParams& params, Isa isa, int num_threads);
+
+  int num_tasks() const { return num_tasks_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // Task `task` of num_tasks(): its own groups; scratch holds
+  // scratch_bytes(), 64-byte aligned.
+  void RunTask(int task, const void* input, void* output, uint8_t* scratch) const;
+  size_t packed_bytes() const;
+
+ private:
+  reference::ConvGeometry g_;
+  std::vector<std::unique_ptr<QuantConv>> groups_;
+  int num_tasks_ = 1;
+  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
 };
 
 }  // namespace delegato::optimized
