@@ -860,6 +860,16 @@ struct DepthwiseData {
   size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
 
+// A float32 depthwise layer with a depth multiplier above 1 runs the
+// multiplier-1 kernel on its input's channels repeated into scratch: when
+// that image stays near the output's size (strides up to 2) and below 256 MB;
+// otherwise (a large stride with a large multiplier) the reference kernel.
+bool RepeatedInputFits(const reference::DepthwiseGeometry& g) {
+  const double bytes = static_cast<double>(g.batches) * g.input_height * g.input_width *
+                       g.output_depth * sizeof(float);
+  return g.stride_height <= 2 && g.stride_width <= 2 && bytes <= 256.0 * (1 << 20);
+}
+
 // A float32 CONV_2D offered as the producer (Node::FusedProducer), run
 // band by band inside this node when both have vector kernels, the
 // convolution did not take a PAD itself, and the image is large
@@ -1026,7 +1036,8 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
     AcceptConvFusion(ctx, node, *d);
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
-             (bias == nullptr || bias->is_constant()) && g.depth_multiplier > 1) {
+             (bias == nullptr || bias->is_constant()) && g.depth_multiplier > 1 &&
+             RepeatedInputFits(g)) {
     optimized::FloatDepthwiseParams p;
     p.geometry = g;
     p.geometry.input_depth = g.output_depth;

@@ -368,6 +368,30 @@ TEST_P(FloatWinogradTest, NonFiniteInputsNeverVanish) {
   }
 }
 
+// Coverage: 3x3 stride 1 only; transformed weights up to 16 MB, with
+// channel counts whose product would overflow refused too.
+TEST(FloatWinogradCovers, ShapesAndWeightSize) {
+  const Isa isa = Isa::kAvx2;
+  ConvCase c{1, 8, 8, 512, 3, 3, 512, 1, 1, Padding::kSame, true, false};
+  EXPECT_TRUE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), isa));
+  c.out_depth = 513;  // 16 x 512 x 528 floats: past 16 MB
+  EXPECT_FALSE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), isa));
+  for (int32_t huge : {1 << 30, 2147483647}) {
+    reference::ConvGeometry g = ConvGeometryOf({1, 8, 8, 16, 3, 3, 16, 1, 1, Padding::kSame, true, false});
+    g.input_depth = g.filter_depth = huge;
+    g.output_depth = huge;
+    EXPECT_FALSE(optimized::FloatWinograd::Covers(g, isa)) << huge;
+  }
+  c = {1, 8, 8, 16, 3, 3, 16, 2, 1, Padding::kSame, true, false};  // stride 2
+  EXPECT_FALSE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), isa));
+  c = {1, 8, 8, 16, 3, 3, 16, 1, 2, Padding::kSame, true, false};  // dilated
+  EXPECT_FALSE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), isa));
+  c = {1, 8, 8, 16, 5, 5, 16, 1, 1, Padding::kSame, true, false};  // 5x5
+  EXPECT_FALSE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), isa));
+  c = {1, 8, 8, 16, 3, 3, 16, 1, 1, Padding::kSame, true, false};
+  EXPECT_FALSE(optimized::FloatWinograd::Covers(ConvGeometryOf(c), Isa::kScalar));
+}
+
 std::vector<ConvCase> WinogradCases() {
   std::vector<ConvCase> cases;
   const Padding S = Padding::kSame, V = Padding::kValid;

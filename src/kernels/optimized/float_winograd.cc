@@ -63,9 +63,11 @@ bool FloatWinograd::Covers(const reference::ConvGeometry& g, Isa isa) {
       g.dilation_width != 1 || g.input_depth <= 0 || g.output_depth <= 0 ||
       g.output_height <= 0 || g.output_width <= 0)
     return false;
+  // cp * kp bounded without overflow for any channel counts.
+  const size_t max_pairs = kMaxWeightBytes / (16 * sizeof(float));
   const size_t cp = RoundUp(static_cast<size_t>(g.input_depth), 16);
   const size_t kp = RoundUp(static_cast<size_t>(g.output_depth), 16);
-  return 16 * cp * kp * sizeof(float) <= kMaxWeightBytes;
+  return cp <= max_pairs && kp <= max_pairs && cp * kp <= max_pairs;
 }
 
 bool FloatWinograd::Pays(const reference::ConvGeometry& g) {
