@@ -56,7 +56,7 @@ FLOAT_PREFIX = "float32:"
 # the file's stem. Variants the converter cannot make are absent from the zoo
 # (docs/zoo.md) and skipped with a message.
 ZOO_PREFIX = "zoo:"
-ZOO_ARCHITECTURES = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet_small", "densenet_small",
+ZOO_ARCHITECTURES = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet_small", "densenet_small", "resnext_small",
                      "transformer_encoder", "encoder_decoder", "lstm_sequence_tf_keras"]
 ZOO_VARIANTS = ["float32", "int8", "int16x8", "dynamic"]
 # ISA_PREFIX + a row: delegato restricted to that instruction set through

@@ -137,6 +137,37 @@ def _densenet_small(keras):
     return keras.Model(inputs, outputs, name="densenet_small"), (48, 48, 3)
 
 
+def _resnext_small(keras):
+    """ResNeXt-style: a stem, a depthwise layer with depth multiplier 2, then
+    bottleneck blocks whose 3x3 convolution is grouped (8 groups: grouped
+    CONV_2D in TFLite), identity or 1x1 projection shortcuts."""
+    layers = keras.layers
+    inputs = keras.Input((40, 40, 3))
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(inputs)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU()(x)
+    x = layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", use_bias=False)(x)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU()(x)
+    for width, out, stride in ((64, 64, 1), (128, 96, 2)):
+        shortcut = x
+        y = layers.Conv2D(width, 1, use_bias=False)(x)
+        y = layers.BatchNormalization()(y)
+        y = layers.ReLU()(y)
+        y = layers.Conv2D(width, 3, strides=stride, padding="same", groups=8, use_bias=False)(y)
+        y = layers.BatchNormalization()(y)
+        y = layers.ReLU()(y)
+        y = layers.Conv2D(out, 1, use_bias=False)(y)
+        y = layers.BatchNormalization()(y)
+        if stride != 1 or shortcut.shape[-1] != out:
+            shortcut = layers.Conv2D(out, 1, strides=stride, use_bias=False)(shortcut)
+            shortcut = layers.BatchNormalization()(shortcut)
+        x = layers.ReLU()(layers.Add()([shortcut, y]))
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inputs, outputs, name="resnext_small"), (40, 40, 3)
+
+
 def _transformer_encoder(keras):
     """Two pre-norm encoder layers over 16 tokens of width 32: multi-head
     self-attention, layer normalisation, a GELU feed-forward block."""
@@ -210,6 +241,8 @@ ARCHITECTURES = {
                      _resnet_small, "keras"),
     "densenet_small": ("DenseNet-style CNN: 2 dense blocks of 3 layers, 48x48", _densenet_small,
                        "keras"),
+    "resnext_small": ("ResNeXt-style CNN: depthwise with multiplier 2, 2 bottleneck blocks with "
+                      "8-group 3x3 convolutions, 40x40", _resnext_small, "keras"),
     "transformer_encoder": ("2-layer transformer encoder: MultiHeadAttention, "
                             "LayerNormalization, GELU; 16 tokens x 32", _transformer_encoder,
                             "keras"),

@@ -407,6 +407,8 @@ struct ConvData {
   // Hybrid through the int16 GEMM (bit-exact), when allowed; its scratch
   // follows the zero points.
   std::unique_ptr<optimized::HybridConvKernel> fast_hybrid;
+  // Grouped with per-channel weights: the same GEMM per group.
+  std::unique_ptr<optimized::HybridGroupedConv> fast_hybrid_grouped;
   size_t fast_hybrid_offset = 0;
 };
 
@@ -539,15 +541,18 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     DLG_NODE_CHECK(ctx, node, output.type == DataType::kFloat32, "hybrid FLOAT32 input with ",
                    "INT8 filter needs a FLOAT32 output, output \"", output.name, "\" is ",
                    DataTypeName(output.type));
-    // TFLite's hybrid convolution ignores dilation and groups.
+    // TFLite's hybrid convolution ignores dilation; groups only its
+    // per-channel (reference) path takes.
     DLG_NODE_CHECK(ctx, node, g.dilation_height == 1 && g.dilation_width == 1,
                    "hybrid CONV_2D with dilation ", g.dilation_height, "x", g.dilation_width,
                    " is not supported");
-    DLG_NODE_CHECK(ctx, node, g.groups() == 1, "hybrid grouped CONV_2D is not supported");
     DLG_NODE_CHECK(ctx, node, filter.is_constant(), "hybrid filter tensor \"", filter.name,
                    "\" must be constant");
     const WeightQuant w =
         FilterQuant(ctx, node, filter, g.output_depth, /*require_zero_zero_points=*/true);
+    DLG_NODE_CHECK(ctx, node, g.groups() == 1 || w.per_channel,
+                   "hybrid grouped CONV_2D needs per-channel weights, filter \"", filter.name,
+                   "\" is quantized per tensor");
     d->hybrid = true;
     d->weight_scales = w.scales;
     reference::HybridConvParams& p = d->hybrid_params;
@@ -575,6 +580,19 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
           kp, optimized::SelectedIsa(), ctx.pool().num_threads());
       d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
       node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
+    } else if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
+               p.per_channel && optimized::HybridGroupedConv::Covers(g)) {
+      optimized::HybridConvKernelParams kp;
+      kp.geometry = g;
+      kp.filter = filter.data_as<int8_t>();
+      kp.per_channel = true;
+      kp.weight_scales = p.weight_scales;
+      kp.act_min = p.act_min;
+      kp.act_max = p.act_max;
+      d->fast_hybrid_grouped = std::make_unique<optimized::HybridGroupedConv>(
+          kp, optimized::SelectedIsa(), ctx.pool().num_threads());
+      d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
+      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid_grouped->scratch_bytes();
     }
     node.op_data = std::move(d);
     return;
@@ -716,6 +734,22 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
       const float* b = bias != nullptr ? bias->data_as<float>() : nullptr;
       float* out = output.data_as<float>();
       RunTasks(ctx, fast, scales, b, out, scratch);
+      return;
+    }
+    if (d.fast_hybrid_grouped != nullptr) {
+      // The whole image quantized per batch, as the reference does.
+      const optimized::Isa isa = optimized::SelectedIsa();
+      const int64_t image = static_cast<int64_t>(g.input_height) * g.input_width * g.input_depth;
+      ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b)
+          optimized::HybridQuantizeRow(isa, in + b * image, static_cast<int32_t>(image),
+                                       /*asymmetric=*/true, quantized + b * image, &scales[b],
+                                       &zero_points[b]);
+      });
+      RunTasks(ctx, *d.fast_hybrid_grouped, static_cast<const int8_t*>(quantized),
+               static_cast<const int32_t*>(zero_points), static_cast<const float*>(scales),
+               bias != nullptr ? bias->data_as<float>() : nullptr, output.data_as<float>(),
+               node.scratch + d.fast_hybrid_offset);
       return;
     }
     ParallelRange(ctx, g.batches, [&](int64_t begin, int64_t end) {

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import litert_oracle as lo
@@ -86,6 +87,51 @@ def _litert_aborts(model) -> str:
     return f"signal {-process.returncode}" + (f": {lines[-1].strip()}" if lines else "")
 
 
+# Dynamic-range models: the converter leaves small filters (under 1024
+# weights) in float32, and a float layer in front of a dynamic-range one
+# rounds differently on the optimized kernels (fused multiply-adds, another
+# order); the next layer quantizes its whole input image per inference, so a
+# value at a rounding boundary can move one quantization step, and the
+# outputs by about that step's effect (0.06% in the worst zoo case measured).
+# Such a model's run on delegato's reference kernels must still match
+# LiteRT's reference within the float tolerance, and its optimized run within
+# these bounds. LiteRT's own default kernels differ from its reference
+# kernels by 0.9% to 129% on the zoo's dynamic-range CNNs (docs/zoo.md).
+DYNAMIC_STEP_RTOL = 1e-2
+DYNAMIC_STEP_ATOL = 1e-4
+
+
+def _dynamic_step_only(entry, model, inputs, expected, run, delegato_bin, threads):
+    """For a dynamic-range model whose optimized outputs missed the float
+    tolerance: None when the reference kernels match and the optimized outputs
+    are within one quantization step's effect, else what went wrong."""
+    if entry["variant"] != "dynamic":
+        return "not a dynamic-range model"
+    reference = lo.run_delegato(model, inputs, binary=delegato_bin,
+                                extra_args=["--num_threads", str(threads), "--kernels", "reference"])
+    if not reference.ok:
+        return f"delegato --kernels reference failed (exit {reference.returncode})"
+    strict = [lo.compare(a, e) for a, e in zip(reference.outputs, expected)]
+    if not all(c.ok for c in strict):
+        return "the reference kernels differ too"
+    if not all(_within_step(a, e) for a, e in zip(run.outputs, expected)):
+        return (f"beyond one quantization step's effect (rtol {DYNAMIC_STEP_RTOL}, "
+                f"atol {DYNAMIC_STEP_ATOL})")
+    return None
+
+
+def _within_step(actual, expected) -> bool:
+    return bool(np.allclose(actual, expected, rtol=DYNAMIC_STEP_RTOL, atol=DYNAMIC_STEP_ATOL,
+                            equal_nan=True))
+
+
+def test_dynamic_step_bound_rejects_real_errors():
+    expected = np.array([0.05, 0.12, 0.53, 0.30], np.float32)
+    assert _within_step(expected * np.float32(1.0006), expected)  # a step's effect
+    assert not _within_step(expected * np.float32(1.02), expected)
+    assert not _within_step(expected[::-1].copy(), expected)
+
+
 def _failure(entry, delegato_bin, oracle_cache):
     """None when every run matches LiteRT, else what went wrong."""
     model = make_zoo.zoo_dir() / entry["file"]
@@ -109,8 +155,11 @@ def _failure(entry, delegato_bin, oracle_cache):
             return f"delegato wrote {len(run.outputs)} outputs, the model has {len(expected)}"
         comparisons = [lo.compare(a, e) for a, e in zip(run.outputs, expected)]
         if not all(c.ok for c in comparisons):
+            why = _dynamic_step_only(entry, model, inputs, expected, run, delegato_bin, threads)
+            if why is None:
+                continue
             return (f"seed {seed}, {threads} threads: outputs differ from LiteRT reference "
-                    "kernels:\n" + lo.describe_mismatches(
+                    f"kernels ({why}):\n" + lo.describe_mismatches(
                         comparisons, [info.name for info in oracle.outputs]))
     return None
 

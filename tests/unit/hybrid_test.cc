@@ -255,7 +255,7 @@ TEST(HybridDepthwiseConv, Variants) {
 }
 
 struct ConvCase {
-  int batches = 2, h = 5, w = 4, in_c = 3, out_c = 4, f_h = 3, f_w = 2, stride = 1;
+  int batches = 2, h = 5, w = 4, in_c = 3, out_c = 4, f_h = 3, f_w = 2, stride = 1, groups = 1;
   Padding padding = Padding::kSame;
   Activation act = Activation::kNone;
   bool bias = true, per_channel = true, ties = false;
@@ -267,7 +267,8 @@ void RunHybridConv(const ConvCase& c, const std::string& name, std::mt19937& rng
   std::uniform_real_distribution<float> in_dist(c.lo, c.hi), b_dist(-1.0f, 1.0f);
   std::uniform_int_distribution<int> w_dist(-127, 127);
   std::vector<float> input(c.batches * c.h * c.w * c.in_c), bias(c.out_c);
-  std::vector<int8_t> filter(c.out_c * c.f_h * c.f_w * c.in_c);
+  const int fd = c.in_c / c.groups, per_group = c.out_c / c.groups;
+  std::vector<int8_t> filter(c.out_c * c.f_h * c.f_w * fd);
   for (auto& v : input) v = in_dist(rng);
   // Per-channel hybrid convolution quantizes asymmetrically, per tensor symmetrically.
   if (c.ties) FillTieRows(input, static_cast<size_t>(c.h * c.w * c.in_c), c.per_channel);
@@ -278,7 +279,7 @@ void RunHybridConv(const ConvCase& c, const std::string& name, std::mt19937& rng
   OpModel m;
   const int in = m.AddInput(DataType::kFloat32, {c.batches, c.h, c.w, c.in_c});
   const int f = m.AddConst<int8_t>(
-      DataType::kInt8, {c.out_c, c.f_h, c.f_w, c.in_c}, filter,
+      DataType::kInt8, {c.out_c, c.f_h, c.f_w, fd}, filter,
       c.per_channel ? QPerAxis(scales, std::vector<int64_t>(c.out_c, 0), 0) : Q(scales[0], 0));
   const int b = c.bias ? m.AddConst<float>(DataType::kFloat32, {c.out_c}, bias) : -1;
   const int out = m.AddOutput(DataType::kFloat32);
@@ -315,9 +316,9 @@ void RunHybridConv(const ConvCase& c, const std::string& name, std::mt19937& rng
             for (int fx = 0; fx < c.f_w; ++fx) {
               const int y = oy * c.stride - pad_h + fy, x = ox * c.stride - pad_w + fx;
               if (y < 0 || y >= c.h || x < 0 || x >= c.w) continue;
-              for (int ic = 0; ic < c.in_c; ++ic) {
-                const double wv = filter[((oc * c.f_h + fy) * c.f_w + fx) * c.in_c + ic] * ws;
-                want += wv * input[((bt * c.h + y) * c.w + x) * c.in_c + ic];
+              for (int ic = 0; ic < fd; ++ic) {
+                const double wv = filter[((oc * c.f_h + fy) * c.f_w + fx) * fd + ic] * ws;
+                want += wv * input[((bt * c.h + y) * c.w + x) * c.in_c + oc / per_group * fd + ic];
                 weight_abs += std::abs(wv);
               }
             }
@@ -354,6 +355,17 @@ TEST(HybridConv, Variants) {
   ConvCase negative;
   negative.lo = -5.0f; negative.hi = -0.5f; negative.batches = 3;
   RunHybridConv(negative, "hybrid_conv_negative", rng);
+  // Grouped (per-channel weights, as the converter writes them for a Keras
+  // Conv2D with groups): 2 and 3 groups.
+  for (int groups : {2, 3}) {
+    ConvCase grouped;
+    grouped.groups = groups;
+    grouped.in_c = 6;
+    grouped.out_c = 3 * groups;
+    grouped.h = 7;
+    grouped.w = 6;
+    RunHybridConv(grouped, "hybrid_conv_groups_" + std::to_string(groups), rng);
+  }
   for (bool per_channel : {true, false}) {
     ConvCase ties;
     ties.ties = true;

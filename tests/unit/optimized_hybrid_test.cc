@@ -244,6 +244,78 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
   }
 }
 
+// Grouped, per-channel weights (HybridGroupedConv): groups of 1-16 input
+// and 1-24 output channels, strided and padded, batches, 1-3 tasks; bit for
+// bit the reference's grouped HybridConv.
+TEST_P(HybridKernelTest, GroupedConvEqualsReference) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(23);
+  struct GroupedCase {
+    ConvCase conv;  // in_depth and out_depth: the whole layer's
+    int groups;
+  };
+  const std::vector<GroupedCase> cases = {
+      {{1, 5, 6, 4, 4, 1, 1, 0}, 2},    {{2, 7, 7, 24, 12, 3, 1, 1}, 3},
+      {{1, 9, 8, 64, 64, 3, 1, 1}, 8},  {{1, 10, 10, 128, 96, 3, 2, 1}, 8},
+      {{2, 6, 5, 32, 32, 1, 1, 0}, 32}, {{1, 8, 8, 48, 48, 5, 2, 2}, 2}};
+  for (const GroupedCase& gc : cases) {
+    const ConvCase& c = gc.conv;
+    reference::ConvGeometry g;
+    g.batches = c.batches;
+    g.input_height = c.height;
+    g.input_width = c.width;
+    g.input_depth = c.in_depth;
+    g.filter_depth = c.in_depth / gc.groups;
+    g.filter_height = g.filter_width = c.filter;
+    g.output_depth = c.out_depth;
+    g.stride_height = g.stride_width = c.stride;
+    g.pad_height = g.pad_width = c.pad;
+    g.output_height = (c.height + 2 * c.pad - c.filter) / c.stride + 1;
+    g.output_width = (c.width + 2 * c.pad - c.filter) / c.stride + 1;
+    ASSERT_TRUE(optimized::HybridGroupedConv::Covers(g));
+    const size_t image = static_cast<size_t>(c.height) * c.width * c.in_depth;
+    const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
+    const std::vector<int8_t> filter = RandomWeights(rng, g.packed_filter_elements());
+    const std::vector<float> bias = RandomFloats(rng, c.out_depth, -1.0f, 1.0f);
+    const std::vector<float> weight_scales = RandomFloats(rng, c.out_depth, 0.001f, 0.02f);
+    reference::HybridConvParams p;
+    p.per_channel = true;
+    p.weight_scales = weight_scales.data();
+    p.act_min = -1.0f;
+    p.act_max = 4.0f;
+    std::vector<int8_t> quantized(image * c.batches);
+    std::vector<float> scales(c.batches);
+    std::vector<int32_t> zero_points(c.batches);
+    reference::QuantizeConvInput(g, true, weight_scales[0], input.data(), quantized.data(),
+                                 scales.data(), zero_points.data(), 0, c.batches);
+    const size_t out_size =
+        static_cast<size_t>(c.batches) * g.output_height * g.output_width * c.out_depth;
+    std::vector<float> ref(out_size, -1.0f);
+    reference::HybridConv(g, p, quantized.data(), scales.data(), zero_points.data(),
+                          filter.data(), bias.data(), ref.data(), 0, g.output_rows());
+    optimized::HybridConvKernelParams kp;
+    kp.geometry = g;
+    kp.filter = filter.data();
+    kp.per_channel = true;
+    kp.weight_scales = weight_scales.data();
+    kp.act_min = p.act_min;
+    kp.act_max = p.act_max;
+    for (int threads : {1, 2, 3}) {
+      const optimized::HybridGroupedConv kernel(kp, isa, threads);
+      std::vector<uint8_t> scratch(kernel.scratch_bytes() + 64);
+      uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      std::vector<float> fast(out_size, -2.0f);
+      for (int task = kernel.num_tasks() - 1; task >= 0; --task)
+        kernel.RunTask(task, quantized.data(), zero_points.data(), scales.data(), bias.data(),
+                       fast.data(), aligned);
+      EXPECT_TRUE(SameBytes(ref, fast))
+          << optimized::IsaName(isa) << " groups " << gc.groups << " case " << c.batches << "x"
+          << c.height << "x" << c.width << "x" << c.in_depth << " -> " << c.out_depth << " k"
+          << c.filter << " s" << c.stride << " threads " << threads;
+    }
+  }
+}
+
 // ------------------------------------------------------------ DEPTHWISE_CONV_2D
 
 struct DepthwiseCase {

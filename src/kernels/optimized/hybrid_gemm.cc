@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/optimized/group_channels.h"
 #include "kernels/optimized/neon_clamp.h"
 #include "kernels/reference/hybrid.h"
 
@@ -754,6 +755,72 @@ HybridConvKernel::HybridConvKernel(const HybridConvKernelParams& params, Isa isa
                                                           1, std::max(1, num_threads)));
   panel_bytes_ = rows_in_place_ ? 0 : RoundUp(sizeof(int16_t) * block_rows_ * gemm_.k_padded(), 64);
   per_task_bytes_ = panel_bytes_ + RoundUp(sizeof(int32_t) * block_rows_ * gemm_.n_padded(), 64);
+}
+
+bool HybridGroupedConv::Covers(const reference::ConvGeometry& g) {
+  if (g.filter_depth <= 0 || g.input_depth % g.filter_depth != 0 || g.groups() < 2 ||
+      g.output_depth % g.groups() != 0 || g.filters_per_group() <= 0)
+    return false;
+  reference::ConvGeometry group = g;
+  group.input_depth = g.filter_depth;
+  group.output_depth = g.filters_per_group();
+  return HybridConvKernel::Covers(group);
+}
+
+HybridGroupedConv::HybridGroupedConv(const HybridConvKernelParams& params, Isa isa,
+                                     int num_threads)
+    : g_(params.geometry) {
+  const int groups = g_.groups();
+  const int per_group = g_.filters_per_group();
+  HybridConvKernelParams gp = params;
+  gp.geometry.input_depth = g_.filter_depth;
+  gp.geometry.output_depth = per_group;
+  const size_t filter_per_group =
+      static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
+  for (int gi = 0; gi < groups; ++gi) {
+    gp.filter = params.filter + gi * filter_per_group;
+    gp.weight_scales = params.weight_scales + static_cast<size_t>(gi) * per_group;
+    groups_.push_back(std::make_unique<HybridConvKernel>(gp, isa, 1));
+  }
+  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  const int64_t macs = out_pixels * g_.output_depth * g_.filter_height * g_.filter_width *
+                       int64_t{g_.filter_depth};
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, std::min(num_threads, groups)) : 1;
+  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth, 64);
+  kernel_offset_ =
+      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
+  per_task_bytes_ = kernel_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
+}
+
+HybridGroupedConv::~HybridGroupedConv() = default;
+
+void HybridGroupedConv::RunTask(int task, const int8_t* quantized, const int32_t* zero_points,
+                                const float* scales, const float* bias, float* output,
+                                uint8_t* scratch) const {
+  const int groups = g_.groups();
+  const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
+  const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
+  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
+  int8_t* group_in = reinterpret_cast<int8_t*>(base);
+  float* group_out = reinterpret_cast<float*>(base + out_offset_);
+  const int64_t image_pixels = int64_t{g_.input_height} * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  const size_t fd = g_.filter_depth, per_group = g_.filters_per_group();
+  for (int gi = begin; gi < end; ++gi) {
+    const HybridConvKernel& kernel = *groups_[gi];
+    GatherChannels(reinterpret_cast<const uint8_t*>(quantized), image_pixels * g_.batches,
+                   g_.input_depth, gi * fd, fd, reinterpret_cast<uint8_t*>(group_in));
+    for (int64_t b = 0; b < g_.batches; ++b)
+      kernel.WidenImage(b, group_in + b * image_pixels * fd, zero_points[b],
+                        base + kernel_offset_);
+    kernel.RunTask(0, scales, bias != nullptr ? bias + gi * per_group : nullptr, group_out,
+                   base + kernel_offset_);
+    ScatterChannels(reinterpret_cast<const uint8_t*>(group_out), out_pixels,
+                    g_.output_depth * sizeof(float), gi * per_group * sizeof(float),
+                    per_group * sizeof(float), reinterpret_cast<uint8_t*>(output));
+  }
 }
 
 void HybridConvKernel::WidenImage(int64_t batch, const int8_t* quantized_image,

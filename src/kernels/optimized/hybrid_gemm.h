@@ -133,6 +133,34 @@ class HybridConvKernel {
   size_t image_bytes_ = 0, panel_bytes_ = 0, per_task_bytes_ = 0;
 };
 
+// Hybrid grouped CONV_2D with per-channel weights (the reference's
+// HybridConv with groups): one HybridConvKernel per group over the image the
+// caller quantized whole (one scale and zero point per batch, as the
+// reference). A task takes whole groups and, for each, gathers the group's
+// quantized channels, widens them, runs the group's GEMM on the calling
+// thread and scatters the outputs into the group's channels. Bit-exact.
+class HybridGroupedConv {
+ public:
+  // More than one group, each of which HybridConvKernel covers.
+  static bool Covers(const reference::ConvGeometry& g);
+  // params.per_channel must be set; weight_scales one per output channel.
+  HybridGroupedConv(const HybridConvKernelParams& params, Isa isa, int num_threads);
+  ~HybridGroupedConv();
+
+  int num_tasks() const { return num_tasks_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  // Task `task` of num_tasks(): `quantized` holds every batch's image,
+  // `zero_points` and `scales` (the image scales) one per batch.
+  void RunTask(int task, const int8_t* quantized, const int32_t* zero_points,
+               const float* scales, const float* bias, float* output, uint8_t* scratch) const;
+
+ private:
+  reference::ConvGeometry g_;
+  std::vector<std::unique_ptr<HybridConvKernel>> groups_;
+  int num_tasks_ = 1;
+  size_t out_offset_ = 0, kernel_offset_ = 0, per_task_bytes_ = 0;
+};
+
 // Hybrid FULLY_CONNECTED: each input row quantized (symmetric or asymmetric),
 // then out = (bias or 0) + float(acc) * (row_scale * weight_scale), clamped
 // when `clamp`.

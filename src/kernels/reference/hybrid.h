@@ -267,10 +267,12 @@ inline void HybridDepthwiseConv(const DepthwiseGeometry& g, const HybridDepthwis
 
 namespace delegato::reference {
 
-// Hybrid CONV_2D (ungrouped, no dilation), TFLite's two paths:
+// Hybrid CONV_2D (no dilation), TFLite's two paths:
 // - per-channel weights: each batch image quantized asymmetrically as one
 //   row; out = clamp(float(sum w * (q - zp)) * channel_scale * image_scale
-//   + bias), multiplied left to right (reference HybridConvPerChannel);
+//   + bias), multiplied left to right (reference HybridConvPerChannel,
+//   which also takes grouped filters: output channel oc reads input
+//   channels from (oc / filters per group) * filter depth);
 // - per-tensor weights: each image quantized symmetrically, its scale times
 //   the weight scale; out = clamp(float(sum w * q) * scale + bias) (HybridConv).
 struct HybridConvParams {
@@ -304,6 +306,7 @@ inline void HybridConv(const ConvGeometry& g, const HybridConvParams& p, const i
   const size_t batch_input_size =
       static_cast<size_t>(g.input_height) * g.input_width * g.input_depth;
   const size_t filter_taps = static_cast<size_t>(g.filter_height) * g.filter_width;
+  const int32_t per_group = g.filters_per_group();
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int32_t batch = static_cast<int32_t>(row / g.output_height);
     const int32_t out_y = static_cast<int32_t>(row % g.output_height);
@@ -313,9 +316,11 @@ inline void HybridConv(const ConvGeometry& g, const HybridConvParams& p, const i
       float* out = output + (static_cast<size_t>(row) * g.output_width + out_x) * out_depth;
       for (int32_t oc = 0; oc < g.output_depth; ++oc) {
         const int8_t* w = filter + oc * filter_taps * g.filter_depth;
+        const size_t group_channels = static_cast<size_t>(oc / per_group) * g.filter_depth;
         int32_t acc = 0;
-        detail::ForEachConvTap(g, batch_input, out_y, out_x, [&](int32_t tap, const int8_t* in) {
+        detail::ForEachConvTap(g, batch_input, out_y, out_x, [&](int32_t tap, const int8_t* px) {
           const int8_t* wt = w + static_cast<size_t>(tap) * g.filter_depth;
+          const int8_t* in = px + group_channels;
           for (int32_t ic = 0; ic < g.filter_depth; ++ic)
             acc += int32_t{wt[ic]} * (int32_t{in[ic]} - zero_point);
         });
