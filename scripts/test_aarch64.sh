@@ -71,9 +71,10 @@ MODELS="${AARCH64_MODELS:-mobilenet_v1_0.25_128_quant person_detect hello_world_
 # / FULLY_CONNECTED, the zoo's tf_keras LSTMs for the LSTM products and
 # fixed-point activations, its int16x8 MobileNet for the int16x8 CONV_2D,
 # DEPTHWISE_CONV_2D, FULLY_CONNECTED and ADD, its dynamic-range ResNet for
-# the hybrid CONV_2D / FULLY_CONNECTED GEMM and its float32 ResNet for the
-# Winograd 3x3 layers; skipped when the zoo is not cached.
-ZOO_MODELS="${AARCH64_ZOO_MODELS:-mobilenet_v2_float32 lstm_sequence_tf_keras_float32 lstm_sequence_tf_keras_int8 lstm_sequence_tf_keras_dynamic mobilenet_v2_int16x8 resnet_small_dynamic resnet_small_float32}"
+# the hybrid CONV_2D / FULLY_CONNECTED GEMM, its float32 ResNet for the
+# Winograd 3x3 layers and its ResNeXt (float32, int8) for the grouped
+# CONV_2D and the depthwise multiplier; skipped when the zoo is not cached.
+ZOO_MODELS="${AARCH64_ZOO_MODELS:-mobilenet_v2_float32 lstm_sequence_tf_keras_float32 lstm_sequence_tf_keras_int8 lstm_sequence_tf_keras_dynamic mobilenet_v2_int16x8 resnet_small_dynamic resnet_small_float32 resnext_small_float32 resnext_small_int8}"
 ZOO="${DELEGATO_ZOO_DIR:-$HOME/.cache/delegato/zoo}/v1"
 if [ -d ../shared/models ] && [ -x build/delegato ]; then
   t=$SECONDS
