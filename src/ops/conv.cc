@@ -619,7 +619,7 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
   ctx.SetOutputDims(node, 0, {g.batches, g.output_height, g.output_width, g.output_depth});
   if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
       filter.is_constant() && (bias == nullptr || bias->is_constant()) &&
-      optimized::QuantConv::Covers(g)) {
+      (optimized::QuantConv::Covers(g) || optimized::QuantGroupedConv::Covers(g))) {
     optimized::QuantConvParams p;
     p.geometry = g;
     p.is_uint8 = type == DataType::kUInt8;
@@ -632,26 +632,14 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.shift = d->q.shifts.data();
     p.filter = filter.data;
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
-    d->fast = MakeQuantConv(ctx, node, p);
-    node.scratch_bytes = d->fast->scratch_bytes();
-  } else if (ctx.optimized() && type != DataType::kFloat32 && type != DataType::kInt16 &&
-             filter.is_constant() && (bias == nullptr || bias->is_constant()) &&
-             optimized::QuantGroupedConv::Covers(g)) {
-    optimized::QuantConvParams p;
-    p.geometry = g;
-    p.is_uint8 = type == DataType::kUInt8;
-    p.input_zero_point = -d->q.input_offset;
-    p.filter_zero_point = -d->q.filter_offset;
-    p.output_zero_point = d->q.output_offset;
-    p.act_min = d->q.act.quant_min;
-    p.act_max = d->q.act.quant_max;
-    p.multiplier = d->q.multipliers.data();
-    p.shift = d->q.shifts.data();
-    p.filter = filter.data;
-    p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
-    d->fast_grouped8 = std::make_unique<optimized::QuantGroupedConv>(
-        p, optimized::SelectedIsa(), ctx.pool().num_threads());
-    node.scratch_bytes = d->fast_grouped8->scratch_bytes();
+    if (g.groups() > 1) {
+      d->fast_grouped8 = std::make_unique<optimized::QuantGroupedConv>(
+          p, optimized::SelectedIsa(), ctx.pool().num_threads());
+      node.scratch_bytes = d->fast_grouped8->scratch_bytes();
+    } else {
+      d->fast = MakeQuantConv(ctx, node, p);
+      node.scratch_bytes = d->fast->scratch_bytes();
+    }
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
              (optimized::FloatConv::Covers(g) || optimized::FloatGroupedConv::Covers(g))) {

@@ -174,7 +174,8 @@ std::vector<uint8_t> ReferenceOutput(const RandomConv& c) {
 void ExpectSame(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual,
                 const std::string& what);
 
-std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
+// The kernel's parameters for the case (pointers into it).
+optimized::QuantConvParams ParamsOf(const RandomConv& c) {
   optimized::QuantConvParams p;
   p.geometry = c.g;
   p.is_uint8 = c.is_uint8;
@@ -187,6 +188,11 @@ std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
   p.shift = c.shifts.data();
   p.filter = c.filter.data();
   p.bias = c.has_bias ? c.bias.data() : nullptr;
+  return p;
+}
+
+std::vector<uint8_t> OptimizedOutput(const RandomConv& c, Isa isa, int tasks) {
+  const optimized::QuantConvParams p = ParamsOf(c);
   const auto run = [&] {
     optimized::QuantConv conv(p, isa, tasks);
     // One output channel runs AVX2's dot kernel on vnni CPUs.
@@ -584,18 +590,7 @@ TEST(OptimizedConvTest, GroupedMatchesReference) {
     }
     ASSERT_TRUE(optimized::QuantGroupedConv::Covers(g));
     const std::vector<uint8_t> expected = ReferenceOutput(c);
-    optimized::QuantConvParams p;
-    p.geometry = g;
-    p.is_uint8 = c.is_uint8;
-    p.input_zero_point = c.input_zp;
-    p.filter_zero_point = c.filter_zp;
-    p.output_zero_point = c.output_zp;
-    p.act_min = c.act_min;
-    p.act_max = c.act_max;
-    p.multiplier = c.multipliers.data();
-    p.shift = c.shifts.data();
-    p.filter = c.filter.data();
-    p.bias = c.has_bias ? c.bias.data() : nullptr;
+    const optimized::QuantConvParams p = ParamsOf(c);
     for (Isa isa : isas) {
       for (int tasks : {1, 2, 3}) {
         const optimized::QuantGroupedConv conv(p, isa, tasks);

@@ -165,6 +165,23 @@ struct ConvCase {
   int batches, height, width, in_depth, out_depth, filter, stride, pad;
 };
 
+// The case's geometry in `groups` groups (explicit padding).
+reference::ConvGeometry GeometryOf(const ConvCase& c, int groups) {
+  reference::ConvGeometry g;
+  g.batches = c.batches;
+  g.input_height = c.height;
+  g.input_width = c.width;
+  g.input_depth = c.in_depth;
+  g.filter_depth = c.in_depth / groups;
+  g.filter_height = g.filter_width = c.filter;
+  g.output_depth = c.out_depth;
+  g.stride_height = g.stride_width = c.stride;
+  g.pad_height = g.pad_width = c.pad;
+  g.output_height = (c.height + 2 * c.pad - c.filter) / c.stride + 1;
+  g.output_width = (c.width + 2 * c.pad - c.filter) / c.stride + 1;
+  return g;
+}
+
 TEST_P(HybridKernelTest, ConvEqualsReference) {
   const Isa isa = GetParam();
   std::mt19937 rng(11);
@@ -180,17 +197,7 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
       {2, 16, 16, 16, 16, 3, 1, 1},  // above the size split across tasks, blocks at images
       {1, 24, 24, 16, 72, 1, 1, 0}};
   for (const ConvCase& c : cases) {
-    reference::ConvGeometry g;
-    g.batches = c.batches;
-    g.input_height = c.height;
-    g.input_width = c.width;
-    g.input_depth = g.filter_depth = c.in_depth;
-    g.filter_height = g.filter_width = c.filter;
-    g.output_depth = c.out_depth;
-    g.stride_height = g.stride_width = c.stride;
-    g.pad_height = g.pad_width = c.pad;
-    g.output_height = (c.height + 2 * c.pad - c.filter) / c.stride + 1;
-    g.output_width = (c.width + 2 * c.pad - c.filter) / c.stride + 1;
+    const reference::ConvGeometry g = GeometryOf(c, 1);
     ASSERT_TRUE(optimized::HybridConvKernel::Covers(g));
     const size_t image = static_cast<size_t>(c.height) * c.width * c.in_depth;
     const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
@@ -260,18 +267,7 @@ TEST_P(HybridKernelTest, GroupedConvEqualsReference) {
       {{2, 6, 5, 32, 32, 1, 1, 0}, 32}, {{1, 8, 8, 48, 48, 5, 2, 2}, 2}};
   for (const GroupedCase& gc : cases) {
     const ConvCase& c = gc.conv;
-    reference::ConvGeometry g;
-    g.batches = c.batches;
-    g.input_height = c.height;
-    g.input_width = c.width;
-    g.input_depth = c.in_depth;
-    g.filter_depth = c.in_depth / gc.groups;
-    g.filter_height = g.filter_width = c.filter;
-    g.output_depth = c.out_depth;
-    g.stride_height = g.stride_width = c.stride;
-    g.pad_height = g.pad_width = c.pad;
-    g.output_height = (c.height + 2 * c.pad - c.filter) / c.stride + 1;
-    g.output_width = (c.width + 2 * c.pad - c.filter) / c.stride + 1;
+    const reference::ConvGeometry g = GeometryOf(c, gc.groups);
     ASSERT_TRUE(optimized::HybridGroupedConv::Covers(g));
     const size_t image = static_cast<size_t>(c.height) * c.width * c.in_depth;
     const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);

@@ -12,7 +12,7 @@
 
 #include "kernels/optimized/float_lanes.h"
 #include "kernels/optimized/float_winograd.h"
-#include "kernels/optimized/group_channels.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/im2col.h"
 
 namespace delegato::optimized {
@@ -585,13 +585,8 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
 // ------------------------------------------------------------- depthwise
 
 bool FloatGroupedConv::Covers(const reference::ConvGeometry& g) {
-  if (g.filter_depth <= 0 || g.input_depth % g.filter_depth != 0 || g.groups() < 2 ||
-      g.output_depth % g.groups() != 0 || g.filters_per_group() <= 0)
-    return false;
-  reference::ConvGeometry group = g;
-  group.input_depth = g.filter_depth;
-  group.output_depth = g.filters_per_group();
-  return FloatConv::Covers(group);
+  reference::ConvGeometry group;
+  return GroupGeometry(g, &group) && FloatConv::Covers(group);
 }
 
 FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_threads)
@@ -599,8 +594,7 @@ FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_th
   const int groups = g_.groups();
   const int per_group = g_.filters_per_group();
   FloatConvParams gp = p;
-  gp.geometry.input_depth = g_.filter_depth;
-  gp.geometry.output_depth = per_group;
+  GroupGeometry(g_, &gp.geometry);
   const size_t filter_per_group =
       static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
   const bool winograd =
@@ -615,9 +609,7 @@ FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_th
   }
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const int64_t macs = out_pixels * g_.output_depth * g_.filter_height * g_.filter_width *
-                       int64_t{g_.filter_depth};
-  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, std::min(num_threads, groups)) : 1;
+  num_tasks_ = GroupedTasks(g_, num_threads, kMinParallelMacs);
   out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(float), 64);
   conv_offset_ =
       out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
@@ -638,16 +630,14 @@ size_t FloatGroupedConv::packed_bytes() const {
 
 void FloatGroupedConv::RunTask(int task, const float* input, float* output,
                                uint8_t* scratch) const {
-  const int groups = g_.groups();
-  const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
-  const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
+  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
   uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
   float* group_in = reinterpret_cast<float*>(base);
   float* group_out = reinterpret_cast<float*>(base + out_offset_);
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
   const int fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = begin; gi < end; ++gi) {
+  for (int gi = range.first; gi < range.last; ++gi) {
     GatherChannels(reinterpret_cast<const uint8_t*>(input), in_pixels,
                    g_.input_depth * sizeof(float), gi * fd * sizeof(float), fd * sizeof(float),
                    reinterpret_cast<uint8_t*>(group_in));

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/optimized/group_channels.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/neon_clamp.h"
 #include "kernels/reference/hybrid.h"
 
@@ -758,13 +758,8 @@ HybridConvKernel::HybridConvKernel(const HybridConvKernelParams& params, Isa isa
 }
 
 bool HybridGroupedConv::Covers(const reference::ConvGeometry& g) {
-  if (g.filter_depth <= 0 || g.input_depth % g.filter_depth != 0 || g.groups() < 2 ||
-      g.output_depth % g.groups() != 0 || g.filters_per_group() <= 0)
-    return false;
-  reference::ConvGeometry group = g;
-  group.input_depth = g.filter_depth;
-  group.output_depth = g.filters_per_group();
-  return HybridConvKernel::Covers(group);
+  reference::ConvGeometry group;
+  return GroupGeometry(g, &group) && HybridConvKernel::Covers(group);
 }
 
 HybridGroupedConv::HybridGroupedConv(const HybridConvKernelParams& params, Isa isa,
@@ -773,8 +768,7 @@ HybridGroupedConv::HybridGroupedConv(const HybridConvKernelParams& params, Isa i
   const int groups = g_.groups();
   const int per_group = g_.filters_per_group();
   HybridConvKernelParams gp = params;
-  gp.geometry.input_depth = g_.filter_depth;
-  gp.geometry.output_depth = per_group;
+  GroupGeometry(g_, &gp.geometry);
   const size_t filter_per_group =
       static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
   for (int gi = 0; gi < groups; ++gi) {
@@ -784,10 +778,7 @@ HybridGroupedConv::HybridGroupedConv(const HybridConvKernelParams& params, Isa i
   }
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const int64_t macs = out_pixels * g_.output_depth * g_.filter_height * g_.filter_width *
-                       int64_t{g_.filter_depth};
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
-  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, std::min(num_threads, groups)) : 1;
+  num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 19);
   out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth, 64);
   kernel_offset_ =
       out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
@@ -799,16 +790,14 @@ HybridGroupedConv::~HybridGroupedConv() = default;
 void HybridGroupedConv::RunTask(int task, const int8_t* quantized, const int32_t* zero_points,
                                 const float* scales, const float* bias, float* output,
                                 uint8_t* scratch) const {
-  const int groups = g_.groups();
-  const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
-  const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
+  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
   uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
   int8_t* group_in = reinterpret_cast<int8_t*>(base);
   float* group_out = reinterpret_cast<float*>(base + out_offset_);
   const int64_t image_pixels = int64_t{g_.input_height} * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
   const size_t fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = begin; gi < end; ++gi) {
+  for (int gi = range.first; gi < range.last; ++gi) {
     const HybridConvKernel& kernel = *groups_[gi];
     GatherChannels(reinterpret_cast<const uint8_t*>(quantized), image_pixels * g_.batches,
                    g_.input_depth, gi * fd, fd, reinterpret_cast<uint8_t*>(group_in));

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/optimized/group_channels.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/reference/fully_connected.h"
 
 #if DELEGATO_X86
@@ -1326,13 +1326,8 @@ struct I8mmOps : DotprodOps {
 // ------------------------------------------------------------ QuantConv
 
 bool QuantGroupedConv::Covers(const reference::ConvGeometry& g) {
-  if (g.filter_depth <= 0 || g.input_depth % g.filter_depth != 0 || g.groups() < 2 ||
-      g.output_depth % g.groups() != 0 || g.filters_per_group() <= 0)
-    return false;
-  reference::ConvGeometry group = g;
-  group.input_depth = g.filter_depth;
-  group.output_depth = g.filters_per_group();
-  return QuantConv::Covers(group);
+  reference::ConvGeometry group;
+  return GroupGeometry(g, &group) && QuantConv::Covers(group);
 }
 
 QuantGroupedConv::QuantGroupedConv(const QuantConvParams& p, Isa isa, int num_threads)
@@ -1340,8 +1335,7 @@ QuantGroupedConv::QuantGroupedConv(const QuantConvParams& p, Isa isa, int num_th
   const int groups = g_.groups();
   const int per_group = g_.filters_per_group();
   QuantConvParams gp = p;
-  gp.geometry.input_depth = g_.filter_depth;
-  gp.geometry.output_depth = per_group;
+  GroupGeometry(g_, &gp.geometry);
   const size_t filter_per_group =
       static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
   for (int gi = 0; gi < groups; ++gi) {
@@ -1355,10 +1349,7 @@ QuantGroupedConv::QuantGroupedConv(const QuantConvParams& p, Isa isa, int num_th
   }
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const int64_t macs = out_pixels * g_.output_depth * g_.filter_height * g_.filter_width *
-                       int64_t{g_.filter_depth};
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
-  num_tasks_ = macs >= kMinParallelMacs ? std::max(1, std::min(num_threads, groups)) : 1;
+  num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 17);
   out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth, 64);
   conv_offset_ = out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group, 64);
   per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
@@ -1372,14 +1363,12 @@ size_t QuantGroupedConv::packed_bytes() const {
 
 void QuantGroupedConv::RunTask(int task, const void* input, void* output,
                                uint8_t* scratch) const {
-  const int groups = g_.groups();
-  const int begin = static_cast<int>(int64_t{groups} * task / num_tasks_);
-  const int end = static_cast<int>(int64_t{groups} * (task + 1) / num_tasks_);
+  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
   uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
   const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
   const size_t fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = begin; gi < end; ++gi) {
+  for (int gi = range.first; gi < range.last; ++gi) {
     GatherChannels(static_cast<const uint8_t*>(input), in_pixels, g_.input_depth, gi * fd, fd,
                    base);
     groups_[gi]->RunTask(0, base, base + out_offset_, base + conv_offset_);
