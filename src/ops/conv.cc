@@ -399,6 +399,7 @@ struct ConvData {
   std::unique_ptr<optimized::QuantGroupedConv> fast_grouped8;
   // int16x8 with constant filter and bias, when allowed.
   std::unique_ptr<optimized::Conv16x8> fast16;
+  std::unique_ptr<optimized::Conv16x8Grouped> fast16_grouped;  // grouped, per group
   // Hybrid: float input and output, constant int8 weights.
   bool hybrid = false;
   reference::HybridConvParams hybrid_params;
@@ -663,7 +664,8 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     }
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
-             optimized::Conv16x8::Covers(g, optimized::SelectedIsa())) {
+             (optimized::Conv16x8::Covers(g, optimized::SelectedIsa()) ||
+              optimized::Conv16x8Grouped::Covers(g, optimized::SelectedIsa()))) {
     optimized::Conv16x8Params p;
     p.geometry = g;
     p.filter = filter.data_as<int8_t>();
@@ -677,8 +679,13 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     p.shift = d->q.shifts.data();
     p.act_min = d->q.act.quant_min;
     p.act_max = d->q.act.quant_max;
-    d->fast16 = std::make_unique<optimized::Conv16x8>(p, ctx.pool().num_threads());
-    node.scratch_bytes = d->fast16->scratch_bytes();
+    if (g.groups() > 1) {
+      d->fast16_grouped = std::make_unique<optimized::Conv16x8Grouped>(p, ctx.pool().num_threads());
+      node.scratch_bytes = d->fast16_grouped->scratch_bytes();
+    } else {
+      d->fast16 = std::make_unique<optimized::Conv16x8>(p, ctx.pool().num_threads());
+      node.scratch_bytes = d->fast16->scratch_bytes();
+    }
   } else if (filter.is_constant()) {
     PackConv(*d, filter);
   } else {
@@ -777,6 +784,11 @@ void EvalConv2D(KernelContext& ctx, const Node& node) {
     return;
   }
 
+  if (d.fast16_grouped != nullptr) {
+    RunTasks(ctx, *d.fast16_grouped, input.data_as<int16_t>(), output.data_as<int16_t>(),
+             node.scratch);
+    return;
+  }
   if (d.fast16 != nullptr) {
     RunTasks(ctx, *d.fast16, input.data_as<int16_t>(), output.data_as<int16_t>(), node.scratch);
     return;

@@ -36,6 +36,7 @@ struct Case {
   // at most 256 products per output, int32 sums requantized in 32-bit lanes.
   // Otherwise biases up to 2^40 and shifts down to -30: the 64-bit path.
   bool realistic = false;
+  int groups = 1;  // above 1: Conv16x8Grouped
 };
 
 std::string Describe(const Case& c) {
@@ -43,7 +44,8 @@ std::string Describe(const Case& c) {
          std::to_string(c.width) + "x" + std::to_string(c.in_c) + "->" + std::to_string(c.out_c) +
          " f" + std::to_string(c.filter) + " s" + std::to_string(c.stride) + " d" +
          std::to_string(c.dilation) + (c.same ? " same" : " valid") + " bias" +
-         std::to_string(c.bias) + (c.extreme ? " extreme" : "") + (c.realistic ? " realistic" : "");
+         std::to_string(c.bias) + (c.extreme ? " extreme" : "") + (c.realistic ? " realistic" : "") +
+         (c.groups > 1 ? " groups " + std::to_string(c.groups) : "");
 }
 
 reference::ConvGeometry Geometry(const Case& c) {
@@ -51,7 +53,8 @@ reference::ConvGeometry Geometry(const Case& c) {
   g.batches = c.batches;
   g.input_height = c.height;
   g.input_width = c.width;
-  g.input_depth = g.filter_depth = c.in_c;
+  g.input_depth = c.in_c;
+  g.filter_depth = c.in_c / c.groups;
   g.output_depth = c.out_c;
   g.filter_height = g.filter_width = c.filter;
   g.stride_height = g.stride_width = c.stride;
@@ -71,10 +74,10 @@ void Check(const Case& c, std::mt19937& rng) {
   const reference::ConvGeometry g = Geometry(c);
   std::uniform_int_distribution<int> x_dist(-32768, 32767), w_dist(-128, 127);
   std::vector<int16_t> input(static_cast<size_t>(c.batches) * c.height * c.width * c.in_c);
-  std::vector<int8_t> filter(static_cast<size_t>(c.out_c) * c.filter * c.filter * c.in_c);
+  std::vector<int8_t> filter(static_cast<size_t>(c.out_c) * c.filter * c.filter * g.filter_depth);
   for (auto& v : input) v = static_cast<int16_t>(c.extreme ? -32768 : x_dist(rng));
   for (auto& v : filter) v = static_cast<int8_t>(c.extreme ? -128 : w_dist(rng));
-  const int64_t products = int64_t{c.filter} * c.filter * c.in_c;
+  const int64_t products = int64_t{c.filter} * c.filter * g.filter_depth;
   const testing::Requant16Params rq =
       testing::RandomRequant16(rng, c.out_c, c.realistic, c.extreme ? products : 0);
   const std::vector<int64_t>& bias64 = rq.bias;
@@ -108,6 +111,18 @@ void Check(const Case& c, std::mt19937& rng) {
   p.shift = shift.data();
   p.act_min = q.act_min;
   p.act_max = q.act_max;
+  if (c.groups > 1) {
+    ASSERT_TRUE(optimized::Conv16x8Grouped::Covers(g, kFastIsa));
+    for (int threads : {1, 3}) {
+      const optimized::Conv16x8Grouped fast(p, threads);
+      optimized::AlignedBuffer<uint8_t> scratch(fast.scratch_bytes() + 64);
+      std::vector<int16_t> got(want.size(), 0x5555);
+      for (int task = fast.num_tasks() - 1; task >= 0; --task)
+        fast.RunTask(task, input.data(), got.data(), scratch.data());
+      ASSERT_EQ(got, want) << threads << " threads, " << fast.num_tasks() << " tasks";
+    }
+    return;
+  }
   for (int threads : {1, 3}) {
     const optimized::Conv16x8 fast(p, threads);
     // Extreme sums with the bias undoing them leave int32 from 256 products.
@@ -140,6 +155,19 @@ TEST(OptimizedConv16x8Test, MatchesReference) {
   // Every pair at the extreme: a run of 128 pairs sums to 2^30 x 2.
   cases.push_back({1, 2, 3, 600, 17, 1, 1, 1, false, 1, true});
   cases.push_back({1, 4, 4, 70, 5, 3, 1, 1, true, 1, true});
+  // Grouped (Conv16x8Grouped): 2-8 groups of 1-16 channels, 3x3 and 1x1,
+  // strided, each bias kind.
+  for (int bias : {0, 1, 2}) {
+    Case grouped{1, 9, 8, 32, 48, 3, 1, 1, true, bias, false};
+    grouped.groups = 8;
+    cases.push_back(grouped);
+    grouped = {2, 7, 7, 24, 12, 3, 2, 1, true, bias, false};
+    grouped.groups = 3;
+    cases.push_back(grouped);
+    grouped = {1, 5, 6, 4, 8, 1, 1, 1, false, bias, false};
+    grouped.groups = 4;
+    cases.push_back(grouped);
+  }
   for (const Case& c : cases) ASSERT_NO_FATAL_FAILURE(Check(c, rng));
   // The same shapes with real layers' biases and scales, and the extremes
   // at 256 products (1x1 of 256 channels: the bias leaves int32) and 252.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/im2col.h"
 #include "kernels/optimized/requantize16.h"
 #include "kernels/quantization.h"
@@ -162,6 +163,53 @@ void BlockNeon(const int16_t* const* rows, int k, const int8_t* w, Sum* sums) {
 #endif
 
 }  // namespace
+
+bool Conv16x8Grouped::Covers(const reference::ConvGeometry& g, Isa isa) {
+  reference::ConvGeometry group;
+  return GroupGeometry(g, &group) && Conv16x8::Covers(group, isa);
+}
+
+Conv16x8Grouped::Conv16x8Grouped(const Conv16x8Params& p, int num_threads) : g_(p.geometry) {
+  const int per_group = g_.filters_per_group();
+  Conv16x8Params gp = p;
+  GroupGeometry(g_, &gp.geometry);
+  const size_t filter_per_group =
+      static_cast<size_t>(per_group) * g_.filter_height * g_.filter_width * g_.filter_depth;
+  for (int gi = 0; gi < g_.groups(); ++gi) {
+    const size_t first = static_cast<size_t>(gi) * per_group;
+    gp.filter = p.filter + gi * filter_per_group;
+    gp.bias64 = p.bias64 != nullptr ? p.bias64 + first : nullptr;
+    gp.bias32 = p.bias32 != nullptr ? p.bias32 + first : nullptr;
+    gp.multiplier = p.multiplier != nullptr ? p.multiplier + first : nullptr;
+    gp.shift = p.shift != nullptr ? p.shift + first : nullptr;
+    gp.output_scale = p.output_scale != nullptr ? p.output_scale + first : nullptr;
+    groups_.push_back(std::make_unique<Conv16x8>(gp, 1));
+  }
+  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 17);
+  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(int16_t), 64);
+  conv_offset_ =
+      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(int16_t), 64);
+  per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
+}
+
+void Conv16x8Grouped::RunTask(int task, const int16_t* input, int16_t* output,
+                              uint8_t* scratch) const {
+  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
+  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
+  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
+  const int64_t out_pixels = g_.output_rows() * g_.output_width;
+  const size_t fd = g_.filter_depth, per_group = g_.filters_per_group(), e = sizeof(int16_t);
+  for (int gi = range.first; gi < range.last; ++gi) {
+    GatherChannels(reinterpret_cast<const uint8_t*>(input), in_pixels, g_.input_depth * e,
+                   gi * fd * e, fd * e, base);
+    groups_[gi]->RunTask(0, reinterpret_cast<const int16_t*>(base),
+                         reinterpret_cast<int16_t*>(base + out_offset_), base + conv_offset_);
+    ScatterChannels(base + out_offset_, out_pixels, g_.output_depth * e, gi * per_group * e,
+                    per_group * e, reinterpret_cast<uint8_t*>(output));
+  }
+}
 
 bool Conv16x8::Covers(const reference::ConvGeometry& g, Isa isa) {
   if (isa != Isa::kAvx2 && isa != Isa::kAvx512Vnni && !IsArmIsa(isa)) return false;

@@ -116,4 +116,25 @@ class Conv16x8 {
   size_t per_task_bytes_ = 0;
 };
 
+// A grouped int16x8 CONV_2D as one Conv16x8 per group, bit-exact like it:
+// a task takes whole groups and, for each, gathers the group's input
+// channels, runs the group's GEMM on the calling thread and scatters the
+// outputs into the group's channels (grouped_conv.h).
+class Conv16x8Grouped {
+ public:
+  // More than one group, each of which Conv16x8 covers on `isa`.
+  static bool Covers(const reference::ConvGeometry& g, Isa isa);
+  Conv16x8Grouped(const Conv16x8Params& params, int num_threads);
+
+  int num_tasks() const { return num_tasks_; }
+  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  void RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const;
+
+ private:
+  reference::ConvGeometry g_;
+  std::vector<std::unique_ptr<Conv16x8>> groups_;
+  int num_tasks_ = 1;
+  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
+};
+
 }  // namespace delegato::optimized
