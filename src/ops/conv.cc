@@ -568,8 +568,9 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
     d->scales_offset = (quantized_bytes + 15) / 16 * 16;
     d->zero_points_offset = d->scales_offset + sizeof(float) * g.batches;
     node.scratch_bytes = d->zero_points_offset + sizeof(int32_t) * g.batches;
+    // Per-tensor weights with groups were refused above.
     if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
-        optimized::HybridConvKernel::Covers(g)) {
+        (optimized::HybridConvKernel::Covers(g) || optimized::HybridGroupedConv::Covers(g))) {
       optimized::HybridConvKernelParams kp;
       kp.geometry = g;
       kp.filter = filter.data_as<int8_t>();
@@ -577,23 +578,16 @@ void PrepareConv2D(KernelContext& ctx, Node& node) {
       kp.weight_scales = p.weight_scales;
       kp.act_min = p.act_min;
       kp.act_max = p.act_max;
-      d->fast_hybrid = std::make_unique<optimized::HybridConvKernel>(
-          kp, optimized::SelectedIsa(), ctx.pool().num_threads());
+      const optimized::Isa isa = optimized::SelectedIsa();
+      const int threads = ctx.pool().num_threads();
       d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
-      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
-    } else if (ctx.optimized() && optimized::HybridVectorIsa(optimized::SelectedIsa()) &&
-               p.per_channel && optimized::HybridGroupedConv::Covers(g)) {
-      optimized::HybridConvKernelParams kp;
-      kp.geometry = g;
-      kp.filter = filter.data_as<int8_t>();
-      kp.per_channel = true;
-      kp.weight_scales = p.weight_scales;
-      kp.act_min = p.act_min;
-      kp.act_max = p.act_max;
-      d->fast_hybrid_grouped = std::make_unique<optimized::HybridGroupedConv>(
-          kp, optimized::SelectedIsa(), ctx.pool().num_threads());
-      d->fast_hybrid_offset = (node.scratch_bytes + 63) / 64 * 64;
-      node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid_grouped->scratch_bytes();
+      if (g.groups() > 1) {
+        d->fast_hybrid_grouped = std::make_unique<optimized::HybridGroupedConv>(kp, isa, threads);
+        node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid_grouped->scratch_bytes();
+      } else {
+        d->fast_hybrid = std::make_unique<optimized::HybridConvKernel>(kp, isa, threads);
+        node.scratch_bytes = d->fast_hybrid_offset + d->fast_hybrid->scratch_bytes();
+      }
     }
     node.op_data = std::move(d);
     return;

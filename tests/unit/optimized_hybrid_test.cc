@@ -165,6 +165,20 @@ struct ConvCase {
   int batches, height, width, in_depth, out_depth, filter, stride, pad;
 };
 
+// The kernel's parameters for the reference's.
+optimized::HybridConvKernelParams KernelParamsOf(const reference::ConvGeometry& g,
+                                                 const int8_t* filter,
+                                                 const reference::HybridConvParams& p) {
+  optimized::HybridConvKernelParams kp;
+  kp.geometry = g;
+  kp.filter = filter;
+  kp.per_channel = p.per_channel;
+  kp.weight_scales = p.weight_scales;
+  kp.act_min = p.act_min;
+  kp.act_max = p.act_max;
+  return kp;
+}
+
 // The case's geometry in `groups` groups (explicit padding).
 reference::ConvGeometry GeometryOf(const ConvCase& c, int groups) {
   reference::ConvGeometry g;
@@ -224,13 +238,7 @@ TEST_P(HybridKernelTest, ConvEqualsReference) {
         std::vector<float> ref(out_size, -1.0f);
         reference::HybridConv(g, p, quantized.data(), scales.data(), zero_points.data(),
                               filter.data(), b, ref.data(), 0, g.output_rows());
-        optimized::HybridConvKernelParams kp;
-        kp.geometry = g;
-        kp.filter = filter.data();
-        kp.per_channel = per_channel;
-        kp.weight_scales = weight_scales.data();
-        kp.act_min = p.act_min;
-        kp.act_max = p.act_max;
+        const optimized::HybridConvKernelParams kp = KernelParamsOf(g, filter.data(), p);
         for (int threads : {1, 2, 3}) {
           optimized::HybridConvKernel kernel(kp, isa, threads);
           std::vector<uint8_t> scratch(kernel.scratch_bytes());
@@ -289,21 +297,14 @@ TEST_P(HybridKernelTest, GroupedConvEqualsReference) {
     std::vector<float> ref(out_size, -1.0f);
     reference::HybridConv(g, p, quantized.data(), scales.data(), zero_points.data(),
                           filter.data(), bias.data(), ref.data(), 0, g.output_rows());
-    optimized::HybridConvKernelParams kp;
-    kp.geometry = g;
-    kp.filter = filter.data();
-    kp.per_channel = true;
-    kp.weight_scales = weight_scales.data();
-    kp.act_min = p.act_min;
-    kp.act_max = p.act_max;
+    const optimized::HybridConvKernelParams kp = KernelParamsOf(g, filter.data(), p);
     for (int threads : {1, 2, 3}) {
       const optimized::HybridGroupedConv kernel(kp, isa, threads);
-      std::vector<uint8_t> scratch(kernel.scratch_bytes() + 64);
-      uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      optimized::AlignedBuffer<uint8_t> scratch(kernel.scratch_bytes() + 64);
       std::vector<float> fast(out_size, -2.0f);
       for (int task = kernel.num_tasks() - 1; task >= 0; --task)
         kernel.RunTask(task, quantized.data(), zero_points.data(), scales.data(), bias.data(),
-                       fast.data(), aligned);
+                       fast.data(), scratch.data());
       EXPECT_TRUE(SameBytes(ref, fast))
           << optimized::IsaName(isa) << " groups " << gc.groups << " case " << c.batches << "x"
           << c.height << "x" << c.width << "x" << c.in_depth << " -> " << c.out_depth << " k"

@@ -185,30 +185,17 @@ Conv16x8Grouped::Conv16x8Grouped(const Conv16x8Params& p, int num_threads) : g_(
     gp.output_scale = p.output_scale != nullptr ? p.output_scale + first : nullptr;
     groups_.push_back(std::make_unique<Conv16x8>(gp, 1));
   }
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
   num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 17);
-  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(int16_t), 64);
-  conv_offset_ =
-      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(int16_t), 64);
-  per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
+  scratch_ = PlanGroupedScratch(g_, sizeof(int16_t), sizeof(int16_t), groups_[0]->scratch_bytes());
 }
 
 void Conv16x8Grouped::RunTask(int task, const int16_t* input, int16_t* output,
                               uint8_t* scratch) const {
-  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
-  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const size_t fd = g_.filter_depth, per_group = g_.filters_per_group(), e = sizeof(int16_t);
-  for (int gi = range.first; gi < range.last; ++gi) {
-    GatherChannels(reinterpret_cast<const uint8_t*>(input), in_pixels, g_.input_depth * e,
-                   gi * fd * e, fd * e, base);
-    groups_[gi]->RunTask(0, reinterpret_cast<const int16_t*>(base),
-                         reinterpret_cast<int16_t*>(base + out_offset_), base + conv_offset_);
-    ScatterChannels(base + out_offset_, out_pixels, g_.output_depth * e, gi * per_group * e,
-                    per_group * e, reinterpret_cast<uint8_t*>(output));
-  }
+  RunTaskGroups(g_, scratch_, task, num_tasks_, input, sizeof(int16_t), output, sizeof(int16_t),
+                scratch, [&](int gi, uint8_t* in, uint8_t* out, uint8_t* kernel_scratch) {
+                  groups_[gi]->RunTask(0, reinterpret_cast<const int16_t*>(in),
+                                       reinterpret_cast<int16_t*>(out), kernel_scratch);
+                });
 }
 
 bool Conv16x8::Covers(const reference::ConvGeometry& g, Isa isa) {

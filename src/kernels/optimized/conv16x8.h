@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize16.h"
 #include "kernels/reference/conv.h"
@@ -127,14 +128,14 @@ class Conv16x8Grouped {
   Conv16x8Grouped(const Conv16x8Params& params, int num_threads);
 
   int num_tasks() const { return num_tasks_; }
-  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  size_t scratch_bytes() const { return scratch_.per_task_bytes * num_tasks_; }
   void RunTask(int task, const int16_t* input, int16_t* output, uint8_t* scratch) const;
 
  private:
   reference::ConvGeometry g_;
   std::vector<std::unique_ptr<Conv16x8>> groups_;
   int num_tasks_ = 1;
-  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
+  GroupedScratch scratch_;
 };
 
 }  // namespace delegato::optimized

@@ -607,16 +607,10 @@ FloatGroupedConv::FloatGroupedConv(const FloatConvParams& p, Isa isa, int num_th
     else
       groups_.push_back(std::make_unique<FloatConv>(gp, isa, 1));
   }
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
   num_tasks_ = GroupedTasks(g_, num_threads, kMinParallelMacs);
-  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth * sizeof(float), 64);
-  conv_offset_ =
-      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
-  per_task_bytes_ =
-      conv_offset_ + RoundUp(winograd ? winograd_[0]->task_scratch_bytes()
-                                      : groups_[0]->task_scratch_bytes(),
-                             64);
+  scratch_ = PlanGroupedScratch(g_, sizeof(float), sizeof(float),
+                                winograd ? winograd_[0]->task_scratch_bytes()
+                                         : groups_[0]->task_scratch_bytes());
 }
 
 FloatGroupedConv::~FloatGroupedConv() = default;
@@ -630,25 +624,16 @@ size_t FloatGroupedConv::packed_bytes() const {
 
 void FloatGroupedConv::RunTask(int task, const float* input, float* output,
                                uint8_t* scratch) const {
-  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
-  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
-  float* group_in = reinterpret_cast<float*>(base);
-  float* group_out = reinterpret_cast<float*>(base + out_offset_);
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
   const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const int fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = range.first; gi < range.last; ++gi) {
-    GatherChannels(reinterpret_cast<const uint8_t*>(input), in_pixels,
-                   g_.input_depth * sizeof(float), gi * fd * sizeof(float), fd * sizeof(float),
-                   reinterpret_cast<uint8_t*>(group_in));
-    if (winograd())
-      winograd_[gi]->RunAll(group_in, group_out, base + conv_offset_);
-    else
-      groups_[gi]->RunRows(0, out_pixels, group_in, group_out, base + conv_offset_);
-    ScatterChannels(reinterpret_cast<const uint8_t*>(group_out), out_pixels,
-                    g_.output_depth * sizeof(float), gi * per_group * sizeof(float),
-                    per_group * sizeof(float), reinterpret_cast<uint8_t*>(output));
-  }
+  RunTaskGroups(g_, scratch_, task, num_tasks_, input, sizeof(float), output, sizeof(float),
+                scratch, [&](int gi, uint8_t* in, uint8_t* out, uint8_t* kernel_scratch) {
+                  const float* group_in = reinterpret_cast<const float*>(in);
+                  float* group_out = reinterpret_cast<float*>(out);
+                  if (winograd())
+                    winograd_[gi]->RunAll(group_in, group_out, kernel_scratch);
+                  else
+                    groups_[gi]->RunRows(0, out_pixels, group_in, group_out, kernel_scratch);
+                });
 }
 
 void RepeatChannels(const float* in, int64_t begin, int64_t end, int depth, int multiplier,

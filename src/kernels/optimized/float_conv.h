@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -170,7 +171,7 @@ class FloatGroupedConv {
   bool winograd() const { return !winograd_.empty(); }
 
   int num_tasks() const { return num_tasks_; }
-  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  size_t scratch_bytes() const { return scratch_.per_task_bytes * num_tasks_; }
   // Task `task` of num_tasks(): its own groups; scratch holds
   // scratch_bytes(), 64-byte aligned.
   void RunTask(int task, const float* input, float* output, uint8_t* scratch) const;
@@ -181,7 +182,7 @@ class FloatGroupedConv {
   std::vector<std::unique_ptr<FloatConv>> groups_;         // or
   std::vector<std::unique_ptr<FloatWinograd>> winograd_;  // one per group
   int num_tasks_ = 1;
-  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
+  GroupedScratch scratch_;
 };
 
 struct FloatDepthwiseParams {

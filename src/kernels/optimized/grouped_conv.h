@@ -1,8 +1,8 @@
 // A grouped convolution run as one ungrouped kernel per group
-// (FloatGroupedConv, QuantGroupedConv, HybridGroupedConv): each group's
-// geometry, the groups a task takes, and the group's channel slices: its
-// input channels gathered from every pixel into a contiguous image, its
-// output channels scattered back.
+// (FloatGroupedConv, QuantGroupedConv, Conv16x8Grouped, HybridGroupedConv):
+// each group's geometry, the tasks, a task's scratch, and the loop over a
+// task's groups: a group's input channels gathered from every pixel into a
+// contiguous image, its kernel run, its output channels scattered back.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/optimized/aligned_buffer.h"
 #include "kernels/reference/conv.h"
 
 namespace delegato::optimized {
@@ -36,15 +37,6 @@ inline int GroupedTasks(const reference::ConvGeometry& g, int num_threads,
   return macs >= min_parallel_macs ? std::max(1, std::min(num_threads, g.groups())) : 1;
 }
 
-// The groups [first, last) of task `task` of `tasks`.
-struct GroupRange {
-  int first = 0, last = 0;
-};
-inline GroupRange TaskGroups(int groups, int task, int tasks) {
-  return {static_cast<int>(int64_t{groups} * task / tasks),
-          static_cast<int>(int64_t{groups} * (task + 1) / tasks)};
-}
-
 // dst[p][0..run) = src[p * stride + offset ..][0..run) for `pixels` pixels;
 // sizes in bytes.
 inline void GatherChannels(const uint8_t* src, int64_t pixels, size_t stride, size_t offset,
@@ -58,6 +50,49 @@ inline void ScatterChannels(const uint8_t* src, int64_t pixels, size_t stride, s
                             size_t run, uint8_t* dst) {
   dst += offset;
   for (int64_t px = 0; px < pixels; ++px) std::memcpy(dst + px * stride, src + px * run, run);
+}
+
+// A task's scratch: the group's gathered input (elements of `in_element`
+// bytes), then its outputs (`out_element` bytes), then the group kernel's
+// own scratch, each 64-byte aligned.
+struct GroupedScratch {
+  size_t out_offset = 0, kernel_offset = 0, per_task_bytes = 0;
+};
+inline GroupedScratch PlanGroupedScratch(const reference::ConvGeometry& g, size_t in_element,
+                                         size_t out_element, size_t kernel_bytes) {
+  const size_t in_pixels = static_cast<size_t>(g.batches) * g.input_height * g.input_width;
+  const size_t out_pixels = static_cast<size_t>(g.output_rows()) * g.output_width;
+  GroupedScratch s;
+  s.out_offset = RoundUp(in_pixels * g.filter_depth * in_element, 64);
+  s.kernel_offset =
+      s.out_offset + RoundUp(out_pixels * g.filters_per_group() * out_element, 64);
+  s.per_task_bytes = s.kernel_offset + RoundUp(kernel_bytes, 64);
+  return s;
+}
+
+// Task `task` of `tasks` over its groups (whole groups, in order): each
+// group's input channels gathered into the task's scratch, then
+// run(group, group_input, group_output, kernel_scratch) writes the group's
+// outputs, scattered into its output channels.
+template <class Run>
+void RunTaskGroups(const reference::ConvGeometry& g, const GroupedScratch& s, int task,
+                   int tasks, const void* input, size_t in_element, void* output,
+                   size_t out_element, uint8_t* scratch, Run&& run) {
+  const int groups = g.groups();
+  const int first = static_cast<int>(int64_t{groups} * task / tasks);
+  const int last = static_cast<int>(int64_t{groups} * (task + 1) / tasks);
+  uint8_t* base = scratch + s.per_task_bytes * static_cast<size_t>(task);
+  const int64_t in_pixels = int64_t{g.batches} * g.input_height * g.input_width;
+  const int64_t out_pixels = g.output_rows() * g.output_width;
+  const size_t in_run = static_cast<size_t>(g.filter_depth) * in_element;
+  const size_t out_run = static_cast<size_t>(g.filters_per_group()) * out_element;
+  for (int gi = first; gi < last; ++gi) {
+    GatherChannels(static_cast<const uint8_t*>(input), in_pixels, g.input_depth * in_element,
+                   gi * in_run, in_run, base);
+    run(gi, base, base + s.out_offset, base + s.kernel_offset);
+    ScatterChannels(base + s.out_offset, out_pixels, g.output_depth * out_element, gi * out_run,
+                    out_run, static_cast<uint8_t*>(output));
+  }
 }
 
 }  // namespace delegato::optimized

@@ -776,13 +776,8 @@ HybridGroupedConv::HybridGroupedConv(const HybridConvKernelParams& params, Isa i
     gp.weight_scales = params.weight_scales + static_cast<size_t>(gi) * per_group;
     groups_.push_back(std::make_unique<HybridConvKernel>(gp, isa, 1));
   }
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
   num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 19);
-  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth, 64);
-  kernel_offset_ =
-      out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group * sizeof(float), 64);
-  per_task_bytes_ = kernel_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
+  scratch_ = PlanGroupedScratch(g_, sizeof(int8_t), sizeof(float), groups_[0]->scratch_bytes());
 }
 
 HybridGroupedConv::~HybridGroupedConv() = default;
@@ -790,26 +785,17 @@ HybridGroupedConv::~HybridGroupedConv() = default;
 void HybridGroupedConv::RunTask(int task, const int8_t* quantized, const int32_t* zero_points,
                                 const float* scales, const float* bias, float* output,
                                 uint8_t* scratch) const {
-  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
-  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
-  int8_t* group_in = reinterpret_cast<int8_t*>(base);
-  float* group_out = reinterpret_cast<float*>(base + out_offset_);
-  const int64_t image_pixels = int64_t{g_.input_height} * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const size_t fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = range.first; gi < range.last; ++gi) {
-    const HybridConvKernel& kernel = *groups_[gi];
-    GatherChannels(reinterpret_cast<const uint8_t*>(quantized), image_pixels * g_.batches,
-                   g_.input_depth, gi * fd, fd, reinterpret_cast<uint8_t*>(group_in));
-    for (int64_t b = 0; b < g_.batches; ++b)
-      kernel.WidenImage(b, group_in + b * image_pixels * fd, zero_points[b],
-                        base + kernel_offset_);
-    kernel.RunTask(0, scales, bias != nullptr ? bias + gi * per_group : nullptr, group_out,
-                   base + kernel_offset_);
-    ScatterChannels(reinterpret_cast<const uint8_t*>(group_out), out_pixels,
-                    g_.output_depth * sizeof(float), gi * per_group * sizeof(float),
-                    per_group * sizeof(float), reinterpret_cast<uint8_t*>(output));
-  }
+  const size_t image = static_cast<size_t>(g_.input_height) * g_.input_width * g_.filter_depth;
+  const size_t per_group = g_.filters_per_group();
+  RunTaskGroups(g_, scratch_, task, num_tasks_, quantized, sizeof(int8_t), output, sizeof(float),
+                scratch, [&](int gi, uint8_t* in, uint8_t* out, uint8_t* kernel_scratch) {
+                  const HybridConvKernel& kernel = *groups_[gi];
+                  const int8_t* group_in = reinterpret_cast<const int8_t*>(in);
+                  for (int64_t b = 0; b < g_.batches; ++b)
+                    kernel.WidenImage(b, group_in + b * image, zero_points[b], kernel_scratch);
+                  kernel.RunTask(0, scales, bias != nullptr ? bias + gi * per_group : nullptr,
+                                 reinterpret_cast<float*>(out), kernel_scratch);
+                });
 }
 
 void HybridConvKernel::WidenImage(int64_t batch, const int8_t* quantized_image,

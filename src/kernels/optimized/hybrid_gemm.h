@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/reference/batch_matmul.h"
 #include "kernels/reference/conv.h"
@@ -148,7 +149,7 @@ class HybridGroupedConv {
   ~HybridGroupedConv();
 
   int num_tasks() const { return num_tasks_; }
-  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  size_t scratch_bytes() const { return scratch_.per_task_bytes * num_tasks_; }
   // Task `task` of num_tasks(): `quantized` holds every batch's image,
   // `zero_points` and `scales` (the image scales) one per batch.
   void RunTask(int task, const int8_t* quantized, const int32_t* zero_points,
@@ -158,7 +159,7 @@ class HybridGroupedConv {
   reference::ConvGeometry g_;
   std::vector<std::unique_ptr<HybridConvKernel>> groups_;
   int num_tasks_ = 1;
-  size_t out_offset_ = 0, kernel_offset_ = 0, per_task_bytes_ = 0;
+  GroupedScratch scratch_;
 };
 
 // Hybrid FULLY_CONNECTED: each input row quantized (symmetric or asymmetric),

@@ -1347,12 +1347,8 @@ QuantGroupedConv::QuantGroupedConv(const QuantConvParams& p, Isa isa, int num_th
     gp.output_scale = p.output_scale != nullptr ? p.output_scale + first : nullptr;
     groups_.push_back(std::make_unique<QuantConv>(gp, isa, 1));
   }
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
   num_tasks_ = GroupedTasks(g_, num_threads, int64_t{1} << 17);
-  out_offset_ = RoundUp(static_cast<size_t>(in_pixels) * g_.filter_depth, 64);
-  conv_offset_ = out_offset_ + RoundUp(static_cast<size_t>(out_pixels) * per_group, 64);
-  per_task_bytes_ = conv_offset_ + RoundUp(groups_[0]->scratch_bytes(), 64);
+  scratch_ = PlanGroupedScratch(g_, 1, 1, groups_[0]->scratch_bytes());
 }
 
 size_t QuantGroupedConv::packed_bytes() const {
@@ -1363,18 +1359,10 @@ size_t QuantGroupedConv::packed_bytes() const {
 
 void QuantGroupedConv::RunTask(int task, const void* input, void* output,
                                uint8_t* scratch) const {
-  const GroupRange range = TaskGroups(g_.groups(), task, num_tasks_);
-  uint8_t* base = scratch + per_task_bytes_ * static_cast<size_t>(task);
-  const int64_t in_pixels = int64_t{g_.batches} * g_.input_height * g_.input_width;
-  const int64_t out_pixels = g_.output_rows() * g_.output_width;
-  const size_t fd = g_.filter_depth, per_group = g_.filters_per_group();
-  for (int gi = range.first; gi < range.last; ++gi) {
-    GatherChannels(static_cast<const uint8_t*>(input), in_pixels, g_.input_depth, gi * fd, fd,
-                   base);
-    groups_[gi]->RunTask(0, base, base + out_offset_, base + conv_offset_);
-    ScatterChannels(base + out_offset_, out_pixels, g_.output_depth, gi * per_group, per_group,
-                    static_cast<uint8_t*>(output));
-  }
+  RunTaskGroups(g_, scratch_, task, num_tasks_, input, 1, output, 1, scratch,
+                [&](int gi, uint8_t* in, uint8_t* out, uint8_t* kernel_scratch) {
+                  groups_[gi]->RunTask(0, in, out, kernel_scratch);
+                });
 }
 
 bool QuantConv::Covers(const reference::ConvGeometry& g) {

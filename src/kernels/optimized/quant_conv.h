@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "kernels/optimized/aligned_buffer.h"
+#include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/requantize.h"
 #include "kernels/optimized/requantize64.h"
@@ -213,7 +214,7 @@ class QuantGroupedConv {
   QuantGroupedConv(const QuantConvParams& params, Isa isa, int num_threads);
 
   int num_tasks() const { return num_tasks_; }
-  size_t scratch_bytes() const { return per_task_bytes_ * num_tasks_; }
+  size_t scratch_bytes() const { return scratch_.per_task_bytes * num_tasks_; }
   // Task `task` of num_tasks(): its own groups; scratch holds
   // scratch_bytes(), 64-byte aligned.
   void RunTask(int task, const void* input, void* output, uint8_t* scratch) const;
@@ -223,7 +224,7 @@ class QuantGroupedConv {
   reference::ConvGeometry g_;
   std::vector<std::unique_ptr<QuantConv>> groups_;
   int num_tasks_ = 1;
-  size_t out_offset_ = 0, conv_offset_ = 0, per_task_bytes_ = 0;
+  GroupedScratch scratch_;
 };
 
 }  // namespace delegato::optimized
