@@ -99,13 +99,15 @@ DLG_TARGET_AVX512 inline __m512 Logistic512(__m512 x) {
   return _mm512_mask_blend_ps(high, y, _mm512_set1_ps(1.0f));
 }
 
-DLG_TARGET_AVX512 void Logistic512Range(const float* in, float* out, int64_t begin,
-                                        int64_t end) {
+// f over [begin, end), 16 lanes at a time; the last lanes masked (the same
+// vector code for every element).
+template <__m512 (*F)(__m512)>
+DLG_TARGET_AVX512 void Range512(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Logistic512(_mm512_loadu_ps(in + i)));
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, F(_mm512_loadu_ps(in + i)));
   if (i < end) {
     const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    _mm512_mask_storeu_ps(out + i, m, Logistic512(_mm512_maskz_loadu_ps(m, in + i)));
+    _mm512_mask_storeu_ps(out + i, m, F(_mm512_maskz_loadu_ps(m, in + i)));
   }
 }
 
@@ -115,37 +117,8 @@ DLG_TARGET_AVX512 inline __m512 Sigmoid512(__m512 x) {
   return _mm512_div_ps(one, _mm512_add_ps(one, Exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
 }
 
-DLG_TARGET_AVX512 void Sigmoid512Range(const float* in, float* out, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Sigmoid512(_mm512_loadu_ps(in + i)));
-  if (i < end) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    _mm512_mask_storeu_ps(out + i, m, Sigmoid512(_mm512_maskz_loadu_ps(m, in + i)));
-  }
-}
-
-DLG_TARGET_AVX512 void Exp512Range(const float* in, float* out, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Exp512(_mm512_loadu_ps(in + i)));
-  if (i < end) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    _mm512_mask_storeu_ps(out + i, m, Exp512(_mm512_maskz_loadu_ps(m, in + i)));
-  }
-}
-
 // x * logistic(x), the product rounded as the MUL after a LOGISTIC rounds it.
-DLG_TARGET_AVX512 void Swish512Range(const float* in, float* out, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) {
-    const __m512 x = _mm512_loadu_ps(in + i);
-    _mm512_storeu_ps(out + i, _mm512_mul_ps(x, Logistic512(x)));
-  }
-  if (i < end) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    const __m512 x = _mm512_maskz_loadu_ps(m, in + i);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, Logistic512(x)));
-  }
-}
+DLG_TARGET_AVX512 inline __m512 Swish512(__m512 x) { return _mm512_mul_ps(x, Logistic512(x)); }
 
 DLG_TARGET_AVX512 void Softmax512(float beta, const float* in, float* out, int64_t depth,
                                   int64_t row_begin, int64_t row_end) {
@@ -217,15 +190,6 @@ DLG_TARGET_AVX512 inline __m512 Tanh512(__m512 x) {
   const __m512 small = _mm512_mul_ps(x, _mm512_fmadd_ps(x2, p, one));
   const __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kTanhSmall), _CMP_LT_OQ);
   return _mm512_mask_blend_ps(is_small, big, small);
-}
-
-DLG_TARGET_AVX512 void Tanh512Range(const float* in, float* out, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(out + i, Tanh512(_mm512_loadu_ps(in + i)));
-  if (i < end) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (end - i)) - 1);
-    _mm512_mask_storeu_ps(out + i, m, Tanh512(_mm512_maskz_loadu_ps(m, in + i)));
-  }
 }
 
 // exp(hi + lo) for |lo| <= 2: n = round((hi + lo) log2 e), hi - n ln 2 in two
@@ -474,13 +438,16 @@ DLG_TARGET_AVX2 inline __m256 Tanh256(__m256 x) {
   return _mm256_blendv_ps(big, small, is_small);
 }
 
-DLG_TARGET_AVX2 void Tanh256Range(const float* in, float* out, int64_t begin, int64_t end) {
+// f over [begin, end), 8 lanes at a time; the last lanes through a padded
+// copy (the same vector code for every element).
+template <__m256 (*F)(__m256)>
+DLG_TARGET_AVX2 void PaddedRange256(const float* in, float* out, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Tanh256(_mm256_loadu_ps(in + i)));
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, F(_mm256_loadu_ps(in + i)));
   if (i < end) {
     alignas(32) float rest[8] = {};
     for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
-    _mm256_store_ps(rest, Tanh256(_mm256_load_ps(rest)));
+    _mm256_store_ps(rest, F(_mm256_load_ps(rest)));
     for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
   }
 }
@@ -500,18 +467,6 @@ DLG_TARGET_AVX2 void Sigmoid256Range(const float* in, float* out, int64_t begin,
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Sigmoid256(_mm256_loadu_ps(in + i)));
   for (; i < end; ++i) out[i] = SigmoidValue(in[i]);
-}
-
-// The last lanes through a padded copy: the same vector code for every element.
-DLG_TARGET_AVX2 void Exp256Range(const float* in, float* out, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, Exp256(_mm256_loadu_ps(in + i)));
-  if (i < end) {
-    alignas(32) float rest[8] = {};
-    for (int64_t j = i; j < end; ++j) rest[j - i] = in[j];
-    _mm256_store_ps(rest, Exp256(_mm256_load_ps(rest)));
-    for (int64_t j = i; j < end; ++j) out[j] = rest[j - i];
-  }
 }
 
 DLG_TARGET_AVX2 void Swish256Range(const float* in, float* out, int64_t begin, int64_t end) {
@@ -799,7 +754,7 @@ bool HasFloatLogistic(Isa isa) {
 
 void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) return Logistic512Range(in, out, begin, end);
+  if (isa == Isa::kAvx512Vnni) return Range512<Logistic512>(in, out, begin, end);
   if (isa == Isa::kAvx2) return Logistic256Range(in, out, begin, end);
 #endif
 #if DELEGATO_ARM
@@ -810,8 +765,8 @@ void FloatLogistic(Isa isa, const float* in, float* out, int64_t begin, int64_t 
 
 void FloatExp(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) return Exp512Range(in, out, begin, end);
-  if (isa == Isa::kAvx2) return Exp256Range(in, out, begin, end);
+  if (isa == Isa::kAvx512Vnni) return Range512<Exp512>(in, out, begin, end);
+  if (isa == Isa::kAvx2) return PaddedRange256<Exp256>(in, out, begin, end);
 #endif
 #if DELEGATO_ARM
   if (IsArmIsa(isa)) return NeonRange<ExpNeon>(in, out, begin, end);
@@ -821,7 +776,7 @@ void FloatExp(Isa isa, const float* in, float* out, int64_t begin, int64_t end) 
 
 void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) return Sigmoid512Range(in, out, begin, end);
+  if (isa == Isa::kAvx512Vnni) return Range512<Sigmoid512>(in, out, begin, end);
   if (isa == Isa::kAvx2) return Sigmoid256Range(in, out, begin, end);
 #endif
 #if DELEGATO_ARM
@@ -832,7 +787,7 @@ void FloatSigmoid(Isa isa, const float* in, float* out, int64_t begin, int64_t e
 
 void FloatSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) return Swish512Range(in, out, begin, end);
+  if (isa == Isa::kAvx512Vnni) return Range512<Swish512>(in, out, begin, end);
   if (isa == Isa::kAvx2) return Swish256Range(in, out, begin, end);
 #endif
 #if DELEGATO_ARM
@@ -854,8 +809,8 @@ void FloatHardSwish(Isa isa, const float* in, float* out, int64_t begin, int64_t
 
 void FloatTanh(Isa isa, const float* in, float* out, int64_t begin, int64_t end) {
 #if DELEGATO_X86
-  if (isa == Isa::kAvx512Vnni) return Tanh512Range(in, out, begin, end);
-  if (isa == Isa::kAvx2) return Tanh256Range(in, out, begin, end);
+  if (isa == Isa::kAvx512Vnni) return Range512<Tanh512>(in, out, begin, end);
+  if (isa == Isa::kAvx2) return PaddedRange256<Tanh256>(in, out, begin, end);
 #endif
 #if DELEGATO_ARM
   if (IsArmIsa(isa)) return NeonRange<TanhNeon>(in, out, begin, end);
