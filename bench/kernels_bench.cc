@@ -1015,6 +1015,24 @@ void BM_Requantize(benchmark::State& state) {  // deeplab's 33x33x256 uint8 -> u
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// Each 256-entry byte lookup (quantize.h) over 64 KiB, by ByteLookup value.
+void BM_LookupBytes(benchmark::State& state) {
+  const auto kind = static_cast<opt::ByteLookup>(state.range(0));
+  state.SetLabel(opt::ByteLookupName(kind));
+  if (!opt::ByteLookupSupported(kind)) {
+    state.SkipWithError("lookup not supported on this CPU");
+    return;
+  }
+  const int64_t n = 65536;
+  const std::vector<uint8_t> in = RandomBytes(n, 1);
+  std::vector<uint8_t> out(n);
+  alignas(64) uint8_t table[256];
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i * 37 + 11);
+  for (auto _ : state) opt::LookupBytes(kind, table, in.data(), out.data(), 0, n);
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 #if DELEGATO_X86
 // The machine's int8 compute limit: 24 independent vpdpbusd per iteration
 // on zmm registers (64 u8 x s8 multiply-adds each), nothing else but the
@@ -1667,6 +1685,7 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("arg_max_uint8/513x513x21", BM_ArgMax)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/192x192x3", BM_QuantizeFloat)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("requantize_uint8/33x33x256", BM_Requantize)->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("lookup_bytes/64k", BM_LookupBytes)->DenseRange(0, 4);
   benchmark::RegisterBenchmark("requantize_uint8_int8/224x224x3", BM_RequantizeImage)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("quantize_float_int8/224x224x3", BM_QuantizeFloatImage)

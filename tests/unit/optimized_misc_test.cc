@@ -267,32 +267,45 @@ TEST(OptimizedMiscTest, RequantizeTableMatchesReference) {
   }
 }
 
-TEST(OptimizedMiscTest, RequantizeTableRunsAnyRange) {
-  // The table lookup (VBMI byte permutes when the CPU has them, AVX2 byte
-  // shuffles and blends, NEON table lookups, else bytes) over ranges that start and end
-  // anywhere, against the table itself; the bytes outside [begin, end) stay
-  // untouched.
-  std::mt19937 rng(48);
+TEST(OptimizedMiscTest, RequantizeTableSelectsTheIsasLookup) {
   for (Isa isa : SupportedIsas()) {
     optimized::ScopedIsaOverride override_isa(isa);
-    for (int trial = 0; trial < 100; ++trial) {
-      int32_t m;
-      int s;
-      quant::QuantizeMultiplier(std::pow(10.0, std::uniform_real_distribution<double>(-1, 1)(rng)),
-                                &m, &s);
-      optimized::RequantizeTable8 table;
-      table.Build(trial % 2, trial % 3 == 0, m, s, static_cast<int>(rng() % 256) - 128,
-                  static_cast<int>(rng() % 256) - 128);
-      EXPECT_EQ(table.vbmi || table.avx2, isa == Isa::kAvx2 || isa == Isa::kAvx512Vnni);
-      EXPECT_EQ(table.neon, optimized::IsArmIsa(isa));
-      const int64_t n = 1 + rng() % 700;
-      const int64_t begin = rng() % n, end = begin + rng() % (n - begin + 1);
+    optimized::RequantizeTable8 table;
+    table.Build(false, true, 1 << 30, 0, 3, -5);
+    EXPECT_EQ(table.lookup, optimized::ByteLookupFor(isa)) << optimized::IsaName(isa);
+    EXPECT_EQ(table.lookup == optimized::ByteLookup::kBytes, isa == Isa::kScalar)
+        << optimized::IsaName(isa);
+    EXPECT_TRUE(optimized::ByteLookupSupported(table.lookup));
+  }
+}
+
+TEST(OptimizedMiscTest, ByteLookupsRunAnyRange) {
+  // Every lookup this CPU can run (VBMI byte permutes, AVX-512BW and AVX2
+  // XORed byte shuffles, NEON table lookups, bytes) over ranges that start
+  // and end anywhere, on random tables and on each single-entry table (a
+  // wrong row or window in the shuffles' XOR shows there), against the table
+  // itself; the bytes outside [begin, end) stay untouched.
+  using optimized::ByteLookup;
+  std::mt19937 rng(48);
+  for (ByteLookup kind : {ByteLookup::kBytes, ByteLookup::kAvx2, ByteLookup::kAvx512Bw,
+                          ByteLookup::kVbmi, ByteLookup::kNeon}) {
+    if (!optimized::ByteLookupSupported(kind)) continue;
+    for (int trial = 0; trial < 356; ++trial) {
+      alignas(64) uint8_t table[256];
+      if (trial < 256) {
+        for (int i = 0; i < 256; ++i) table[i] = i == trial ? static_cast<uint8_t>(0x5A ^ trial) : 0;
+      } else {
+        for (auto& v : table) v = static_cast<uint8_t>(rng());
+      }
+      const int64_t n = trial < 256 ? 256 + 64 : 1 + rng() % 700;
+      const int64_t begin = trial < 256 ? trial % 64 : rng() % n;
+      const int64_t end = trial < 256 ? n - trial % 7 : begin + rng() % (n - begin + 1);
       std::vector<uint8_t> in(n), got(n, 0xA5), expected(n, 0xA5);
-      for (auto& v : in) v = static_cast<uint8_t>(rng());
-      for (int64_t i = begin; i < end; ++i) expected[i] = table.table[in[i]];
-      table.Run(in.data(), got.data(), begin, end);
-      ASSERT_EQ(expected, got) << optimized::IsaName(isa) << " trial " << trial << " [" << begin
-                               << ", " << end << ") of " << n;
+      for (int64_t i = 0; i < n; ++i) in[i] = trial < 256 ? static_cast<uint8_t>(i) : static_cast<uint8_t>(rng());
+      for (int64_t i = begin; i < end; ++i) expected[i] = table[in[i]];
+      optimized::LookupBytes(kind, table, in.data(), got.data(), begin, end);
+      ASSERT_EQ(expected, got) << optimized::ByteLookupName(kind) << " trial " << trial << " ["
+                               << begin << ", " << end << ") of " << n;
     }
   }
 }

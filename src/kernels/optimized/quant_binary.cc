@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "kernels/optimized/quantize.h"
 #include "kernels/optimized/requantize.h"
 #include "kernels/optimized/requantize_magnitude.h"
 
@@ -831,57 +832,11 @@ DLG_TARGET_AVX2 void Avx2Lookup(const uint8_t* table, const int32_t* phase_base,
   }
 }
 
-// One phase: the 256-byte table as 16 rows of 16, each row looked up with a
-// byte shuffle. Counting x down by 16 per row, the bytes of row h are 0..15
-// there; adding 0x70 with unsigned saturation sets the top bit (shuffle gives
-// 0) for every other byte and keeps the low nibble for these.
-DLG_TARGET_AVX512 void Avx512LookupOne(const uint8_t* table, const uint8_t* x, uint8_t* out,
-                                       int64_t n) {
-  __m512i rows[16];
-  for (int h = 0; h < 16; ++h)
-    rows[h] = _mm512_maskz_broadcast_i32x4(static_cast<__mmask16>(0xFFFF),
-                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * h)));
-  const __m512i bias = _mm512_set1_epi8(0x70), sixteen = _mm512_set1_epi8(16);
-  for (int64_t i = 0; i < n; i += 64) {
-    const int64_t count = n - i;
-    const __mmask64 mask = count >= 64 ? ~__mmask64{0} : (__mmask64{1} << count) - 1;
-    __m512i v = _mm512_maskz_loadu_epi8(mask, x + i);
-    __m512i r = _mm512_setzero_si512();
-    for (int h = 0; h < 16; ++h) {
-      r = _mm512_or_si512(r, _mm512_shuffle_epi8(rows[h], _mm512_adds_epu8(v, bias)));
-      v = _mm512_sub_epi8(v, sixteen);
-    }
-    _mm512_mask_storeu_epi8(out + i, mask, r);
-  }
-}
-
-DLG_TARGET_AVX2 void Avx2LookupOne(const uint8_t* table, const uint8_t* x, uint8_t* out,
-                                   int64_t n) {
-  __m256i rows[16];
-  for (int h = 0; h < 16; ++h)
-    rows[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * h)));
-  const __m256i bias = _mm256_set1_epi8(0x70), sixteen = _mm256_set1_epi8(16);
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
-    __m256i r = _mm256_setzero_si256();
-    for (int h = 0; h < 16; ++h) {
-      r = _mm256_or_si256(r, _mm256_shuffle_epi8(rows[h], _mm256_adds_epu8(v, bias)));
-      v = _mm256_sub_epi8(v, sixteen);
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
-  }
-  for (; i < n; ++i) out[i] = table[x[i]];
-}
-
 // table: [phase][byte]; phase_base: (i % period) * 256 for i < period + kMaxLanes.
 void Lookup(Isa isa, const uint8_t* table, const int32_t* phase_base, int64_t period,
             int64_t phase, const uint8_t* x, uint8_t* out, int64_t n) {
   if (period == 1) {
-    if (isa == Isa::kAvx512Vnni)
-      Avx512LookupOne(table, x, out, n);
-    else
-      Avx2LookupOne(table, x, out, n);
+    LookupBytes(ByteLookupFor(isa), table, x, out, 0, n);
     return;
   }
   if (isa == Isa::kAvx512Vnni)

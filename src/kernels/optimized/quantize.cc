@@ -11,9 +11,10 @@
 #include <arm_neon.h>
 #endif
 
-// GCC 12 reports false "may be used uninitialized" warnings from inside its
-// own AVX-512 intrinsic headers.
+// GCC 12 reports false "(may be) used uninitialized" warnings from inside
+// its own AVX-512 intrinsic headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace delegato::optimized {
 namespace {
@@ -45,34 +46,76 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void VbmiLookup(
   }
 }
 
-// out = table[in], 32 bytes at a time: the low nibble indexes each 16-entry
-// row of the table (vpshufb), then the high nibble's bits pick among the 16
-// results by a tree of byte blends, bit 4 first (each bit shifted to its
-// byte's top, which vpblendvb reads; the 16-bit shift moves no other bit
-// there).
+// out = table[in] with 16 byte shuffles (vpshufb reads an index's low
+// nibble and gives 0 when its top bit is set) XORed together. Shuffle k sees
+// x - 16k, wrapping for k <= 8 and saturating (signed) after: for x < 128
+// (row h = x >> 4 <= 7) the index is non-negative for k = 0..h, for x >= 128
+// for k = h-7..h. So with the rows' differences T_0 = R_0, T_k = R_k ^
+// R_(k-1) (k = 1..7) and T_k = T_(k-8) ^ R_k ^ R_(k-1) (k >= 8), both
+// windows XOR to R_h: 46 single-cycle operations per vector (a tree of
+// blends took 16 shuffles and 15 two- or three-uop blends).
+inline void ShuffleTerms(const uint8_t* table, __m128i terms[16]) {
+  __m128i previous = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
+  terms[0] = previous;
+  for (int k = 1; k < 16; ++k) {
+    const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
+    terms[k] = _mm_xor_si128(row, previous);
+    if (k >= 8) terms[k] = _mm_xor_si128(terms[k], terms[k - 8]);
+    previous = row;
+  }
+}
+
 DLG_TARGET_AVX2 void Avx2Lookup(const uint8_t* table, const uint8_t* in, uint8_t* out,
                                 int64_t begin, int64_t end) {
-  __m256i rows[16];
-  for (int r = 0; r < 16; ++r)
-    rows[r] = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * r)));
-  const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+  __m128i terms[16];
+  ShuffleTerms(table, terms);
+  __m256i t[16];
+  for (int k = 0; k < 16; ++k) t[k] = _mm256_broadcastsi128_si256(terms[k]);
+  const __m256i sixteen = _mm256_set1_epi8(16);
   int64_t i = begin;
   for (; i + 32 <= end; i += 32) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    const __m256i index = _mm256_and_si256(x, low_nibble);
-    __m256i v[16];
-#pragma GCC unroll 16
-    for (int r = 0; r < 16; ++r) v[r] = _mm256_shuffle_epi8(rows[r], index);
-#pragma GCC unroll 4
-    for (int bit = 0, n = 16; bit < 4; ++bit, n /= 2) {
-      const __m256i select = _mm256_slli_epi16(x, 3 - bit);
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    __m256i y = _mm256_shuffle_epi8(t[0], x);
 #pragma GCC unroll 8
-      for (int k = 0; k < n / 2; ++k) v[k] = _mm256_blendv_epi8(v[2 * k], v[2 * k + 1], select);
+    for (int k = 1; k <= 8; ++k) {
+      x = _mm256_sub_epi8(x, sixteen);
+      y = _mm256_xor_si256(y, _mm256_shuffle_epi8(t[k], x));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v[0]);
+#pragma GCC unroll 7
+    for (int k = 9; k < 16; ++k) {
+      x = _mm256_subs_epi8(x, sixteen);
+      y = _mm256_xor_si256(y, _mm256_shuffle_epi8(t[k], x));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), y);
   }
   for (; i < end; ++i) out[i] = table[in[i]];
+}
+
+// Avx2Lookup's shuffles 64 bytes at a time, the tail masked.
+DLG_TARGET_AVX512 void Avx512BwLookup(const uint8_t* table, const uint8_t* in, uint8_t* out,
+                                      int64_t begin, int64_t end) {
+  __m128i terms[16];
+  ShuffleTerms(table, terms);
+  __m512i t[16];
+  for (int k = 0; k < 16; ++k) t[k] = _mm512_broadcast_i32x4(terms[k]);
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  for (int64_t i = begin; i < end; i += 64) {
+    const __mmask64 mask =
+        end - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (end - i)) - 1;
+    __m512i x = _mm512_maskz_loadu_epi8(mask, in + i);
+    __m512i y = _mm512_shuffle_epi8(t[0], x);
+#pragma GCC unroll 8
+    for (int k = 1; k <= 8; ++k) {
+      x = _mm512_sub_epi8(x, sixteen);
+      y = _mm512_xor_si512(y, _mm512_shuffle_epi8(t[k], x));
+    }
+#pragma GCC unroll 7
+    for (int k = 9; k < 16; ++k) {
+      x = _mm512_subs_epi8(x, sixteen);
+      y = _mm512_xor_si512(y, _mm512_shuffle_epi8(t[k], x));
+    }
+    _mm512_mask_storeu_epi8(out + i, mask, y);
+  }
 }
 
 DLG_TARGET_AVX512 void Avx512Quantize(const QuantizeFloat8& q, const float* in, uint8_t* out,
@@ -254,30 +297,50 @@ void RequantizeTable8::Build(bool in_signed, bool out_signed, int32_t multiplier
   SelectLookup();
 }
 
-void RequantizeTable8::SelectLookup() {
-  vbmi = SelectedIsa() == Isa::kAvx512Vnni && CpuHasAvx512Vbmi();
-  avx2 = !vbmi && IsaSupported(Isa::kAvx2) &&
-         (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512Vnni);
-  neon = IsArmIsa(SelectedIsa());
+ByteLookup SelectByteLookup() { return ByteLookupFor(SelectedIsa()); }
+
+ByteLookup ByteLookupFor(Isa isa) {
+  if (isa == Isa::kAvx512Vnni) return CpuHasAvx512Vbmi() ? ByteLookup::kVbmi : ByteLookup::kAvx512Bw;
+  if (isa == Isa::kAvx2) return ByteLookup::kAvx2;
+  if (IsArmIsa(isa)) return ByteLookup::kNeon;
+  return ByteLookup::kBytes;
 }
 
-void RequantizeTable8::Run(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end) const {
+bool ByteLookupSupported(ByteLookup kind) {
+  switch (kind) {
+    case ByteLookup::kBytes: return true;
+    case ByteLookup::kAvx2: return DELEGATO_X86 && IsaSupported(Isa::kAvx2);
+    case ByteLookup::kAvx512Bw: return DELEGATO_X86 && IsaSupported(Isa::kAvx512Vnni);
+    case ByteLookup::kVbmi: return DELEGATO_X86 && IsaSupported(Isa::kAvx512Vnni) && CpuHasAvx512Vbmi();
+    case ByteLookup::kNeon: return DELEGATO_ARM != 0;
+  }
+  return false;
+}
+
+const char* ByteLookupName(ByteLookup kind) {
+  switch (kind) {
+    case ByteLookup::kBytes: return "bytes";
+    case ByteLookup::kAvx2: return "avx2";
+    case ByteLookup::kAvx512Bw: return "avx512bw";
+    case ByteLookup::kVbmi: return "vbmi";
+    case ByteLookup::kNeon: return "neon";
+  }
+  return "?";
+}
+
+void LookupBytes(ByteLookup kind, const uint8_t* table, const uint8_t* in, uint8_t* out,
+                 int64_t begin, int64_t end) {
+  switch (kind) {
 #if DELEGATO_X86
-  if (vbmi) {
-    VbmiLookup(table, in, out, begin, end);
-    return;
-  }
-  if (avx2) {
-    Avx2Lookup(table, in, out, begin, end);
-    return;
-  }
+    case ByteLookup::kVbmi: VbmiLookup(table, in, out, begin, end); return;
+    case ByteLookup::kAvx512Bw: Avx512BwLookup(table, in, out, begin, end); return;
+    case ByteLookup::kAvx2: Avx2Lookup(table, in, out, begin, end); return;
 #endif
 #if DELEGATO_ARM
-  if (neon) {
-    NeonLookup(table, in, out, begin, end);
-    return;
-  }
+    case ByteLookup::kNeon: NeonLookup(table, in, out, begin, end); return;
 #endif
+    default: break;
+  }
   for (int64_t i = begin; i < end; ++i) out[i] = table[in[i]];
 }
 
