@@ -429,28 +429,48 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
   // Each requantization mode forced by the layer's parameters (magnitude with
   // IFMA when the CPU has it and every |acc| bound is below 2^20, magnitude
   // without, requantize64's shift, the general form, and mixed slabs), checked
-  // to have run on vnni, and every ISA against the reference, 1 and 2 tasks.
+  // to have run on vnni and avx2 (magnitude or general there), and every ISA
+  // against the reference, 1 and 2 tasks.
   using Mode = optimized::QuantConv::SlabRequant;
   const bool ifma = optimized::CpuHasAvx512Ifma();
   const bool vnni = optimized::IsaSupported(Isa::kAvx512Vnni);
   std::mt19937 rng(17);
   int seen[5] = {};
+  int seen_avx2[2] = {};  // magnitude, general
   for (ModeCase mode : {ModeCase::kMagnitudeSmall, ModeCase::kMagnitudeLarge, ModeCase::kShift64,
                         ModeCase::kGeneral, ModeCase::kTies, ModeCase::kMixed}) {
     for (int trial = 0; trial < 40; ++trial) {
       const RandomConv c = MakeModeConv(rng, trial % 3 == 0, mode);
       const std::string what = "mode " + std::to_string(static_cast<int>(mode)) + " trial " +
                                 std::to_string(trial) + ": " + c.Describe();
+      optimized::QuantConvParams p;
+      p.geometry = c.g;
+      p.is_uint8 = c.is_uint8;
+      p.input_zero_point = c.input_zp;
+      p.filter_zero_point = c.filter_zp;
+      p.multiplier = c.multipliers.data();
+      p.shift = c.shifts.data();
+      p.filter = c.filter.data();
+      p.bias = c.bias.data();
+      if (optimized::IsaSupported(Isa::kAvx2) && c.g.output_depth > 1) {
+        // avx2 has the magnitude form and the general one (one output
+        // channel takes the dot-product kernel, with the general form).
+        // Its slabs have 16 channels: where vnni's slab of up to 64 is
+        // forced off the magnitude form by one channel, one of them is.
+        const optimized::QuantConv conv(p, Isa::kAvx2, 1);
+        bool any_general = false;
+        for (int s = 0; s < conv.num_slabs(); ++s) {
+          const Mode got = conv.slab_requant(s);
+          EXPECT_TRUE(got == Mode::kMagnitude || got == Mode::kGeneral) << "avx2 " << what;
+          if (mode == ModeCase::kMagnitudeSmall || mode == ModeCase::kMagnitudeLarge)
+            EXPECT_EQ(got, Mode::kMagnitude) << "avx2 " << what;
+          any_general = any_general || got == Mode::kGeneral;
+          ++seen_avx2[got == Mode::kMagnitude ? 0 : 1];
+        }
+        if (mode == ModeCase::kShift64 || mode == ModeCase::kGeneral)
+          EXPECT_TRUE(any_general) << "avx2 " << what;
+      }
       if (vnni) {
-        optimized::QuantConvParams p;
-        p.geometry = c.g;
-        p.is_uint8 = c.is_uint8;
-        p.input_zero_point = c.input_zp;
-        p.filter_zero_point = c.filter_zp;
-        p.multiplier = c.multipliers.data();
-        p.shift = c.shifts.data();
-        p.filter = c.filter.data();
-        p.bias = c.bias.data();
         const optimized::QuantConv conv(p, Isa::kAvx512Vnni, 1);
         std::vector<Mode> modes;
         for (int s = 0; s < conv.num_slabs(); ++s) {
@@ -508,6 +528,10 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
     if (ifma) {
       EXPECT_GT(seen[static_cast<int>(Mode::kMagnitudeIfma)], 0);
     }
+  }
+  if (optimized::IsaSupported(Isa::kAvx2)) {
+    EXPECT_GT(seen_avx2[0], 0);
+    EXPECT_GT(seen_avx2[1], 0);
   }
 }
 

@@ -40,13 +40,14 @@
 //     outputs instead of one per output).
 // The int32 sum is then requantized exactly as the reference does
 // (requantize.h). With few input channels requantization, not the
-// multiply-adds, sets the speed, so vnni chooses per slab (up to 64 output
-// channels) the cheapest exact form: the magnitude form
-// (requantize_magnitude.h) when Prepare proves it exact for every channel of
-// the slab, bounding |acc| <= |bias| + max|x - x_zp| * sum|w - w_zp| (with
-// IFMA's 52-bit multiply-adds when the CPU has them and every bound is below
-// 2^20); otherwise one 64-bit rounding shift (requantize64.h) when every
-// channel's shift allows; otherwise the general form. Results do not depend
+// multiply-adds, sets the speed, so vnni and avx2 choose per slab (vnni: up
+// to 64 output channels, avx2: 16) the cheapest exact form: the magnitude
+// form (requantize_magnitude.h) when Prepare proves it exact for every
+// channel of the slab, bounding |acc| <= |bias| + max|x - x_zp| * sum|w -
+// w_zp| (vnni with IFMA's 52-bit multiply-adds when the CPU has them and
+// every bound is below 2^20); otherwise, on vnni, one 64-bit rounding shift
+// (requantize64.h) when every channel's shift allows; otherwise the general
+// form. Results do not depend
 // on the ISA or the thread count.
 #pragma once
 
@@ -146,7 +147,7 @@ class QuantConv {
   void PackPanel(const uint8_t* input, int64_t m0, int rows, typename Ops::Elem* panel,
                  int32_t* row_terms) const;
 
-  // vnni: the slabs whose every channel takes the magnitude form exactly.
+  // vnni, avx2: the slabs whose every channel takes the magnitude form exactly.
   void PrepareMagnitudeRequant(const QuantConvParams& p, int padded_n);
   const double* DoubleScale() const { return double_rescale_ ? double_scale_.data() : nullptr; }
   // What SerializePacked records and LoadPacked checks (packed_state.cc).
@@ -182,7 +183,7 @@ class QuantConv {
   // every channel's shift allows it.
   Requant64Channels requant64_;
   bool shift64_requant_ = false;
-  MagnitudeChannels magnitude_;  // vnni: constants of the magnitude slabs' channels
+  MagnitudeChannels magnitude_;  // vnni, avx2: constants of the magnitude slabs' channels
   AlignedBuffer<double> double_scale_;  // FULLY_CONNECTED mode (empty otherwise)
   bool double_rescale_ = false;
   int32_t row_coefficient_ = 0;  // uint8: times each row's sum of x (vnni 128 - w_zp, dotprod -w_zp)
