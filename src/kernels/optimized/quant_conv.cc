@@ -593,25 +593,68 @@ DLG_TARGET_AVX512 inline void VnniFill(uint8_t* dst, size_t n, __m512i value) {
   if (n > 0) _mm512_storeu_si512(dst, value);
 }
 
-// The interior of an output row when one filter row's taps fit in 16 bytes
-// (first layers: 3x3 over 3 channels): per pixel, one 16-byte load, xor and
-// store per filter row, with the loop invariants hoisted. Loads are plain
-// except near the end of the input, where they are masked.
+// One vector of W = 16, 32 or 64 bytes, for VnniIm2colNarrowRun.
+template <int W>
+struct NarrowVector;
+template <>
+struct NarrowVector<16> {
+  using V = __m128i;
+  using Mask = __mmask16;
+  DLG_TARGET_AVX512 static V Load(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  DLG_TARGET_AVX512 static V LoadMasked(Mask m, const uint8_t* p) { return _mm_maskz_loadu_epi8(m, p); }
+  DLG_TARGET_AVX512 static void Store(uint8_t* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+  DLG_TARGET_AVX512 static V Xor(V a, V b) { return _mm_xor_si128(a, b); }
+  DLG_TARGET_AVX512 static V Narrow(__m512i v) { return _mm512_castsi512_si128(v); }
+};
+template <>
+struct NarrowVector<32> {
+  using V = __m256i;
+  using Mask = __mmask32;
+  DLG_TARGET_AVX512 static V Load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  DLG_TARGET_AVX512 static V LoadMasked(Mask m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
+  DLG_TARGET_AVX512 static void Store(uint8_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  DLG_TARGET_AVX512 static V Xor(V a, V b) { return _mm256_xor_si256(a, b); }
+  DLG_TARGET_AVX512 static V Narrow(__m512i v) { return _mm512_castsi512_si256(v); }
+};
+template <>
+struct NarrowVector<64> {
+  using V = __m512i;
+  using Mask = __mmask64;
+  DLG_TARGET_AVX512 static V Load(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  DLG_TARGET_AVX512 static V LoadMasked(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  DLG_TARGET_AVX512 static void Store(uint8_t* p, V v) { _mm512_storeu_si512(p, v); }
+  DLG_TARGET_AVX512 static V Xor(V a, V b) { return _mm512_xor_si512(a, b); }
+  DLG_TARGET_AVX512 static V Narrow(__m512i v) { return v; }
+};
+
+// The interior of an output row when one filter row's taps fit in W bytes
+// (first layers: 3x3 over 3 channels; grouped layers' gathered groups: 3x3
+// over 8 or 16 channels): per pixel, one W-byte load, xor and store per
+// filter row, with the loop invariants hoisted. Loads are plain except near
+// the end of the input, where they are masked. A store runs up to W - 1
+// bytes past its taps, into bytes written next or the panel's reserve.
+template <int W>
 DLG_TARGET_AVX512 inline uint8_t* VnniIm2colNarrowRun(
     const uint8_t* first, size_t step, int count, const int64_t* fy_offset, int filter_h,
-    size_t row_taps, size_t tail, size_t kp, const uint8_t* safe_end, __mmask16 mask,
-    __m128i flip, __m128i pad, uint8_t* dst) {
+    size_t row_taps, size_t tail, size_t kp, const uint8_t* input, size_t input_bytes,
+    __m512i flip512, __m512i pad512, uint8_t* dst) {
+  using N = NarrowVector<W>;
+  static_assert(kIm2colOverwrite >= W);
+  const typename N::Mask mask =
+      static_cast<typename N::Mask>(_bzhi_u64(~uint64_t{0}, static_cast<unsigned>(row_taps)));
+  // Plain W-byte loads from at most this address stay inside the input.
+  const bool any_plain = input_bytes >= W;
+  const uint8_t* safe_end = input + (any_plain ? input_bytes - W : 0);
+  const typename N::V flip = N::Narrow(flip512), pad = N::Narrow(pad512);
   for (int i = 0; i < count; ++i, first += step, dst += kp) {
     uint8_t* d = dst;
     for (int fy = 0; fy < filter_h; ++fy, d += row_taps) {
-      __m128i v = pad;
+      typename N::V v = pad;
       if (fy_offset[fy] >= 0) {
         const uint8_t* src = first + fy_offset[fy];
-        v = src < safe_end ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
-                           : _mm_maskz_loadu_epi8(mask, src);
-        v = _mm_xor_si128(v, flip);
+        v = N::Xor(any_plain && src <= safe_end ? N::Load(src) : N::LoadMasked(mask, src), flip);
       }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v);
+      N::Store(d, v);
     }
     if (tail > 0) _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_setzero_si128());
   }
@@ -646,7 +689,7 @@ DLG_TARGET_AVX512 void VnniIm2col(const reference::ConvGeometry& g, int k, int k
   int32_t oy = static_cast<int32_t>((m0 % plane) / out_w);
   int32_t ox = static_cast<int32_t>((m0 % plane) % out_w);
   // Narrow runs: output columns [narrow_begin, narrow_end) read whole filter rows.
-  const bool narrow = row_taps <= 16 && dilation_w == 1 && filter_h <= kMaxNarrowFilterRows;
+  const bool narrow = row_taps <= 64 && dilation_w == 1 && filter_h <= kMaxNarrowFilterRows;
   int32_t narrow_begin = 0, narrow_end = 0;
   if (narrow) {
     // ox * stride_w - pad_w >= 0 and ox * stride_w - pad_w + filter_w <= in_w.
@@ -655,11 +698,7 @@ DLG_TARGET_AVX512 void VnniIm2col(const reference::ConvGeometry& g, int k, int k
     const int32_t end = last_start < 0 ? 0 : std::min<int32_t>(out_w, last_start / stride_w + 1);
     narrow_end = std::max(narrow_begin, end);
   }
-  // Plain 16-byte loads below this address stay inside the input.
   const size_t input_bytes = static_cast<size_t>(g.batches) * batch_size;
-  const uint8_t* safe_end = input + (input_bytes >= 16 ? input_bytes - 16 : 0);
-  const unsigned narrow_bytes = static_cast<unsigned>(std::min<size_t>(row_taps, 16));
-  const __mmask16 narrow_mask = static_cast<__mmask16>(_bzhi_u32(0xFFFFu, narrow_bytes));
   int64_t fy_offset[kMaxNarrowFilterRows];
   for (int r = 0; r < rows; ++r, ++ox) {
     if (ox == out_w) {
@@ -679,9 +718,16 @@ DLG_TARGET_AVX512 void VnniIm2col(const reference::ConvGeometry& g, int k, int k
         fy_offset[fy] = iy < 0 || iy >= in_h ? -1 : static_cast<int64_t>(iy) * in_row_stride;
       }
       const uint8_t* first = batch_in + static_cast<size_t>(ox * stride_w - pad_w) * cin;
-      VnniIm2colNarrowRun(first, static_cast<size_t>(stride_w) * cin, count, fy_offset, filter_h,
-                          row_taps, tail, kp, safe_end, narrow_mask, _mm512_castsi512_si128(flip),
-                          _mm512_castsi512_si128(pad), dst);
+      const size_t step = static_cast<size_t>(stride_w) * cin;
+      if (row_taps <= 16)
+        VnniIm2colNarrowRun<16>(first, step, count, fy_offset, filter_h, row_taps, tail, kp,
+                                input, input_bytes, flip, pad, dst);
+      else if (row_taps <= 32)
+        VnniIm2colNarrowRun<32>(first, step, count, fy_offset, filter_h, row_taps, tail, kp,
+                                input, input_bytes, flip, pad, dst);
+      else
+        VnniIm2colNarrowRun<64>(first, step, count, fy_offset, filter_h, row_taps, tail, kp,
+                                input, input_bytes, flip, pad, dst);
       r += count - 1;
       ox += count - 1;
       continue;
