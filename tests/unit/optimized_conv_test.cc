@@ -462,13 +462,15 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
         for (int s = 0; s < conv.num_slabs(); ++s) {
           const Mode got = conv.slab_requant(s);
           EXPECT_TRUE(got == Mode::kMagnitude || got == Mode::kGeneral) << "avx2 " << what;
-          if (mode == ModeCase::kMagnitudeSmall || mode == ModeCase::kMagnitudeLarge)
+          if (mode == ModeCase::kMagnitudeSmall || mode == ModeCase::kMagnitudeLarge) {
             EXPECT_EQ(got, Mode::kMagnitude) << "avx2 " << what;
+          }
           any_general = any_general || got == Mode::kGeneral;
           ++seen_avx2[got == Mode::kMagnitude ? 0 : 1];
         }
-        if (mode == ModeCase::kShift64 || mode == ModeCase::kGeneral)
+        if (mode == ModeCase::kShift64 || mode == ModeCase::kGeneral) {
           EXPECT_TRUE(any_general) << "avx2 " << what;
+        }
       }
       if (vnni) {
         const optimized::QuantConv conv(p, Isa::kAvx512Vnni, 1);
