@@ -1153,6 +1153,31 @@ TEST(OptimizedFloatTest, InterpreterOptimizedCloseToReference) {
   }
 }
 
+TEST(OptimizedFloatTest, RepeatChannelsRepeatsEachChannel) {
+  // The constant-multiplier copies (2, 3, 4) and the general loop, over
+  // pixel ranges that start and end anywhere; pixels outside stay untouched.
+  for (int multiplier = 1; multiplier <= 5; ++multiplier) {
+    for (int depth : {1, 3, 8, 17}) {
+      const int pixels = 7;
+      std::vector<float> in(static_cast<size_t>(pixels) * depth);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) + 0.5f;
+      for (int begin = 0; begin <= pixels; begin += 3) {
+        for (int end = begin; end <= pixels; end += 2) {
+          const size_t out_depth = static_cast<size_t>(depth) * multiplier;
+          std::vector<float> got(pixels * out_depth, -1.0f), expected(got);
+          for (int px = begin; px < end; ++px)
+            for (int c = 0; c < depth; ++c)
+              for (int j = 0; j < multiplier; ++j)
+                expected[px * out_depth + c * multiplier + j] = in[px * depth + c];
+          optimized::RepeatChannels(in.data(), begin, end, depth, multiplier, got.data());
+          ASSERT_EQ(expected, got) << "multiplier " << multiplier << " depth " << depth
+                                   << " pixels [" << begin << ", " << end << ")";
+        }
+      }
+    }
+  }
+}
+
 // DEPTHWISE 3x3 with depth multiplier 4 (3 -> 12 channels) -> CONV_2D 3x3
 // stride 1 (Winograd: 12 -> 16) -> grouped CONV_2D 3x3 (4 groups of 4 -> 24).
 // Inputs and weights in [0, 1): no cancellation, so three layers of
