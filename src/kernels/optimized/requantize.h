@@ -58,6 +58,17 @@ struct RequantChannels {
     clamp_min = act_min - out_offset;
     clamp_max = act_max - out_offset;
   }
+
+  // Frees the per-channel arrays (a kernel whose every channel requantizes
+  // another way), keeping the offset and clamp bounds.
+  void ReleaseChannels() {
+    multiplier = AlignedBuffer<int32_t>();
+    shift = AlignedBuffer<int32_t>();
+    left_shift = AlignedBuffer<int32_t>();
+    right_shift = AlignedBuffer<int32_t>();
+    remainder_mask = AlignedBuffer<int32_t>();
+    threshold = AlignedBuffer<int32_t>();
+  }
 };
 
 // Scalar: the reference arithmetic itself.

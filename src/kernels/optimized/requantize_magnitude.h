@@ -100,10 +100,14 @@ enum MagnitudeConstant {
 struct MagnitudeChannels {
   AlignedBuffer<uint64_t> constants;
   size_t half = 0;  // padded channels / 2
+  bool ifma = true;  // whether the kOddMultiplierIfma constants exist
 
-  void Init(int padded_channels) {
+  // with_ifma = false leaves out the IFMA multipliers (7 -> 6 constants per
+  // channel pair) for kernels that never take MagnitudeIfma512.
+  void Init(int padded_channels, bool with_ifma = true) {
     half = static_cast<size_t>(padded_channels) / 2;
-    constants = AlignedBuffer<uint64_t>(kMagnitudeConstants * half);
+    ifma = with_ifma;
+    constants = AlignedBuffer<uint64_t>((with_ifma ? kMagnitudeConstants : kOddMultiplierIfma) * half);
   }
   // Requires MagnitudeExact(multiplier, shift, bound) for the channel's bound.
   void Set(int c, int32_t multiplier, int32_t shift) {
@@ -115,7 +119,7 @@ struct MagnitudeChannels {
     constants[(base + 0) * half + lane] = scale * static_cast<uint64_t>(multiplier);
     constants[(base + 1) * half + lane] = scale * round;
     constants[(base + 2) * half + lane] = c % 2 == 0 ? 31 + e : e;
-    if (c % 2 == 1)
+    if (c % 2 == 1 && ifma)
       constants[kOddMultiplierIfma * half + lane] = static_cast<uint64_t>(multiplier) << 21;
   }
   const uint64_t* data(MagnitudeConstant k) const {
