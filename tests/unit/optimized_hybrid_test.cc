@@ -317,6 +317,7 @@ TEST_P(HybridKernelTest, GroupedConvEqualsReference) {
 
 struct DepthwiseCase {
   int batches, height, width, depth, filter, stride, dilation, pad;
+  int multiplier = 1;  // output channels: depth * multiplier
 };
 
 TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
@@ -332,13 +333,19 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
       {1, 6, 6, 24, 3, 2, 1, 0},
       // Four groups after the last whole step (49-63 channels past 64, 25-31
       // past 32): MobileNet V3's 120 channels, 5x5.
-      {1, 6, 6, 120, 5, 1, 1, 2}, {1, 5, 5, 60, 3, 1, 1, 1}, {1, 4, 4, 30, 3, 1, 1, 1}};
+      {1, 6, 6, 120, 5, 1, 1, 2}, {1, 5, 5, 60, 3, 1, 1, 1}, {1, 4, 4, 30, 3, 1, 1, 1},
+      // Depth multipliers: the widening repeats each input channel.
+      {1, 5, 5, 3, 3, 1, 1, 1, 2}, {2, 6, 7, 16, 3, 2, 1, 1, 2}, {1, 4, 4, 5, 3, 1, 1, 1, 3},
+      {1, 6, 6, 1, 5, 1, 1, 2, 8}, {1, 5, 4, 12, 3, 1, 2, 2, 4}};
   for (const DepthwiseCase& c : cases) {
     reference::DepthwiseGeometry g;
     g.batches = c.batches;
     g.input_height = c.height;
     g.input_width = c.width;
-    g.input_depth = g.output_depth = c.depth;
+    const int out_depth = c.depth * c.multiplier;
+    g.input_depth = c.depth;
+    g.output_depth = out_depth;
+    g.depth_multiplier = c.multiplier;
     g.filter_height = g.filter_width = c.filter;
     g.stride_height = g.stride_width = c.stride;
     g.dilation_height = g.dilation_width = c.dilation;
@@ -351,15 +358,15 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
     const size_t image = static_cast<size_t>(c.height) * c.width * c.depth;
     const std::vector<float> input = RandomFloats(rng, image * c.batches, -2.0f, 3.0f);
     const std::vector<int8_t> filter = RandomWeights(rng, g.filter_elements());
-    const std::vector<float> bias = RandomFloats(rng, c.depth, -1.0f, 1.0f);
-    const std::vector<float> channel_scales = RandomFloats(rng, c.depth, 0.001f, 0.02f);
+    const std::vector<float> bias = RandomFloats(rng, out_depth, -1.0f, 1.0f);
+    const std::vector<float> channel_scales = RandomFloats(rng, out_depth, 0.001f, 0.02f);
     std::vector<int8_t> quantized(image * c.batches);
     std::vector<float> scales(c.batches);
     std::vector<int32_t> zero_points(c.batches);
     reference::QuantizeDepthwiseInput(g, input.data(), quantized.data(), scales.data(),
                                       zero_points.data(), 0, c.batches);
     const size_t out_size =
-        static_cast<size_t>(c.batches) * g.output_height * g.output_width * c.depth;
+        static_cast<size_t>(c.batches) * g.output_height * g.output_width * out_depth;
     for (bool with_bias : {true, false}) {
       reference::HybridDepthwiseParams p;
       p.channel_scales = channel_scales.data();
@@ -382,7 +389,7 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
       EXPECT_TRUE(SameBytes(ref, fast))
           << optimized::IsaName(isa) << " " << c.batches << "x" << c.height << "x" << c.width
           << "x" << c.depth << " k" << c.filter << " s" << c.stride << " d" << c.dilation
-          << " p" << c.pad << " bias " << with_bias;
+          << " p" << c.pad << " multiplier " << c.multiplier << " bias " << with_bias;
     }
   }
 }

@@ -221,7 +221,10 @@ void PixelNeon(const Window& w, const int32_t* weights, int padded_depth, int de
 HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry& g,
                                              const int8_t* filter, const float* channel_scales,
                                              float act_min, float act_max, Isa isa)
-    : g_(g), channel_scales_(channel_scales), act_min_(act_min), act_max_(act_max) {
+    : g_(g), source_depth_(g.input_depth), repeat_(g.depth_multiplier),
+      channel_scales_(channel_scales), act_min_(act_min), act_max_(act_max) {
+  g_.input_depth = g.output_depth;
+  g_.depth_multiplier = 1;
   isa_ = HybridVectorIsa(isa) ? isa : Isa::kScalar;
   // The widened image covers every tap of every output pixel.
   padded_height_ = std::max(g.pad_height + g.input_height,
@@ -230,7 +233,7 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
   padded_width_ = std::max(g.pad_width + g.input_width,
                            (g.output_width - 1) * g.stride_width +
                                (g.filter_width - 1) * g.dilation_width + 1);
-  padded_depth_ = static_cast<int32_t>(RoundUp(g.input_depth, kChannelAlign));
+  padded_depth_ = static_cast<int32_t>(RoundUp(g_.input_depth, kChannelAlign));
   image_bytes_ = RoundUp(sizeof(int16_t) * padded_height_ * padded_width_ * padded_depth_, 64);
   const size_t taps = static_cast<size_t>(g.filter_height) * g.filter_width;
   const size_t row = static_cast<size_t>(padded_width_) * padded_depth_;
@@ -242,9 +245,9 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
   for (size_t tap = 0; tap < taps; ++tap)
     for (int32_t c = 0; c < padded_depth_; ++c)
       weights_[tap * padded_depth_ + c] =
-          c < g.input_depth
+          c < g_.input_depth
               ? static_cast<int32_t>(static_cast<uint16_t>(
-                    static_cast<int16_t>(filter[tap * g.input_depth + c])))
+                    static_cast<int16_t>(filter[tap * g_.input_depth + c])))
               : 0;
 }
 
@@ -257,6 +260,16 @@ void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_im
   for (int32_t y = 0; y < g.input_height; ++y) {
     int16_t* dst = padded + (static_cast<size_t>(g.pad_height) + y) * row +
                    static_cast<size_t>(g.pad_width) * padded_depth_;
+    if (repeat_ > 1) {
+      const int8_t* src = quantized_image + static_cast<size_t>(y) * g.input_width * source_depth_;
+      for (int32_t x = 0; x < g.input_width; ++x, src += source_depth_)
+        for (int32_t c = 0; c < source_depth_; ++c) {
+          const int16_t v = static_cast<int16_t>(int32_t{src[c]} - zero_point);
+          for (int32_t j = 0; j < repeat_; ++j)
+            dst[static_cast<size_t>(x) * padded_depth_ + static_cast<size_t>(c) * repeat_ + j] = v;
+        }
+      continue;
+    }
     const int8_t* src = quantized_image + static_cast<size_t>(y) * g.input_width * g.input_depth;
     if (padded_depth_ == g.input_depth) {
       WidenRow(isa_, src, g.input_width * g.input_depth, zero_point, dst,

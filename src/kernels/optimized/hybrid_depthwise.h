@@ -1,9 +1,13 @@
-// Dynamic-range ("hybrid") DEPTHWISE_CONV_2D with depth multiplier 1,
-// bit-exact with reference::HybridDepthwiseConv. The image, quantized as the
-// reference does (HybridQuantizeRow, asymmetric), is widened once per call
-// to int16 q - zero_point inside a zero border (and zero channels up to a
-// multiple of 16), so every output pixel runs all its taps without bounds
-// checks: a padding tap adds w * 0, as the reference adds nothing for it.
+// Dynamic-range ("hybrid") DEPTHWISE_CONV_2D, bit-exact with
+// reference::HybridDepthwiseConv. The image, quantized as the reference does
+// (HybridQuantizeRow, asymmetric), is widened once per call to int16
+// q - zero_point inside a zero border (and zero channels up to a multiple of
+// 16), so every output pixel runs all its taps without bounds checks: a
+// padding tap adds w * 0, as the reference adds nothing for it. With a depth
+// multiplier m > 1 the widening writes each input channel m times (output
+// channel c reads input channel c / m) and the layer runs as multiplier 1
+// over the output's channels; the quantization, over the original image, is
+// unchanged.
 // Per tap and 16 channels (AVX-512 VNNI: one vpdpwssd on the zero-extended
 // values against the weights held in the low halves of 32-bit lanes) or 8
 // (AVX2: vpmaddwd + add; NEON: widening multiply-adds, 16 at a time) the
@@ -25,8 +29,14 @@ namespace delegato::optimized {
 
 class HybridDepthwiseKernel {
  public:
+  // Multipliers above 1 while the widened images stay below 256 MB.
   static bool Covers(const reference::DepthwiseGeometry& g) {
-    return g.depth_multiplier == 1 && g.input_depth > 0;
+    if (g.input_depth <= 0 || g.depth_multiplier < 1) return false;
+    // An upper bound of the padded images' bytes (the border at most pad + filter).
+    const double height = static_cast<double>(g.input_height) + 2.0 * g.pad_height + g.filter_height;
+    const double width = static_cast<double>(g.input_width) + 2.0 * g.pad_width + g.filter_width;
+    const double widened = 2.0 * g.batches * height * width * g.output_depth;
+    return g.depth_multiplier == 1 || widened <= 256.0 * (1 << 20);
   }
   // filter: [filter_y][filter_x][channels]; channel_scales: one per channel.
   HybridDepthwiseKernel(const reference::DepthwiseGeometry& g, const int8_t* filter,
@@ -48,7 +58,9 @@ class HybridDepthwiseKernel {
   }
 
  private:
-  reference::DepthwiseGeometry g_;
+  reference::DepthwiseGeometry g_;  // multiplier 1, input depth the output's
+  int32_t source_depth_ = 0;        // channels of the quantized image
+  int32_t repeat_ = 1;              // the layer's depth multiplier
   const float* channel_scales_ = nullptr;
   float act_min_ = 0, act_max_ = 0;
   Isa isa_ = Isa::kScalar;
