@@ -33,6 +33,7 @@
 #include "kernels/optimized/packed_state.h"
 #include "kernels/optimized/quant_conv.h"
 #include "kernels/optimized/quant_depthwise.h"
+#include "kernels/optimized/repeat_channels.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
 #include "kernels/reference/depthwise_conv.h"
@@ -866,14 +867,14 @@ struct DepthwiseData {
   // The optimized kernel, when allowed and covering the node (quantized,
   // depth multiplier 1, constant filter and bias).
   std::unique_ptr<optimized::QuantDepthwise> fast;
-  // float32, constant filter and bias, when allowed. With a depth
-  // multiplier above 1 (repeat > 1) it runs on the input's channels repeated
-  // into scratch (optimized::RepeatChannels).
+  // float32, constant filter and bias, when allowed.
   std::unique_ptr<optimized::FloatDepthwise> fast_float;
-  int repeat = 1;
-  // int16x8 on AVX2 / AVX-512 (Depthwise16x8::Covers), when allowed (bit-exact).
+  // int16x8 on AVX2 / AVX-512 / NEON (Depthwise16x8::Covers), when allowed (bit-exact).
   std::unique_ptr<optimized::Depthwise16x8> fast16;
-  // Hybrid with depth multiplier 1 on AVX2 / AVX-512, when allowed (bit-exact).
+  // With a depth multiplier above 1 (repeat > 1) fast_float and fast16 run on
+  // the input's channels repeated into scratch (optimized::RepeatChannels).
+  int repeat = 1;
+  // Hybrid on AVX2 / AVX-512 / NEON, any depth multiplier, when allowed (bit-exact).
   std::unique_ptr<optimized::HybridDepthwiseKernel> fast_hybrid;
   // The float32 CONV_2D producing the input, run here band by band
   // (Node::FusedProducer); conv_data keeps its kernel alive.
@@ -888,14 +889,20 @@ struct DepthwiseData {
   size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
 
-// A float32 depthwise layer with a depth multiplier above 1 runs the
-// multiplier-1 kernel on its input's channels repeated into scratch: when
-// that image stays near the output's size (strides up to 2) and below 256 MB;
-// otherwise (a large stride with a large multiplier) the reference kernel.
-bool RepeatedInputFits(const reference::DepthwiseGeometry& g) {
-  const double bytes = static_cast<double>(g.batches) * g.input_height * g.input_width *
-                       g.output_depth * sizeof(float);
-  return g.stride_height <= 2 && g.stride_width <= 2 && bytes <= 256.0 * (1 << 20);
+// A float32 or int16x8 depthwise layer with a depth multiplier above 1 runs
+// the multiplier-1 kernel on its input's channels repeated into scratch
+// (optimized::RepeatedInputFits bounds that image).
+bool RepeatedInputFits(const reference::DepthwiseGeometry& g, size_t element) {
+  return optimized::RepeatedInputFits(g.batches, g.input_height, g.input_width, g.output_depth,
+                                      g.stride_height, g.stride_width, element);
+}
+
+// The geometry a multiplier-1 kernel runs over the repeated input.
+reference::DepthwiseGeometry RepeatedGeometry(const reference::DepthwiseGeometry& g) {
+  reference::DepthwiseGeometry r = g;
+  r.input_depth = g.output_depth;
+  r.depth_multiplier = 1;
+  return r;
 }
 
 // A float32 CONV_2D offered as the producer (Node::FusedProducer), run
@@ -1065,11 +1072,9 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     AcceptConvFusion(ctx, node, *d);
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) && g.depth_multiplier > 1 &&
-             RepeatedInputFits(g)) {
+             RepeatedInputFits(g, sizeof(float))) {
     optimized::FloatDepthwiseParams p;
-    p.geometry = g;
-    p.geometry.input_depth = g.output_depth;
-    p.geometry.depth_multiplier = 1;
+    p.geometry = RepeatedGeometry(g);
     p.act_min = d->q.act.float_min;
     p.act_max = d->q.act.float_max;
     p.filter = filter.data_as<float>();
@@ -1080,10 +1085,16 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
                          g.output_depth * sizeof(float);
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
-             optimized::Depthwise16x8::Covers(g, d->q.multipliers.data(), d->q.shifts.data(),
-                                              optimized::SelectedIsa())) {
+             (g.depth_multiplier == 1 || RepeatedInputFits(g, sizeof(int16_t))) &&
+             optimized::Depthwise16x8::Covers(RepeatedGeometry(g), d->q.multipliers.data(),
+                                              d->q.shifts.data(), optimized::SelectedIsa())) {
     optimized::Depthwise16x8Params p;
-    p.geometry = g;
+    p.geometry = RepeatedGeometry(g);
+    if (g.depth_multiplier > 1) {
+      d->repeat = g.depth_multiplier;
+      node.scratch_bytes = static_cast<size_t>(g.batches) * g.input_height * g.input_width *
+                           g.output_depth * sizeof(int16_t);
+    }
     p.filter = filter.data_as<int8_t>();
     p.bias = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
     p.multiplier = d->q.multipliers.data();
@@ -1101,6 +1112,21 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     }
   }
   node.op_data = std::move(d);
+}
+
+// The input a multiplier-1 kernel reads: the node's own, or (d.repeat > 1)
+// its channels repeated into scratch.
+template <class T>
+const T* RepeatedInput(const KernelContext& ctx, const DepthwiseData& d, const T* in,
+                       uint8_t* scratch) {
+  if (d.repeat == 1) return in;
+  const reference::DepthwiseGeometry& g = d.geometry;
+  T* repeated = reinterpret_cast<T*>(scratch);
+  ParallelRange(ctx, int64_t{g.batches} * g.input_height * g.input_width,
+                [&](int64_t begin, int64_t end) {
+                  optimized::RepeatChannels(in, begin, end, g.input_depth, d.repeat, repeated);
+                });
+  return repeated;
 }
 
 void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
@@ -1156,7 +1182,8 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
   }
 
   if (d.fast16 != nullptr) {
-    RunDepthwiseRows(ctx, *d.fast16, input.data_as<int16_t>(), output.data_as<int16_t>());
+    RunDepthwiseRows(ctx, *d.fast16, RepeatedInput(ctx, d, input.data_as<int16_t>(), node.scratch),
+                     output.data_as<int16_t>());
     return;
   }
 
@@ -1166,19 +1193,9 @@ void EvalDepthwiseConv2D(KernelContext& ctx, const Node& node) {
     return;
   }
 
-  if (d.fast_float != nullptr && d.repeat > 1) {
-    const reference::DepthwiseGeometry& g = d.geometry;
-    float* repeated = reinterpret_cast<float*>(node.scratch);
-    const float* in = input.data_as<float>();
-    ParallelRange(ctx, int64_t{g.batches} * g.input_height * g.input_width,
-                  [&](int64_t begin, int64_t end) {
-                    optimized::RepeatChannels(in, begin, end, g.input_depth, d.repeat, repeated);
-                  });
-    RunDepthwiseRows(ctx, *d.fast_float, repeated, output.data_as<float>());
-    return;
-  }
   if (d.fast_float != nullptr) {
-    RunDepthwiseRows(ctx, *d.fast_float, input.data_as<float>(), output.data_as<float>());
+    RunDepthwiseRows(ctx, *d.fast_float, RepeatedInput(ctx, d, input.data_as<float>(), node.scratch),
+                     output.data_as<float>());
     return;
   }
 

@@ -25,6 +25,7 @@
 #include "kernels/optimized/float_activations.h"
 #include "kernels/optimized/float_binary.h"
 #include "kernels/optimized/float_conv.h"
+#include "kernels/optimized/repeat_channels.h"
 #include "kernels/optimized/float_winograd.h"
 #include "kernels/optimized/isa.h"
 #include "kernels/optimized/reduce_mean.h"

@@ -636,36 +636,6 @@ void FloatGroupedConv::RunTask(int task, const float* input, float* output,
                 });
 }
 
-namespace {
-
-// With the multiplier a constant the compiler turns the copies into
-// vector shuffles (a runtime multiplier kept them one float per store).
-template <int kMultiplier>
-void RepeatChannelsOf(const float* in, int64_t begin, int64_t end, int depth, float* out) {
-  const int64_t first = begin * depth, last = end * depth;
-  for (int64_t i = first; i < last; ++i)
-    for (int j = 0; j < kMultiplier; ++j) out[i * kMultiplier + j] = in[i];
-}
-
-}  // namespace
-
-void RepeatChannels(const float* in, int64_t begin, int64_t end, int depth, int multiplier,
-                    float* out) {
-  switch (multiplier) {
-    case 2: return RepeatChannelsOf<2>(in, begin, end, depth, out);
-    case 3: return RepeatChannelsOf<3>(in, begin, end, depth, out);
-    case 4: return RepeatChannelsOf<4>(in, begin, end, depth, out);
-    default: break;
-  }
-  const size_t out_depth = static_cast<size_t>(depth) * multiplier;
-  for (int64_t px = begin; px < end; ++px) {
-    const float* src = in + px * depth;
-    float* dst = out + px * out_depth;
-    for (int c = 0; c < depth; ++c)
-      for (int j = 0; j < multiplier; ++j) *dst++ = src[c];
-  }
-}
-
 bool FloatDepthwise::Covers(const reference::DepthwiseGeometry& g) {
   return g.depth_multiplier == 1 && g.output_depth > 0 && g.filter_height > 0 &&
          g.filter_width > 0;

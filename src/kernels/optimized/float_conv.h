@@ -235,12 +235,6 @@ class FloatDepthwise {
   int32_t interior_x_begin_ = 0, interior_x_end_ = 0;
 };
 
-// A depthwise layer with a depth multiplier above 1 runs FloatDepthwise on
-// its input with every channel repeated `multiplier` times (output channel c
-// reads input channel c / multiplier): out[p][c] = in[p][c / multiplier] for
-// pixels [begin, end) of `depth` input channels.
-void RepeatChannels(const float* in, int64_t begin, int64_t end, int depth, int multiplier,
-                    float* out);
 
 // A CONV_2D whose output only a DEPTHWISE_CONV_2D reads (an inverted
 // residual block's expansion and depthwise layers), run without writing the
