@@ -889,20 +889,32 @@ struct DepthwiseData {
   size_t scales_offset = 0, zero_points_offset = 0, fast_hybrid_offset = 0;
 };
 
-// A float32 or int16x8 depthwise layer with a depth multiplier above 1 runs
-// the multiplier-1 kernel on its input's channels repeated into scratch
-// (optimized::RepeatedInputFits bounds that image).
-bool RepeatedInputFits(const reference::DepthwiseGeometry& g, size_t element) {
-  return optimized::RepeatedInputFits(g.batches, g.input_height, g.input_width, g.output_depth,
+// A float32 or int16x8 depthwise layer runs a multiplier-1 kernel: on its
+// input, or with a depth multiplier above 1 on its input's channels repeated
+// into scratch (`element` bytes per value; optimized::RepeatedInputFits
+// bounds that image).
+bool MultiplierOneKernelFits(const reference::DepthwiseGeometry& g, size_t element) {
+  return g.depth_multiplier == 1 ||
+         optimized::RepeatedInputFits(g.batches, g.input_height, g.input_width, g.output_depth,
                                       g.stride_height, g.stride_width, element);
 }
 
-// The geometry a multiplier-1 kernel runs over the repeated input.
+// The geometry that kernel runs over (the input's channels repeated).
 reference::DepthwiseGeometry RepeatedGeometry(const reference::DepthwiseGeometry& g) {
   reference::DepthwiseGeometry r = g;
   r.input_depth = g.output_depth;
   r.depth_multiplier = 1;
   return r;
+}
+
+// With a depth multiplier above 1: the repeat, and the scratch holding the
+// repeated input (RepeatedInput).
+void PlanRepeatedInput(Node& node, DepthwiseData& d, size_t element) {
+  const reference::DepthwiseGeometry& g = d.geometry;
+  if (g.depth_multiplier == 1) return;
+  d.repeat = g.depth_multiplier;
+  node.scratch_bytes =
+      static_cast<size_t>(g.batches) * g.input_height * g.input_width * g.output_depth * element;
 }
 
 // A float32 CONV_2D offered as the producer (Node::FusedProducer), run
@@ -1061,18 +1073,9 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.bias = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     d->fast = std::make_unique<optimized::QuantDepthwise>(p, optimized::SelectedIsa());
   } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
-             (bias == nullptr || bias->is_constant()) && optimized::FloatDepthwise::Covers(g)) {
-    optimized::FloatDepthwiseParams p;
-    p.geometry = g;
-    p.act_min = d->q.act.float_min;
-    p.act_max = d->q.act.float_max;
-    p.filter = filter.data_as<float>();
-    p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
-    d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
-    AcceptConvFusion(ctx, node, *d);
-  } else if (type == DataType::kFloat32 && UseFloatFast(ctx) && filter.is_constant() &&
-             (bias == nullptr || bias->is_constant()) && g.depth_multiplier > 1 &&
-             RepeatedInputFits(g, sizeof(float))) {
+             (bias == nullptr || bias->is_constant()) &&
+             MultiplierOneKernelFits(g, sizeof(float)) &&
+             optimized::FloatDepthwise::Covers(RepeatedGeometry(g))) {
     optimized::FloatDepthwiseParams p;
     p.geometry = RepeatedGeometry(g);
     p.act_min = d->q.act.float_min;
@@ -1080,21 +1083,18 @@ void PrepareDepthwiseConv2D(KernelContext& ctx, Node& node) {
     p.filter = filter.data_as<float>();
     p.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
     d->fast_float = std::make_unique<optimized::FloatDepthwise>(p, optimized::SelectedIsa());
-    d->repeat = g.depth_multiplier;
-    node.scratch_bytes = static_cast<size_t>(g.batches) * g.input_height * g.input_width *
-                         g.output_depth * sizeof(float);
+    if (g.depth_multiplier == 1)
+      AcceptConvFusion(ctx, node, *d);
+    else
+      PlanRepeatedInput(node, *d, sizeof(float));
   } else if (type == DataType::kInt16 && ctx.optimized() && filter.is_constant() &&
              (bias == nullptr || bias->is_constant()) &&
-             (g.depth_multiplier == 1 || RepeatedInputFits(g, sizeof(int16_t))) &&
+             MultiplierOneKernelFits(g, sizeof(int16_t)) &&
              optimized::Depthwise16x8::Covers(RepeatedGeometry(g), d->q.multipliers.data(),
                                               d->q.shifts.data(), optimized::SelectedIsa())) {
     optimized::Depthwise16x8Params p;
     p.geometry = RepeatedGeometry(g);
-    if (g.depth_multiplier > 1) {
-      d->repeat = g.depth_multiplier;
-      node.scratch_bytes = static_cast<size_t>(g.batches) * g.input_height * g.input_width *
-                           g.output_depth * sizeof(int16_t);
-    }
+    PlanRepeatedInput(node, *d, sizeof(int16_t));
     p.filter = filter.data_as<int8_t>();
     p.bias = bias != nullptr ? bias->data_as<int64_t>() : nullptr;
     p.multiplier = d->q.multipliers.data();

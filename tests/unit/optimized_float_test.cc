@@ -1186,7 +1186,7 @@ TEST(OptimizedFloatTest, RepeatChannelsRepeatsEachChannel) {
 // (signed values are the kernel tests' above).
 std::vector<float> RunWinogradGroupedModel(KernelSet kernels, int threads,
                                            const std::vector<float>& input, std::mt19937 rng) {
-  const auto Random = [](std::mt19937& r, size_t n) {
+  const auto NonNegative = [](std::mt19937& r, size_t n) {
     std::uniform_real_distribution<float> dist(0.0f, 1.0f);
     std::vector<float> v(n);
     for (float& x : v) x = dist(r);
@@ -1194,8 +1194,8 @@ std::vector<float> RunWinogradGroupedModel(KernelSet kernels, int threads,
   };
   OpModel m;
   const int in = m.AddInput(DataType::kFloat32, {2, 13, 11, 3});
-  const int f1 = m.AddConst<float>(DataType::kFloat32, {1, 3, 3, 12}, Random(rng, 9 * 12));
-  const int b1 = m.AddConst<float>(DataType::kFloat32, {12}, Random(rng, 12));
+  const int f1 = m.AddConst<float>(DataType::kFloat32, {1, 3, 3, 12}, NonNegative(rng, 9 * 12));
+  const int b1 = m.AddConst<float>(DataType::kFloat32, {12}, NonNegative(rng, 12));
   const int t1 = m.AddTensor(DataType::kFloat32);
   DepthwiseConv2DParams dw;
   dw.padding = Padding::kSame;
@@ -1203,16 +1203,16 @@ std::vector<float> RunWinogradGroupedModel(KernelSet kernels, int threads,
   dw.depth_multiplier = 4;
   dw.activation = Activation::kRelu6;
   m.AddOp(BuiltinOp::kDepthwiseConv2d, {in, f1, b1}, {t1}, dw);
-  const int f2 = m.AddConst<float>(DataType::kFloat32, {16, 3, 3, 12}, Random(rng, 16 * 9 * 12));
-  const int b2 = m.AddConst<float>(DataType::kFloat32, {16}, Random(rng, 16));
+  const int f2 = m.AddConst<float>(DataType::kFloat32, {16, 3, 3, 12}, NonNegative(rng, 16 * 9 * 12));
+  const int b2 = m.AddConst<float>(DataType::kFloat32, {16}, NonNegative(rng, 16));
   const int t2 = m.AddTensor(DataType::kFloat32);
   Conv2DParams conv;
   conv.padding = Padding::kSame;
   conv.stride_h = conv.stride_w = 1;
   conv.activation = Activation::kRelu;
   m.AddOp(BuiltinOp::kConv2d, {t1, f2, b2}, {t2}, conv);
-  const int f3 = m.AddConst<float>(DataType::kFloat32, {24, 3, 3, 4}, Random(rng, 24 * 9 * 4));
-  const int b3 = m.AddConst<float>(DataType::kFloat32, {24}, Random(rng, 24));
+  const int f3 = m.AddConst<float>(DataType::kFloat32, {24, 3, 3, 4}, NonNegative(rng, 24 * 9 * 4));
+  const int b3 = m.AddConst<float>(DataType::kFloat32, {24}, NonNegative(rng, 24));
   const int out = m.AddOutput(DataType::kFloat32);
   Conv2DParams grouped;
   grouped.padding = Padding::kValid;
