@@ -443,15 +443,7 @@ TEST(OptimizedConvTest, RequantizationModesMatchReference) {
       const RandomConv c = MakeModeConv(rng, trial % 3 == 0, mode);
       const std::string what = "mode " + std::to_string(static_cast<int>(mode)) + " trial " +
                                 std::to_string(trial) + ": " + c.Describe();
-      optimized::QuantConvParams p;
-      p.geometry = c.g;
-      p.is_uint8 = c.is_uint8;
-      p.input_zero_point = c.input_zp;
-      p.filter_zero_point = c.filter_zp;
-      p.multiplier = c.multipliers.data();
-      p.shift = c.shifts.data();
-      p.filter = c.filter.data();
-      p.bias = c.bias.data();
+      const optimized::QuantConvParams p = ParamsOf(c);
       if (optimized::IsaSupported(Isa::kAvx2) && c.g.output_depth > 1) {
         // avx2 has the magnitude form and the general one (one output
         // channel takes the dot-product kernel, with the general form).
