@@ -1541,7 +1541,7 @@ int RegisterAll() {
   // first layer on 3 channels (ResNet's 5x5 stride 2),
   // and a lone row (MobileNet v3's 1x1 head on its pooled 1x1 image, an
   // EfficientNet squeeze-and-excitation expansion).
-  for (const Layer& l : {kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
+  for (const Layer& l : {kConvLayers[2], kConvLayers[3], kConvLayers[8], Layer{16, 16, 16, 8, 3, 1},
                          Layer{32, 32, 8, 1, 1, 1}, Layer{128, 128, 3, 8, 3, 2},
                          Layer{64, 64, 3, 16, 5, 2}, Layer{1, 1, 432, 1024, 1, 1}, Layer{1, 1, 48, 1152, 1, 1}})
     benchmark::RegisterBenchmark(Name(l, "conv_float").c_str(), BM_ConvFloat, l, 1, false)

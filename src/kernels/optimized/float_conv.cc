@@ -212,6 +212,14 @@ void GemmByLane(int rows, int segs, int run, const float* const* a, const float*
     default: break;
   }
 }
+
+void GemmPanelsByLane(int rows, int panels, int segs, int run, const float* const* a,
+                      const float* w, size_t panel_stride, const float* bias, float lo, float hi,
+                      float* c, size_t ldc, int n) {
+  for (int p = 0; p < panels; ++p)
+    GemmByLane(rows, segs, run, a, w + p * panel_stride, bias + p * 2 * kLanes, lo, hi,
+               c + p * 2 * kLanes, ldc, std::min(2 * kLanes, n - p * 2 * kLanes));
+}
 }  // namespace neon
 #endif  // DELEGATO_ARM
 
@@ -473,15 +481,19 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
   using GemvFn = void (*)(int, int, const float* const*, const float*, size_t, const float*,
                           float, float, float*);
   GemvFn gemv = scalar::Gemv;
+  using GemmPanelsFn = void (*)(int, int, int, int, const float* const*, const float*, size_t,
+                                const float*, float, float, float*, size_t, int);
+  GemmPanelsFn gemm_panels = scalar::GemmPanels;
   constexpr int kGemvPanels = scalar::kGemvPanels;
 #if DELEGATO_X86
   static_assert(avx2::kGemvPanels == kGemvPanels && avx512::kGemvPanels == kGemvPanels);
-  if (gemm_isa_ == Isa::kAvx512Vnni) gemm = avx512::Gemm, gemv = avx512::Gemv;
-  if (gemm_isa_ == Isa::kAvx2) gemm = avx2::Gemm, gemv = avx2::Gemv;
+  if (gemm_isa_ == Isa::kAvx512Vnni)
+    gemm = avx512::Gemm, gemv = avx512::Gemv, gemm_panels = avx512::GemmPanels;
+  if (gemm_isa_ == Isa::kAvx2) gemm = avx2::Gemm, gemv = avx2::Gemv, gemm_panels = avx2::GemmPanels;
 #endif
 #if DELEGATO_ARM
   static_assert(neon::kGemvPanels == kGemvPanels);
-  if (IsArmIsa(isa_)) gemm = neon::GemmByLane, gemv = neon::Gemv;
+  if (IsArmIsa(isa_)) gemm = neon::GemmByLane, gemv = neon::Gemv, gemm_panels = neon::GemmPanelsByLane;
 #endif
   // The output pixel of row m0, advanced row by row (no division per row).
   Pixel px = PixelOf(m_begin);
@@ -547,6 +559,40 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
     // row runs at the multiply-add latency, not its throughput).
     const int groups = (count + mr_ - 1) / mr_;
     const int group_base = count / groups, group_extra = count % groups;
+    // Points `segments` at row group `group`'s rows (r of them from r0).
+    auto point_segments = [&](int group, int r0, int r) {
+      if (group == segments_of) return;
+      if (plain_rows) {
+        const float* row = input + (m0 + r0) * k_;
+        for (int j = 0; j < r; ++j) segments[j] = row + static_cast<size_t>(j) * k_;
+      } else {
+        for (int j = 0; j < r; ++j) {
+          const float* row = rows[r0 + j];
+          if (gathered[r0 + j]) {
+            for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + static_cast<size_t>(s) * run_;
+          } else {
+            for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
+          }
+        }
+      }
+      segments_of = group;
+    };
+    const size_t panel_floats = static_cast<size_t>(k_) * nr_;
+    // Each row group through all panels in one call (AVX2 one-vector
+    // layers' 12-row groups take gemm's narrow blocks below).
+    if (rows_outer && mr_ <= kMaxPanelRows && first_panel < p_end) {
+      for (int group = 0; group < groups; ++group) {
+        const int r0 = group * group_base + std::min(group, group_extra);
+        const int r = group_base + (group < group_extra ? 1 : 0);
+        point_segments(group, r0, r);
+        gemm_panels(r, p_end - first_panel, segs_, run_, segments,
+                    weights_.data() + first_panel * panel_floats, panel_floats,
+                    bias_.data() + static_cast<size_t>(first_panel) * nr_, act_min_, act_max_,
+                    output + (m0 - m_begin + r0) * n_ + static_cast<int64_t>(first_panel) * nr_, n_,
+                    n_ - first_panel * nr_);
+      }
+      continue;
+    }
     const int outer_count = rows_outer ? groups : p_end - first_panel;
     const int inner_count = rows_outer ? p_end - first_panel : groups;
     for (int outer = 0; outer < outer_count; ++outer) {
@@ -554,29 +600,12 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
         const int pn = first_panel + (rows_outer ? inner : outer);
         const int group = rows_outer ? outer : inner;
         const int r0 = group * group_base + std::min(group, group_extra);
-        const float* w = weights_.data() + static_cast<size_t>(pn) * k_ * nr_;
-        const float* b = bias_.data() + static_cast<size_t>(pn) * nr_;
-        const int ncols = std::min(nr_, n_ - pn * nr_);
         const int r = group_base + (group < group_extra ? 1 : 0);
-        if (group != segments_of) {
-          if (plain_rows) {
-            const float* row = input + (m0 + r0) * k_;
-            for (int j = 0; j < r; ++j) segments[j] = row + static_cast<size_t>(j) * k_;
-          } else {
-            for (int j = 0; j < r; ++j) {
-              const float* row = rows[r0 + j];
-              if (gathered[r0 + j]) {
-                for (int s = 0; s < segs_; ++s)
-                  segments[s * r + j] = row + static_cast<size_t>(s) * run_;
-              } else {
-                for (int s = 0; s < segs_; ++s) segments[s * r + j] = row + offsets[s];
-              }
-            }
-          }
-          segments_of = group;
-        }
-        gemm(r, segs_, run_, segments, w, b, act_min_, act_max_,
-             output + (m0 - m_begin + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_, ncols);
+        point_segments(group, r0, r);
+        gemm(r, segs_, run_, segments, weights_.data() + pn * panel_floats,
+             bias_.data() + static_cast<size_t>(pn) * nr_, act_min_, act_max_,
+             output + (m0 - m_begin + r0) * n_ + static_cast<int64_t>(pn) * nr_, n_,
+             std::min(nr_, n_ - pn * nr_));
       }
     }
   }

@@ -128,6 +128,7 @@ class FloatConv {
   }
   static constexpr int kMaxSegs = 16;
   static constexpr int kMaxRows = 12;  // rows per micro-kernel block, any ISA
+  static constexpr int kMaxPanelRows = 8;  // rows per GemmPanels call (two-vector blocks)
 
   reference::ConvGeometry g_;
   Isa isa_ = Isa::kScalar;
