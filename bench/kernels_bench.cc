@@ -465,6 +465,37 @@ void BM_SubChannels(benchmark::State& state) {  // movenet's input minus a per-c
   RunInt8AddSub(state, true, {1, 192, 192, 3}, {3}, 128, 4, -2, 0.5, 0.31, 1.9e-6);
 }
 
+// int8 MUL by a run-time per-channel scale: an EfficientNet
+// squeeze-and-excitation's x * sigmoid(s), `pixels` x `channels` * [channels].
+void RunInt8MulChannels(benchmark::State& state, int32_t pixels, int32_t channels) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const ref::BroadcastPlan plan =
+      ref::MakeBroadcastPlan({1, pixels, channels}, {1, 1, channels}, {1, pixels, channels});
+  const std::vector<uint8_t> a = RandomBytes(plan.num_elements, 1), b = RandomBytes(channels, 2);
+  std::vector<uint8_t> out(plan.num_elements);
+  ref::QuantizedMulDivParams p;
+  p.input1_offset = 7;     // x's zero point -7
+  p.input2_offset = 128;   // the sigmoid's output: zero point -128, scale 1/256
+  p.output_offset = -3;
+  int shift = 0;
+  delegato::quant::QuantizeMultiplier(0.06 / 256 / 0.05, &p.output_multiplier, &shift);
+  p.output_shift = shift;
+  p.act_min = -128;
+  p.act_max = 127;
+  if (isa == kReference) {
+    for (auto _ : state)
+      ref::QuantizedMulBroadcast(plan, reinterpret_cast<const int8_t*>(a.data()),
+                                 reinterpret_cast<const int8_t*>(b.data()),
+                                 reinterpret_cast<int8_t*>(out.data()), p, 0, plan.num_elements);
+  } else {
+    const opt::QuantBinary k(opt::QuantBinary::Kind::kMul, false, {}, p, static_cast<Isa>(isa));
+    for (auto _ : state) k.Run(plan, a.data(), b.data(), out.data(), 0, plan.num_elements);
+  }
+  benchmark::DoNotOptimize(out.data());
+  state.SetItemsProcessed(state.iterations() * plan.num_elements);
+}
+
 // A batch norm's per-channel scale (DenseNet, 24x24x40 * [40]), float32:
 // short runs repeated over every pixel.
 void BM_MulChannelsFloat(benchmark::State& state) {
@@ -1674,6 +1705,13 @@ int RegisterAll() {
                                64, 128)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("add_int8/56x56x24", BM_Add)->Apply(IsaArgs);
+  for (const auto& [pixels, channels] : {std::pair{48 * 48, 32}, std::pair{24 * 24, 144},
+                                         std::pair{12 * 12, 240}})
+    benchmark::RegisterBenchmark(
+        ("mul_int8/" + std::to_string(pixels) + "x" + std::to_string(channels) + "*" +
+         std::to_string(channels)).c_str(),
+        RunInt8MulChannels, pixels, channels)
+        ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("mul_float/24x24x40*40", BM_MulChannelsFloat)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("sub_int8/192x192x3-3", BM_SubChannels)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("resize_bilinear_int8/16x16x8->32x32", BM_ResizeBilinearInt8)

@@ -72,6 +72,10 @@ class QuantBinary {
   // One run: n outputs, input strides 0 (broadcast) or 1.
   void RunSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
                uint8_t* out, int64_t n) const;
+  // `rows` runs of n outputs, written one after another: run r reads
+  // a + r * a_row and b + r * b_row.
+  void RunRows(const uint8_t* a, int64_t stride_a, int64_t a_row, const uint8_t* b,
+               int64_t stride_b, int64_t b_row, uint8_t* out, int64_t n, int64_t rows) const;
 
   Kind kind() const { return kind_; }
   bool is_uint8() const { return is_uint8_; }
@@ -91,6 +95,8 @@ class QuantBinary {
   const MagnitudeChannels& magnitude_constants() const { return magnitude_; }
 
  private:
+  void RunOneSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
+                  uint8_t* out, int64_t n) const;
   void PrepareAddMagnitude();
   void PrepareMulMagnitude();
   static Form OutputForm(int32_t multiplier, int32_t shift, int64_t bound);
