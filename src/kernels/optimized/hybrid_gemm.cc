@@ -854,8 +854,10 @@ void HybridConvKernel::RunTask(int task, const float* scales, const float* bias,
         const int16_t* src = image + static_cast<size_t>(out_y) * g.stride_height * padded_row +
                              static_cast<size_t>(out_x) * g.stride_width * depth;
         int16_t* row = panel + static_cast<size_t>(r) * k_padded;
-        for (int32_t fy = 0; fy < g.filter_height; ++fy)
-          std::memcpy(row + fy * g.filter_width * depth, src + fy * padded_row, tap_run);
+        // Constant-size copies for the usual runs (a call each cost 8% of a
+        // grouped ResNeXt's time).
+        CopyRuns(reinterpret_cast<const uint8_t*>(src), sizeof(int16_t) * padded_row,
+                 reinterpret_cast<uint8_t*>(row), tap_run, g.filter_height, tap_run);
         for (size_t i = taps; i < static_cast<size_t>(k_padded); ++i) row[i] = 0;
       }
       a = panel;
