@@ -55,6 +55,40 @@ bool SameBytes(const std::vector<float>& a, const std::vector<float>& b) {
 
 // ------------------------------------------------------------ row quantization
 
+// HybridGemm's int32 sums against a plain loop: channel counts around the
+// 16-channel blocks and the half block, and row counts around every tile
+// (one or two rows take several blocks at once; the last rows of a block
+// one tile).
+TEST_P(HybridKernelTest, GemmSumsEqualPlainLoop) {
+  const Isa isa = GetParam();
+  std::mt19937 rng(12);
+  for (int n : {1, 8, 9, 16, 24, 40, 64, 72, 130, 150}) {
+    for (int k : {1, 2, 7, 33}) {
+      std::vector<int8_t> w(static_cast<size_t>(n) * k);
+      for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+      const optimized::HybridGemm gemm(w.data(), n, k, isa);
+      for (int rows : {1, 2, 3, 5, 6, 7, 8, 9, 13, 17}) {
+        std::vector<int16_t> a(static_cast<size_t>(rows) * gemm.k_padded(), 0);
+        for (int r = 0; r < rows; ++r)
+          for (int i = 0; i < k; ++i)
+            a[static_cast<size_t>(r) * gemm.k_padded() + i] =
+                static_cast<int16_t>(static_cast<int>(rng() % 511) - 255);
+        std::vector<int32_t> acc(static_cast<size_t>(rows) * gemm.n_padded(), -7);
+        gemm.Multiply(a.data(), rows, acc.data());
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < n; ++c) {
+            int32_t sum = 0;
+            for (int i = 0; i < k; ++i)
+              sum += int32_t{w[static_cast<size_t>(c) * k + i]} *
+                     a[static_cast<size_t>(r) * gemm.k_padded() + i];
+            ASSERT_EQ(acc[static_cast<size_t>(r) * gemm.n_padded() + c], sum)
+                << "n " << n << " k " << k << " rows " << rows << " row " << r << " channel " << c;
+          }
+      }
+    }
+  }
+}
+
 TEST_P(HybridKernelTest, QuantizeRowEqualsReference) {
   const Isa isa = GetParam();
   std::mt19937 rng(7);

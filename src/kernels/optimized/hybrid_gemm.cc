@@ -189,25 +189,53 @@ int ConvOutputNeon(const int32_t* acc, int n, const float* weight_scales, float 
 
 // ---------------------------------------------------------------- AVX2
 
-template <int R>
+// R rows x G blocks of 16 channels (block g's weights block_stride further).
+template <int R, int G = 1>
 DLG_TARGET_AVX2 void Tile256(const int16_t* w, int pairs, const int16_t* a, int k_padded,
-                             int32_t* acc, int acc_stride) {
-  __m256i c0[R], c1[R];
-  for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm256_setzero_si256();
+                             int32_t* acc, int acc_stride, size_t block_stride = 0) {
+  __m256i c[R][2 * G];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < 2 * G; ++j) c[r][j] = _mm256_setzero_si256();
   for (int p = 0; p < pairs; ++p, w += 2 * kBlock) {
-    const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + kBlock));
+    __m256i wv[2 * G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      wv[2 * g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + g * block_stride));
+      wv[2 * g + 1] =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(w + g * block_stride + kBlock));
+    }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256i x = _mm256_set1_epi32(LoadPair(a + static_cast<size_t>(r) * k_padded + 2 * p));
-      c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(x, w0));
-      c1[r] = _mm256_add_epi32(c1[r], _mm256_madd_epi16(x, w1));
+#pragma GCC unroll 8
+      for (int j = 0; j < 2 * G; ++j) c[r][j] = _mm256_add_epi32(c[r][j], _mm256_madd_epi16(x, wv[j]));
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     int32_t* out = acc + static_cast<size_t>(r) * acc_stride;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), c0[r]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), c1[r]);
+#pragma GCC unroll 8
+    for (int j = 0; j < 2 * G; ++j)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * j), c[r][j]);
   }
+}
+
+// One or two rows (a 1x1 image, a FULLY_CONNECTED batch): whole blocks 4 at
+// a time, so 8-16 sums are in flight instead of a row's 2, each waiting on
+// the last vpmaddwd + vpaddd. Returns the blocks done.
+template <int R>
+DLG_TARGET_AVX2 int FewRowsAvx2(const int16_t* packed, size_t block_stride, int pairs, int blocks,
+                                const int16_t* a, int k_padded, int32_t* acc, int acc_stride) {
+  int b = 0;
+  for (; b + 4 <= blocks; b += 4)
+    Tile256<R, 4>(packed + b * block_stride, pairs, a, k_padded, acc + b * kBlock, acc_stride,
+                  block_stride);
+  for (; b + 2 <= blocks; b += 2)
+    Tile256<R, 2>(packed + b * block_stride, pairs, a, k_padded, acc + b * kBlock, acc_stride,
+                  block_stride);
+  return b;
 }
 
 // A block whose channels 8-15 are all padding (layers of at most 8 channels,
@@ -246,7 +274,15 @@ DLG_TARGET_AVX2 void HalfBlockAvx2(const int16_t* w, int pairs, const int16_t* a
 DLG_TARGET_AVX2 void MultiplyAvx2(const int16_t* packed, int k_padded, int blocks, int n,
                                   const int16_t* a, int rows, int32_t* acc, int acc_stride) {
   const int pairs = k_padded / 2;
-  for (int b = 0; b < blocks; ++b) {
+  const size_t block_stride = static_cast<size_t>(pairs) * kBlock * 2;
+  // The last block is a half one when its channels 8-15 are all padding.
+  const int whole_blocks = n - (blocks - 1) * kBlock <= kBlock / 2 ? blocks - 1 : blocks;
+  int first = 0;
+  if (rows == 1)
+    first = FewRowsAvx2<1>(packed, block_stride, pairs, whole_blocks, a, k_padded, acc, acc_stride);
+  else if (rows == 2)
+    first = FewRowsAvx2<2>(packed, block_stride, pairs, whole_blocks, a, k_padded, acc, acc_stride);
+  for (int b = first; b < blocks; ++b) {
     const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
     if (n - b * kBlock <= kBlock / 2) {
       HalfBlockAvx2(w, pairs, a, k_padded, rows, acc + b * kBlock, acc_stride);
@@ -298,9 +334,31 @@ DLG_TARGET_AVX512 void Rows512(const int16_t* w, size_t block_stride, int pairs,
   for (; r + kRows <= rows; r += kRows)
     Tile512<kRows, B>(w, block_stride, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
                       acc + static_cast<size_t>(r) * acc_stride, acc_stride);
-  for (; r < rows; ++r)
-    Tile512<1, B>(w, block_stride, pairs, a + static_cast<size_t>(r) * k_padded, k_padded,
-                  acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  const int16_t* ar = a + static_cast<size_t>(r) * k_padded;
+  int32_t* cr = acc + static_cast<size_t>(r) * acc_stride;
+  switch (rows - r) {  // the last rows in one tile (a row alone waits on vpdpwssd's latency)
+    case 7: Tile512<7, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 6: Tile512<6, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 5: Tile512<5, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 4: Tile512<4, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 3: Tile512<3, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 2: Tile512<2, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    case 1: Tile512<1, B>(w, block_stride, pairs, ar, k_padded, cr, acc_stride); break;
+    default: break;
+  }
+}
+
+// One or two rows: 8 (4) blocks at a time, so 8 sums are in flight instead of
+// one or two. Returns the blocks done.
+template <int R>
+DLG_TARGET_AVX512 int FewRows512(const int16_t* packed, size_t block_stride, int pairs, int blocks,
+                                 const int16_t* a, int k_padded, int32_t* acc, int acc_stride) {
+  constexpr int kGroup = 8 / R;
+  int b = 0;
+  for (; b + kGroup <= blocks; b += kGroup)
+    Tile512<R, kGroup>(packed + b * block_stride, block_stride, pairs, a, k_padded,
+                       acc + b * kBlock, acc_stride);
+  return b;
 }
 
 DLG_TARGET_AVX512 void MultiplyAvx512(const int16_t* packed, int k_padded, int blocks,
@@ -308,6 +366,8 @@ DLG_TARGET_AVX512 void MultiplyAvx512(const int16_t* packed, int k_padded, int b
   const int pairs = k_padded / 2;
   const size_t block_stride = static_cast<size_t>(pairs) * kBlock * 2;
   int b = 0;
+  if (rows == 1) b = FewRows512<1>(packed, block_stride, pairs, blocks, a, k_padded, acc, acc_stride);
+  if (rows == 2) b = FewRows512<2>(packed, block_stride, pairs, blocks, a, k_padded, acc, acc_stride);
   for (; b + 2 <= blocks; b += 2)
     Rows512<2>(packed + b * block_stride, block_stride, pairs, a, k_padded, rows, acc + b * kBlock,
                acc_stride);
