@@ -368,6 +368,8 @@ TEST_P(HybridKernelTest, DepthwiseEqualsReference) {
       // Four groups after the last whole step (49-63 channels past 64, 25-31
       // past 32): MobileNet V3's 120 channels, 5x5.
       {1, 6, 6, 120, 5, 1, 1, 2}, {1, 5, 5, 60, 3, 1, 1, 1}, {1, 4, 4, 30, 3, 1, 1, 1},
+      // AVX-512 pairs of channels, 32 at a time: four groups then three, or one.
+      {1, 3, 4, 224, 3, 1, 1, 1}, {1, 4, 3, 160, 5, 1, 1, 2},
       // Depth multipliers: the widening repeats each input channel.
       {1, 5, 5, 3, 3, 1, 1, 1, 2}, {2, 6, 7, 16, 3, 2, 1, 1, 2}, {1, 4, 4, 5, 3, 1, 1, 1, 3},
       {1, 6, 6, 1, 5, 1, 1, 2, 8}, {1, 5, 4, 12, 3, 1, 2, 2, 4}};

@@ -153,13 +153,71 @@ DLG_TARGET_AVX512 void Output512(__m512i acc, const float* channel_scales, __m51
   _mm512_mask_storeu_ps(out + c, m, v);
 }
 
-DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights, int padded_depth,
-                                   int depth, const float* channel_scales, float image_scale,
+// G groups of 32 channels from channel c with pair_weights: the even
+// channels' sums in even[g], the odd channels' in odd[g] (vpdpwssd adds
+// x[2i] * w_even + x[2i+1] * 0, and x[2i] * 0 + x[2i+1] * w_odd).
+template <int G, int kTaps = 0>
+DLG_TARGET_AVX512 void PairGroups512(const Window& w, const int32_t* pair_weights,
+                                     int padded_depth, int c, __m512i* even, __m512i* odd) {
+  if constexpr (kTaps == 0) {
+    if (w.taps == 9) return PairGroups512<G, 9>(w, pair_weights, padded_depth, c, even, odd);
+  }
+  const int taps = kTaps != 0 ? kTaps : w.taps;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) even[g] = odd[g] = _mm512_setzero_si512();
+#pragma GCC unroll 9
+  for (int t = 0; t < taps; ++t) {
+    const int16_t* x = w.origin + w.offsets[t] + c;
+    const int32_t* wt = pair_weights + static_cast<size_t>(t) * padded_depth + c;
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m512i xv = _mm512_loadu_si512(x + 32 * g);
+      even[g] = _mm512_dpwssd_epi32(even[g], xv, _mm512_load_si512(wt + 32 * g));
+      odd[g] = _mm512_dpwssd_epi32(odd[g], xv, _mm512_load_si512(wt + 32 * g + 16));
+    }
+  }
+}
+
+// PairGroups512's sums as outputs of channels c .. c + 32 * groups: channels
+// 2i and 2i + 1 back in order, lanes 0-15 then 16-31 of each group.
+DLG_TARGET_AVX512 void PairOutputs512(const __m512i* even, const __m512i* odd, int groups,
+                                      const float* channel_scales, __m512 scale, const float* bias,
+                                      __m512 lo, __m512 hi, int c, float* out) {
+  const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int g = 0; g < groups; ++g) {
+    Output512(_mm512_permutex2var_epi32(even[g], first, odd[g]), channel_scales, scale, bias, lo,
+              hi, c + 32 * g, 16, out);
+    Output512(_mm512_permutex2var_epi32(even[g], second, odd[g]), channel_scales, scale, bias, lo,
+              hi, c + 32 * g + 16, 16, out);
+  }
+}
+
+DLG_TARGET_AVX512 void PixelAvx512(const Window& w, const int32_t* weights,
+                                   const int32_t* pair_weights, int padded_depth, int depth,
+                                   const float* channel_scales, float image_scale,
                                    const float* bias, float act_min, float act_max, float* out) {
   const __m512 scale = _mm512_set1_ps(image_scale);
   const __m512 lo = _mm512_set1_ps(act_min), hi = _mm512_set1_ps(act_max);
-  __m512i acc[4];
   int c = 0;
+  if (pair_weights != nullptr) {
+    __m512i even[4], odd[4];
+    for (; c + 128 <= depth; c += 128) {
+      PairGroups512<4>(w, pair_weights, padded_depth, c, even, odd);
+      PairOutputs512(even, odd, 4, channel_scales, scale, bias, lo, hi, c, out);
+    }
+    const int groups = (depth - c) / 32;  // 0 to 3
+    switch (groups) {
+      case 3: PairGroups512<3>(w, pair_weights, padded_depth, c, even, odd); break;
+      case 2: PairGroups512<2>(w, pair_weights, padded_depth, c, even, odd); break;
+      case 1: PairGroups512<1>(w, pair_weights, padded_depth, c, even, odd); break;
+      default: break;
+    }
+    PairOutputs512(even, odd, groups, channel_scales, scale, bias, lo, hi, c, out);
+    c += 32 * groups;
+  }
+  __m512i acc[4];
   for (; c + 64 <= depth; c += 64) {
     Groups512<4>(w, weights, padded_depth, c, acc);
     for (int g = 0; g < 4; ++g)
@@ -249,6 +307,19 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
               ? static_cast<int32_t>(static_cast<uint16_t>(
                     static_cast<int16_t>(filter[tap * g_.input_depth + c])))
               : 0;
+  if (isa_ == Isa::kAvx512Vnni && g_.input_depth >= 32) {
+    pair_weights_.Resize(taps * padded_depth_);
+    std::fill(pair_weights_.data(), pair_weights_.data() + taps * padded_depth_, 0);
+    for (size_t tap = 0; tap < taps; ++tap)
+      for (int32_t c0 = 0; c0 + 32 <= g_.input_depth; c0 += 32)
+        for (int32_t i = 0; i < 16; ++i) {
+          int32_t* group = pair_weights_.data() + tap * padded_depth_ + c0;
+          const uint32_t even = weights_[tap * padded_depth_ + c0 + 2 * i];
+          const uint32_t odd = weights_[tap * padded_depth_ + c0 + 2 * i + 1];
+          group[i] = static_cast<int32_t>(even);
+          group[16 + i] = static_cast<int32_t>(odd << 16);
+        }
+  }
 }
 
 void HybridDepthwiseKernel::WidenImage(int64_t batch, const int8_t* quantized_image,
@@ -299,7 +370,8 @@ void HybridDepthwiseKernel::Run(const uint8_t* scratch, const float* scales, con
                      tap_offsets_.data(), taps};
 #if DELEGATO_X86
       if (isa_ == Isa::kAvx512Vnni) {
-        PixelAvx512(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch],
+        PixelAvx512(w, weights_.data(), pair_weights_.size() != 0 ? pair_weights_.data() : nullptr,
+                    padded_depth_, depth, channel_scales_, scales[batch],
                     bias, act_min_, act_max_, out);
         continue;
       }
