@@ -102,13 +102,71 @@ DLG_TARGET_AVX2 void Output256(__m256i acc, const float* channel_scales, __m256 
   }
 }
 
-DLG_TARGET_AVX2 void PixelAvx2(const Window& w, const int32_t* weights, int padded_depth,
-                               int depth, const float* channel_scales, float image_scale,
-                               const float* bias, float act_min, float act_max, float* out) {
+// PairGroups512 on 8 lanes: G groups of 16 channels, vpmaddwd.
+template <int G, int kTaps = 0>
+DLG_TARGET_AVX2 void PairGroups256(const Window& w, const int32_t* pair_weights, int padded_depth,
+                                   int c, __m256i* even, __m256i* odd) {
+  if constexpr (kTaps == 0) {
+    if (w.taps == 9) return PairGroups256<G, 9>(w, pair_weights, padded_depth, c, even, odd);
+  }
+  const int taps = kTaps != 0 ? kTaps : w.taps;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) even[g] = odd[g] = _mm256_setzero_si256();
+#pragma GCC unroll 9
+  for (int t = 0; t < taps; ++t) {
+    const int16_t* x = w.origin + w.offsets[t] + c;
+    const int32_t* wt = pair_weights + static_cast<size_t>(t) * padded_depth + c;
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16 * g));
+      const __m256i we = _mm256_load_si256(reinterpret_cast<const __m256i*>(wt + 16 * g));
+      const __m256i wo = _mm256_load_si256(reinterpret_cast<const __m256i*>(wt + 16 * g + 8));
+      even[g] = _mm256_add_epi32(even[g], _mm256_madd_epi16(xv, we));
+      odd[g] = _mm256_add_epi32(odd[g], _mm256_madd_epi16(xv, wo));
+    }
+  }
+}
+
+// PairGroups256's sums as outputs of channels c .. c + 16 * groups.
+DLG_TARGET_AVX2 void PairOutputs256(const __m256i* even, const __m256i* odd, int groups,
+                                    const float* channel_scales, __m256 scale, const float* bias,
+                                    __m256 lo, __m256 hi, int c, float* out) {
+  for (int g = 0; g < groups; ++g) {
+    // [e0 o0 e1 o1 | e4 o4 e5 o5] and [e2 o2 e3 o3 | e6 o6 e7 o7]: channels
+    // 0-3 | 8-11 and 4-7 | 12-15 of the group.
+    const __m256i low = _mm256_unpacklo_epi32(even[g], odd[g]);
+    const __m256i high = _mm256_unpackhi_epi32(even[g], odd[g]);
+    Output256(_mm256_permute2x128_si256(low, high, 0x20), channel_scales, scale, bias, lo, hi,
+              c + 16 * g, 8, out);
+    Output256(_mm256_permute2x128_si256(low, high, 0x31), channel_scales, scale, bias, lo, hi,
+              c + 16 * g + 8, 8, out);
+  }
+}
+
+DLG_TARGET_AVX2 void PixelAvx2(const Window& w, const int32_t* weights, const int32_t* pair_weights,
+                               int padded_depth, int depth, const float* channel_scales,
+                               float image_scale, const float* bias, float act_min, float act_max,
+                               float* out) {
   const __m256 scale = _mm256_set1_ps(image_scale);
   const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
-  __m256i acc[4];
   int c = 0;
+  if (pair_weights != nullptr) {
+    __m256i even[4], odd[4];
+    for (; c + 64 <= depth; c += 64) {
+      PairGroups256<4>(w, pair_weights, padded_depth, c, even, odd);
+      PairOutputs256(even, odd, 4, channel_scales, scale, bias, lo, hi, c, out);
+    }
+    const int groups = (depth - c) / 16;  // 0 to 3
+    switch (groups) {
+      case 3: PairGroups256<3>(w, pair_weights, padded_depth, c, even, odd); break;
+      case 2: PairGroups256<2>(w, pair_weights, padded_depth, c, even, odd); break;
+      case 1: PairGroups256<1>(w, pair_weights, padded_depth, c, even, odd); break;
+      default: break;
+    }
+    PairOutputs256(even, odd, groups, channel_scales, scale, bias, lo, hi, c, out);
+    c += 16 * groups;
+  }
+  __m256i acc[4];
   for (; c + 32 <= depth; c += 32) {
     Groups256<4>(w, weights, padded_depth, c, acc);
     for (int g = 0; g < 4; ++g)
@@ -307,17 +365,19 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
               ? static_cast<int32_t>(static_cast<uint16_t>(
                     static_cast<int16_t>(filter[tap * g_.input_depth + c])))
               : 0;
-  if (isa_ == Isa::kAvx512Vnni && g_.input_depth >= 32) {
+  const int32_t pair_group = isa_ == Isa::kAvx512Vnni ? 32 : isa_ == Isa::kAvx2 ? 16 : 0;
+  if (pair_group != 0 && g_.input_depth >= pair_group) {
+    const int32_t half = pair_group / 2;
     pair_weights_.Resize(taps * padded_depth_);
     std::fill(pair_weights_.data(), pair_weights_.data() + taps * padded_depth_, 0);
     for (size_t tap = 0; tap < taps; ++tap)
-      for (int32_t c0 = 0; c0 + 32 <= g_.input_depth; c0 += 32)
-        for (int32_t i = 0; i < 16; ++i) {
+      for (int32_t c0 = 0; c0 + pair_group <= g_.input_depth; c0 += pair_group)
+        for (int32_t i = 0; i < half; ++i) {
           int32_t* group = pair_weights_.data() + tap * padded_depth_ + c0;
           const uint32_t even = weights_[tap * padded_depth_ + c0 + 2 * i];
           const uint32_t odd = weights_[tap * padded_depth_ + c0 + 2 * i + 1];
           group[i] = static_cast<int32_t>(even);
-          group[16 + i] = static_cast<int32_t>(odd << 16);
+          group[half + i] = static_cast<int32_t>(odd << 16);
         }
   }
 }
@@ -376,7 +436,8 @@ void HybridDepthwiseKernel::Run(const uint8_t* scratch, const float* scales, con
         continue;
       }
       if (isa_ == Isa::kAvx2) {
-        PixelAvx2(w, weights_.data(), padded_depth_, depth, channel_scales_, scales[batch], bias,
+        PixelAvx2(w, weights_.data(), pair_weights_.size() != 0 ? pair_weights_.data() : nullptr,
+                  padded_depth_, depth, channel_scales_, scales[batch], bias,
                   act_min_, act_max_, out);
         continue;
       }

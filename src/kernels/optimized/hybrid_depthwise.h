@@ -69,10 +69,11 @@ class HybridDepthwiseKernel {
   std::vector<size_t> tap_offsets_;  // each tap's offset from a window's first, in int16
   // [tap][padded_depth]: the weight in the low 16 bits, 0 in the high ones.
   AlignedBuffer<int32_t> weights_;
-  // AVX-512: [tap][padded_depth] in groups of 32 channels (the whole groups
-  // below the layer's depth): the 16 even channels' weights in the low 16
-  // bits, then the 16 odd channels' in the high ones, so vpdpwssd multiplies
-  // the widened image's int16 pairs as they lie (no widening to 32 bits).
+  // [tap][padded_depth] in groups of 2 * lanes channels (32 on AVX-512, 16
+  // on AVX2; the whole groups below the layer's depth): the even channels'
+  // weights in the low 16 bits, then the odd channels' in the high ones, so
+  // vpdpwssd / vpmaddwd multiply the widened image's int16 pairs as they lie
+  // (no widening to 32 bits). Empty on other ISAs.
   AlignedBuffer<int32_t> pair_weights_;
 };
 
