@@ -579,8 +579,9 @@ void FloatConv::Run(int64_t m_begin, int64_t m_end, int p_begin, int p_end, cons
     };
     const size_t panel_floats = static_cast<size_t>(k_) * nr_;
     // Each row group through all panels in one call (AVX2 one-vector
-    // layers' 12-row groups take gemm's narrow blocks below).
-    if (rows_outer && mr_ <= kMaxPanelRows && first_panel < p_end) {
+    // layers' 12-row groups take gemm's narrow blocks below; a lone panel
+    // has no calls to save).
+    if (rows_outer && mr_ <= kMaxPanelRows && p_end - first_panel >= 2) {
       for (int group = 0; group < groups; ++group) {
         const int r0 = group * group_base + std::min(group, group_extra);
         const int r = group_base + (group < group_extra ? 1 : 0);
