@@ -292,9 +292,10 @@ void EvalTransposeConv(KernelContext& ctx, const Node& node) {
           d.quant_kernel.Sums(quantized, offsets, acc, begin, end);
           for (int64_t row = begin; row < end; ++row) {
             const float scale = scales[row / g.output_height];
-            for (int64_t px = row * row_size; px < (row + 1) * row_size; px += g.output_depth)
-              optimized::ConvOutputRow(d.isa, acc + px, g.output_depth, d.channel_scales.data(),
-                                       scale, b_ptr, p.act_min, p.act_max, out_all + px);
+            optimized::ConvOutputRows(d.isa, acc + row * row_size, g.output_depth,
+                                      static_cast<int>(row_size / g.output_depth), g.output_depth,
+                                      d.channel_scales.data(), scale, b_ptr, p.act_min, p.act_max,
+                                      out_all + row * row_size, g.output_depth);
           }
         },
         d.min_parallel_rows);

@@ -516,23 +516,36 @@ DLG_TARGET_AVX512 void QuantizeAvx512(const float* v, int32_t n, int32_t zero_po
   }
 }
 
-// ConvOutputRow (below) 8 channels at a time: the same IEEE operations in
-// the same order, max(lo, v) / min(hi, v) in std::max(v, lo) /
-// std::min(v, hi)'s operand order (NaN passes through as there).
-DLG_TARGET_AVX2 int ConvOutputAvx2(const int32_t* acc, int n, const float* weight_scales,
-                                   float image_scale, const float* bias, float act_min,
-                                   float act_max, float* out) {
+// ConvOutputRows (below) 8 channels at a time, the last 1-7 under a lane
+// mask: the same IEEE operations in the same order, max(lo, v) / min(hi, v)
+// in std::max(v, lo) / std::min(v, hi)'s operand order (NaN passes through
+// as there). Rows in one call: a layer of 8-16 channels spent as long on a
+// call, a dispatch and a scalar tail per pixel as on its outputs.
+DLG_TARGET_AVX2 void ConvOutputAvx2(const int32_t* acc, size_t acc_stride, int rows, int n,
+                                    const float* weight_scales, float image_scale,
+                                    const float* bias, float act_min, float act_max, float* out,
+                                    size_t out_stride) {
   const __m256 scale = _mm256_set1_ps(image_scale);
   const __m256 lo = _mm256_set1_ps(act_min), hi = _mm256_set1_ps(act_max);
-  int c = 0;
-  for (; c + 8 <= n; c += 8) {
-    __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)));
-    if (weight_scales != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(weight_scales + c));
-    v = _mm256_mul_ps(v, scale);
-    if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
-    _mm256_storeu_ps(out + c, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+  const int full = n / 8 * 8;
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - full),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int r = 0; r < rows; ++r, acc += acc_stride, out += out_stride) {
+    for (int c = 0; c < full; c += 8) {
+      __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)));
+      if (weight_scales != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(weight_scales + c));
+      v = _mm256_mul_ps(v, scale);
+      if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
+      _mm256_storeu_ps(out + c, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+    }
+    if (full < n) {
+      __m256 v = _mm256_cvtepi32_ps(_mm256_maskload_epi32(acc + full, tail));
+      if (weight_scales != nullptr) v = _mm256_mul_ps(v, _mm256_maskload_ps(weight_scales + full, tail));
+      v = _mm256_mul_ps(v, scale);
+      if (bias != nullptr) v = _mm256_add_ps(v, _mm256_maskload_ps(bias + full, tail));
+      _mm256_maskstore_ps(out + full, tail, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+    }
   }
-  return c;
 }
 
 #endif  // DELEGATO_X86
@@ -548,14 +561,14 @@ void FullyConnectedOutputRow(const HybridFullyConnectedKernelParams& p, const in
 
 }  // namespace
 
-void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
-                   float image_scale, const float* bias, float act_min, float act_max,
-                   float* out) {
+namespace {
+
+// One row on the ISAs ConvOutputRows leaves to a row at a time.
+void ConvOutputOneRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
+                      float image_scale, const float* bias, float act_min, float act_max,
+                      float* out) {
   int c = 0;
-#if DELEGATO_X86
-  if (isa != Isa::kScalar)
-    c = ConvOutputAvx2(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
-#elif DELEGATO_ARM
+#if DELEGATO_ARM
   if (IsArmIsa(isa))
     c = ConvOutputNeon(acc, n, weight_scales, image_scale, bias, act_min, act_max, out);
 #else
@@ -569,6 +582,24 @@ void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scale
     out[c] = std::min(std::max(v, act_min), act_max);
   }
 }
+
+}  // namespace
+
+void ConvOutputRows(Isa isa, const int32_t* acc, size_t acc_stride, int rows, int n,
+                    const float* weight_scales, float image_scale, const float* bias,
+                    float act_min, float act_max, float* out, size_t out_stride) {
+#if DELEGATO_X86
+  if (isa != Isa::kScalar) {
+    ConvOutputAvx2(acc, acc_stride, rows, n, weight_scales, image_scale, bias, act_min, act_max,
+                   out, out_stride);
+    return;
+  }
+#endif
+  for (int r = 0; r < rows; ++r)
+    ConvOutputOneRow(isa, acc + r * acc_stride, n, weight_scales, image_scale, bias, act_min,
+                     act_max, out + r * out_stride);
+}
+
 
 // ---------------------------------------------------------------- HybridGemm
 
@@ -923,10 +954,9 @@ void HybridConvKernel::RunTask(int task, const float* scales, const float* bias,
       a = panel;
     }
     gemm_.Multiply(a, count, acc);
-    for (int r = 0; r < count; ++r)
-      ConvOutputRow(isa, acc + static_cast<size_t>(r) * gemm_.n_padded(), g.output_depth,
-                    p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
-                    p_.act_max, output + (m0 + r) * g.output_depth);
+    ConvOutputRows(isa, acc, gemm_.n_padded(), count, g.output_depth,
+                   p_.per_channel ? p_.weight_scales : nullptr, scales[batch], bias, p_.act_min,
+                   p_.act_max, output + m0 * g.output_depth, g.output_depth);
     m0 += count;
   }
 }

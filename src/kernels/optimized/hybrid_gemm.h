@@ -78,14 +78,16 @@ void HybridQuantizeRow(Isa isa, const float* values, int32_t n, bool asymmetric,
 void HybridQuantizeRows(Isa isa, const float* values, int64_t stride, int rows, int32_t n,
                         bool asymmetric, int8_t* quantized, float* scales, int32_t* zero_points);
 
-// One pixel's float outputs from its int32 sums, in the reference's order:
+// `rows` pixels' float outputs from their int32 sums (row r's n sums at
+// acc + r * acc_stride, its outputs at out + r * out_stride), in the
+// reference's order:
 //   weight_scales given: float(acc[c]) * weight_scales[c] * image_scale
 //   none:                float(acc[c]) * image_scale
 // plus bias[c] when given, clamped to [act_min, act_max]; vectors on AVX2 and
-// AVX-512, the same values as the scalar loop.
-void ConvOutputRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
-                   float image_scale, const float* bias, float act_min, float act_max,
-                   float* out);
+// AVX-512 (NEON per row), the same values as the scalar loop.
+void ConvOutputRows(Isa isa, const int32_t* acc, size_t acc_stride, int rows, int n,
+                    const float* weight_scales, float image_scale, const float* bias,
+                    float act_min, float act_max, float* out, size_t out_stride);
 
 // Hybrid CONV_2D (ungrouped, no dilation): the quantized image widened once
 // to int16 q - zero_point inside a zero border, im2col rows copied from it
