@@ -250,6 +250,8 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
 // MUL with the magnitude form (kOut, with or without its tie term): the
 // product of the offset inputs (|p| <= 255^2, so vpmaddwd of the low 16-bit
 // halves gives it exactly) rescaled by AddRescale512.
+constexpr int64_t kMulTileVectors = 96;  // rows of up to 1536 values (AVX-512)
+
 template <bool kSigned, int kOut>
 DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n,
@@ -263,15 +265,27 @@ DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_
   const __m512i lo = _mm512_set1_epi32(p.act_min);
   const __m512i hi = _mm512_set1_epi32(p.act_max);
   const __m512i low_words = _mm512_set1_epi32(0xFFFF);
+  // A row that repeats (a squeeze-and-excitation scale): its offset low
+  // words once, not per row.
+  alignas(64) __m512i tile[kMulTileVectors];
+  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= 16 * kMulTileVectors;
+  if (b_tile)
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+      tile[i / 16] = _mm512_and_si512(_mm512_add_epi32(Load16<kSigned>(b + i, mask), off2), low_words);
+    }
   for (int64_t r = 0; r < rows.count; ++r, a += rows.a_row, b += rows.b_row, out += rows.out_row) {
     const __m512i a_const = _mm512_set1_epi32(Load8(a, !kSigned) + p.input1_offset);
     const __m512i b_const = _mm512_set1_epi32(Load8(b, !kSigned) + p.input2_offset);
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
       const __m512i va = sa ? _mm512_add_epi32(Load16<kSigned>(a + i, mask), off1) : a_const;
-      const __m512i vb = sb ? _mm512_add_epi32(Load16<kSigned>(b + i, mask), off2) : b_const;
-      const __m512i product =
-          _mm512_madd_epi16(_mm512_and_si512(va, low_words), _mm512_and_si512(vb, low_words));
+      const __m512i vb_words =
+          b_tile ? tile[i / 16]
+                 : _mm512_and_si512(
+                       sb ? _mm512_add_epi32(Load16<kSigned>(b + i, mask), off2) : b_const,
+                       low_words);
+      const __m512i product = _mm512_madd_epi16(_mm512_and_si512(va, low_words), vb_words);
       const __m512i v = OutputStage512(AddRescale512<kOut>(product, unused, mo), out_off, lo, hi);
       _mm_mask_storeu_epi8(out + i, mask, _mm512_cvtepi32_epi8(v));
     }
