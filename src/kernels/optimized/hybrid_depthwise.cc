@@ -102,7 +102,9 @@ DLG_TARGET_AVX2 void Output256(__m256i acc, const float* channel_scales, __m256 
   }
 }
 
-// PairGroups512 on 8 lanes: G groups of 16 channels, vpmaddwd.
+// G groups of 16 channels from channel c with pair_weights: the even
+// channels' sums in even[g], the odd channels' in odd[g] (vpmaddwd adds
+// x[2i] * w_even + x[2i+1] * 0, and x[2i] * 0 + x[2i+1] * w_odd).
 template <int G, int kTaps = 0>
 DLG_TARGET_AVX2 void PairGroups256(const Window& w, const int32_t* pair_weights, int padded_depth,
                                    int c, __m256i* even, __m256i* odd) {
@@ -211,9 +213,7 @@ DLG_TARGET_AVX512 void Output512(__m512i acc, const float* channel_scales, __m51
   _mm512_mask_storeu_ps(out + c, m, v);
 }
 
-// G groups of 32 channels from channel c with pair_weights: the even
-// channels' sums in even[g], the odd channels' in odd[g] (vpdpwssd adds
-// x[2i] * w_even + x[2i+1] * 0, and x[2i] * 0 + x[2i+1] * w_odd).
+// PairGroups256 on 16 lanes: G groups of 32 channels, vpdpwssd.
 template <int G, int kTaps = 0>
 DLG_TARGET_AVX512 void PairGroups512(const Window& w, const int32_t* pair_weights,
                                      int padded_depth, int c, __m512i* even, __m512i* odd) {

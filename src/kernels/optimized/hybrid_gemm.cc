@@ -283,8 +283,8 @@ DLG_TARGET_AVX2 void MultiplyAvx2(const int16_t* packed, int k_padded, int block
   else if (rows == 2)
     first = FewRowsAvx2<2>(packed, block_stride, pairs, whole_blocks, a, k_padded, acc, acc_stride);
   for (int b = first; b < blocks; ++b) {
-    const int16_t* w = packed + static_cast<size_t>(b) * pairs * kBlock * 2;
-    if (n - b * kBlock <= kBlock / 2) {
+    const int16_t* w = packed + b * block_stride;
+    if (b == whole_blocks) {
       HalfBlockAvx2(w, pairs, a, k_padded, rows, acc + b * kBlock, acc_stride);
       continue;
     }
@@ -559,10 +559,6 @@ void FullyConnectedOutputRow(const HybridFullyConnectedKernelParams& p, const in
   }
 }
 
-}  // namespace
-
-namespace {
-
 // One row on the ISAs ConvOutputRows leaves to a row at a time.
 void ConvOutputOneRow(Isa isa, const int32_t* acc, int n, const float* weight_scales,
                       float image_scale, const float* bias, float act_min, float act_max,
@@ -599,7 +595,6 @@ void ConvOutputRows(Isa isa, const int32_t* acc, size_t acc_stride, int rows, in
     ConvOutputOneRow(isa, acc + r * acc_stride, n, weight_scales, image_scale, bias, act_min,
                      act_max, out + r * out_stride);
 }
-
 
 // ---------------------------------------------------------------- HybridGemm
 

@@ -247,11 +247,11 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   }
 }
 
+constexpr int64_t kMulTileVectors = 96;  // MulSpan512's repeated rows: up to 1536 values
+
 // MUL with the magnitude form (kOut, with or without its tie term): the
 // product of the offset inputs (|p| <= 255^2, so vpmaddwd of the low 16-bit
 // halves gives it exactly) rescaled by AddRescale512.
-constexpr int64_t kMulTileVectors = 96;  // rows of up to 1536 values (AVX-512)
-
 template <bool kSigned, int kOut>
 DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_t sa,
                                   const uint8_t* b, int64_t sb, uint8_t* out, int64_t n,
@@ -1000,6 +1000,26 @@ bool RunBlocks(const QuantBinary& k, const reference::BroadcastPlan& plan, const
 
 bool ShiftInRange(int shift) { return shift <= 0 && shift >= -31; }
 
+// One row on the ISAs RunRows leaves to a row at a time.
+void RunOneSpan(const QuantBinary& k, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb,
+                uint8_t* out, int64_t n) {
+  switch (k.isa()) {
+#if DELEGATO_ARM
+    case Isa::kNeon:
+    case Isa::kDotprod:
+    case Isa::kI8mm: {  // no dot products here: the neon loop
+      const int64_t done = k.is_uint8() ? NeonDispatch<false>(k, a, sa, b, sb, out, n)
+                                        : NeonDispatch<true>(k, a, sa, b, sb, out, n);
+      ScalarSpan(k, a + done * sa, sa, b + done * sb, sb, out + done, n - done);
+      return;
+    }
+#endif
+    default:
+      ScalarSpan(k, a, sa, b, sb, out, n);
+      return;
+  }
+}
+
 }  // namespace
 
 bool QuantBinary::CoversAddSub(const reference::QuantizedAddParams& p) {
@@ -1108,28 +1128,10 @@ void QuantBinary::RunRows(const uint8_t* a, int64_t sa, int64_t a_row, const uin
     return;
   }
 #endif
-  for (int64_t r = 0; r < count; ++r) RunOneSpan(a + r * a_row, sa, b + r * b_row, sb, out + r * n, n);
+  for (int64_t r = 0; r < count; ++r)
+    RunOneSpan(*this, a + r * a_row, sa, b + r * b_row, sb, out + r * n, n);
 }
 
-// One row on the ISAs RunRows leaves to a row at a time.
-void QuantBinary::RunOneSpan(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb,
-                             uint8_t* out, int64_t n) const {
-  switch (isa_) {
-#if DELEGATO_ARM
-    case Isa::kNeon:
-    case Isa::kDotprod:
-    case Isa::kI8mm: {  // no dot products here: the neon loop
-      const int64_t done = is_uint8_ ? NeonDispatch<false>(*this, a, sa, b, sb, out, n)
-                                     : NeonDispatch<true>(*this, a, sa, b, sb, out, n);
-      ScalarSpan(*this, a + done * sa, sa, b + done * sb, sb, out + done, n - done);
-      return;
-    }
-#endif
-    default:
-      ScalarSpan(*this, a, sa, b, sb, out, n);
-      return;
-  }
-}
 
 bool QuantBinary::TabulateConstant(const reference::BroadcastPlan& plan, const uint8_t* constant,
                                    bool constant_is_a) {

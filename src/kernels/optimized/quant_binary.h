@@ -95,8 +95,6 @@ class QuantBinary {
   const MagnitudeChannels& magnitude_constants() const { return magnitude_; }
 
  private:
-  void RunOneSpan(const uint8_t* a, int64_t stride_a, const uint8_t* b, int64_t stride_b,
-                  uint8_t* out, int64_t n) const;
   void PrepareAddMagnitude();
   void PrepareMulMagnitude();
   static Form OutputForm(int32_t multiplier, int32_t shift, int64_t bound);
