@@ -33,6 +33,7 @@
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/softmax8.h"
 #include "kernels/optimized/squared_difference8.h"
+#include "kernels/optimized/transpose.h"
 #include "kernels/optimized/transpose_conv_float.h"
 #include "kernels/optimized/transpose_conv_quant.h"
 #include "kernels/reference/activations.h"
@@ -48,6 +49,7 @@
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/resize.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/reference/shape_ops.h"
 #include "kernels/reference/transpose_conv.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/conv.h"
@@ -1416,6 +1418,31 @@ void BM_FloatSoftmax(benchmark::State& state, int64_t rows, int64_t depth) {
   state.SetItemsProcessed(state.iterations() * rows * depth);
 }
 
+// TRANSPOSE of float32 [1, a, b, c] by perm: the reference's tile walk against
+// the simplified plan (optimized/transpose.h).
+void BM_TransposeFloat(benchmark::State& state, std::vector<int32_t> dims,
+                       std::vector<int32_t> perm) {
+  const int isa = static_cast<int>(state.range(0));
+  if (SkipUnsupported(state, isa)) return;
+  const int rank = static_cast<int>(dims.size());
+  int64_t count = 1;
+  for (int32_t d : dims) count *= d;
+  std::vector<float> in(static_cast<size_t>(count)), out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  const auto* src = reinterpret_cast<const uint8_t*>(in.data());
+  auto* dst = reinterpret_cast<uint8_t*>(out.data());
+  const opt::TransposePlan plan = opt::PlanTranspose(
+      isa == kReference ? Isa::kScalar : static_cast<Isa>(isa), 4, rank, dims.data(), perm.data());
+  for (auto _ : state) {
+    if (isa == kReference)
+      ref::Transpose(4, rank, dims.data(), perm.data(), src, dst);
+    else
+      opt::Transpose(plan, src, dst, 0, opt::TransposeRows(plan));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * count);
+}
+
 // float32 swish: MUL(x, LOGISTIC(x)) in one pass (the LOGISTIC fused into
 // the MUL); the reference as LOGISTIC then the multiply.
 void BM_FloatSwish(benchmark::State& state, int64_t n) {
@@ -1682,6 +1709,21 @@ int RegisterAll() {
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_float/32x16", BM_FloatSoftmax, 32, 16)->Apply(IsaArgs);
   benchmark::RegisterBenchmark("softmax_float/4x1001", BM_FloatSoftmax, 4, 1001)->Apply(IsaArgs);
+  // An attention layer's head split and key transpose, and an image's NCHW -> NHWC.
+  benchmark::RegisterBenchmark("transpose_float/1x16x4x8_0213", BM_TransposeFloat,
+                               std::vector<int32_t>{1, 16, 4, 8}, std::vector<int32_t>{0, 2, 1, 3})
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_float/1x16x4x8_0231", BM_TransposeFloat,
+                               std::vector<int32_t>{1, 16, 4, 8}, std::vector<int32_t>{0, 2, 3, 1})
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_float/1x3x224x224_0231", BM_TransposeFloat,
+                               std::vector<int32_t>{1, 3, 224, 224},
+                               std::vector<int32_t>{0, 2, 3, 1})
+      ->Apply(IsaArgs);
+  benchmark::RegisterBenchmark("transpose_float/1x64x56x56_0231", BM_TransposeFloat,
+                               std::vector<int32_t>{1, 64, 56, 56},
+                               std::vector<int32_t>{0, 2, 3, 1})
+      ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("squared_difference_int8/16x32", BM_SquaredDifferenceInt8, 16, 32)
       ->Apply(IsaArgs);
   benchmark::RegisterBenchmark("batch_matmul_int8/4x16x8x16", BM_BatchMatMulInt8, 4, 16, 8, 16)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/optimized/join_bytes.h"
+#include "kernels/optimized/transpose.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/shape_ops.h"
 #include "ops/kernel.h"
@@ -560,6 +561,8 @@ struct TransposeData {
   int32_t dims[reference::kMaxTransposeRank] = {};
   int32_t perm[reference::kMaxTransposeRank] = {};
   size_t element_size = 0;
+  bool optimized = false;
+  optimized::TransposePlan plan;  // when optimized
 };
 
 }  // namespace
@@ -592,6 +595,12 @@ void PrepareTranspose(KernelContext& ctx, Node& node) {
     data->dims[d] = in.dims[d];
     dims[d] = in.dims[perm[d]];
   }
+  if (ctx.optimized()) {
+    static_assert(optimized::kMaxTransposePlanRank >= reference::kMaxTransposeRank);
+    data->optimized = true;
+    data->plan = optimized::PlanTranspose(optimized::SelectedIsa(), data->element_size, rank,
+                                          data->dims, data->perm);
+  }
   ctx.SetOutputDims(node, 0, dims);
 }
 
@@ -603,10 +612,15 @@ void EvalTranspose(KernelContext& ctx, const Node& node) {
     return;
   }
   uint8_t* out = ctx.out(node, 0).data;
-  const int64_t rows = reference::TransposeRowCount(data.rank, data.dims, data.perm);
+  const int64_t rows = data.optimized
+                           ? optimized::TransposeRows(data.plan)
+                           : reference::TransposeRowCount(data.rank, data.dims, data.perm);
   const auto run = [&](int64_t begin, int64_t end) {
-    reference::Transpose(data.element_size, data.rank, data.dims, data.perm, in.data, out, begin,
-                         end);
+    if (data.optimized)
+      optimized::Transpose(data.plan, in.data, out, begin, end);
+    else
+      reference::Transpose(data.element_size, data.rank, data.dims, data.perm, in.data, out,
+                           begin, end);
   };
   // Large transposes split by rows across the pool.
   if (in.bytes < kMinParallelCopyBytes)

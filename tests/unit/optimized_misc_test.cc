@@ -9,6 +9,7 @@
 // vs reference kernel sets (8-bit RELU, RELU6, LOGISTIC and TANH among them),
 // 1 and 2 threads, and PAD's merged rows. Joins and splits of byte blocks
 // (CONCATENATION / PACK, SPLIT / UNPACK) of every size up to 70 bytes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "kernels/optimized/quantize.h"
 #include "kernels/optimized/resize_bilinear.h"
 #include "kernels/optimized/squared_difference8.h"
+#include "kernels/optimized/transpose.h"
 #include "kernels/quantization.h"
 #include "kernels/reference/arg_minmax.h"
 #include "kernels/reference/compare.h"
@@ -448,6 +450,99 @@ TEST(OptimizedMiscTest, JoinAndSplitBytesMatchReference) {
       for (int i = 0; i < 3; ++i)
         ASSERT_EQ(inputs[i], parts[i]) << "size " << size << " part " << i << " "
                                        << optimized::IsaName(isa);
+    }
+  }
+}
+
+// The plan's simplification of an attention layer's transposes: the head
+// split is a 2-D transpose of whole D-value runs, the key transpose one of
+// single values over merged dims.
+TEST(OptimizedMiscTest, TransposePlanMergesAndFoldsDims) {
+  const int32_t dims[4] = {1, 16, 4, 8};
+  const int32_t split[4] = {0, 2, 1, 3};
+  const optimized::TransposePlan heads =
+      optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, split);
+  ASSERT_EQ(heads.rank, 2);
+  EXPECT_EQ(heads.element_bytes, 32);
+  EXPECT_EQ(heads.dims[0], 4);
+  EXPECT_EQ(heads.dims[1], 16);
+  EXPECT_EQ(heads.steps[0], 1);
+  EXPECT_EQ(heads.steps[1], 4);
+  const int32_t key[4] = {0, 2, 3, 1};
+  const optimized::TransposePlan keys = optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, key);
+  ASSERT_EQ(keys.rank, 2);
+  EXPECT_EQ(keys.element_bytes, 4);
+  EXPECT_EQ(keys.dims[0], 32);
+  EXPECT_EQ(keys.dims[1], 16);
+  EXPECT_EQ(keys.steps[0], 1);
+  EXPECT_EQ(keys.steps[1], 32);
+  const int32_t same[4] = {0, 1, 2, 3};
+  const optimized::TransposePlan copy = optimized::PlanTranspose(Isa::kScalar, 2, 4, dims, same);
+  EXPECT_EQ(copy.rank, 0);
+  EXPECT_EQ(copy.element_bytes, 2 * 16 * 4 * 8);
+}
+
+// Random shapes (unit dims, sizes around the 8x8 and 16-row blocks),
+// permutations and element sizes against the reference, whole and split at
+// random rows; outputs exactly sized (ASan catches a store past the end).
+TEST(OptimizedMiscTest, TransposeMatchesReference) {
+  std::mt19937 rng(23);
+  const size_t element_sizes[5] = {1, 2, 4, 8, 16};
+  const int sizes[] = {1, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 33};
+  struct Case {
+    std::vector<int32_t> dims, perm;
+  };
+  std::vector<Case> cases = {
+      {{1, 16, 4, 8}, {0, 2, 1, 3}}, {{1, 16, 4, 8}, {0, 2, 3, 1}},
+      {{1, 4, 16, 8}, {0, 2, 1, 3}}, {{1, 3, 17, 19}, {0, 2, 3, 1}},
+      {{20, 19}, {1, 0}},           {{64, 40}, {1, 0}},
+      {{2, 0, 3}, {2, 0, 1}},       {{5}, {0}},
+      {{3, 9, 1, 10, 2, 4}, {3, 1, 5, 0, 2, 4}}};
+  for (int trial = 0; trial < 300; ++trial) {
+    const int rank = 1 + static_cast<int>(rng() % 6);
+    Case c;
+    int64_t count = 1;
+    for (int d = 0; d < rank; ++d) {
+      int size = sizes[rng() % std::size(sizes)];
+      if (count * size > 6000) size = 1;
+      count *= size;
+      c.dims.push_back(size);
+      c.perm.push_back(d);
+    }
+    std::shuffle(c.perm.begin(), c.perm.end(), rng);
+    cases.push_back(c);
+  }
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const int rank = static_cast<int>(c.dims.size());
+    int64_t count = 1;
+    for (int32_t d : c.dims) count *= d;
+    for (size_t element_size : element_sizes) {
+      const std::vector<uint8_t> input =
+          RandomBytes(rng, static_cast<size_t>(count) * element_size);
+      std::vector<uint8_t> expected(input.size());
+      reference::Transpose(element_size, rank, c.dims.data(), c.perm.data(), input.data(),
+                           expected.data());
+      for (Isa isa : SupportedIsas()) {
+        const optimized::TransposePlan plan =
+            optimized::PlanTranspose(isa, element_size, rank, c.dims.data(), c.perm.data());
+        const int64_t rows = optimized::TransposeRows(plan);
+        std::vector<uint8_t> whole(input.size(), 0xEE);
+        optimized::Transpose(plan, input.data(), whole.data(), 0, rows);
+        ASSERT_EQ(expected, whole) << "case " << k << " element " << element_size << " "
+                                   << optimized::IsaName(isa);
+        // Three pieces, as threads would split the rows.
+        int64_t cut1 = rows > 0 ? static_cast<int64_t>(rng() % (rows + 1)) : 0;
+        int64_t cut2 = rows > 0 ? static_cast<int64_t>(rng() % (rows + 1)) : 0;
+        if (cut1 > cut2) std::swap(cut1, cut2);
+        std::vector<uint8_t> pieces(input.size(), 0xEE);
+        optimized::Transpose(plan, input.data(), pieces.data(), cut2, rows);
+        optimized::Transpose(plan, input.data(), pieces.data(), 0, cut1);
+        optimized::Transpose(plan, input.data(), pieces.data(), cut1, cut2);
+        ASSERT_EQ(expected, pieces) << "case " << k << " element " << element_size
+                                    << " cuts " << cut1 << " " << cut2 << " "
+                                    << optimized::IsaName(isa);
+      }
     }
   }
 }
