@@ -1569,20 +1569,26 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
     } else if (byte_panel) {
       // [k/4][block][16][4] (dotprod: one block per slab), written sequentially; the slab's source rows stay
       // in cache across consecutive groups of 4.
+      // vnni: uint8 weights as w - 128 (signed), i.e. the byte's top bit
+      // flipped; dotprod: raw bytes. Whole groups of 4 taps move as one
+      // word (the per-byte loop was most of an int8 model's packing time).
+      const uint32_t flip = vnni && is_uint8_ ? 0x80808080u : 0u;
+      const int whole_groups = k_ / 4;
       for (const Slab& s : slabs_) {
         const int channels = std::min(s.blocks * 16, n_ - s.n0);
         int8_t* dst = weights8_.data() + s.offset;
         for (int k4 = 0; k4 < k_weights_ / 4; ++k4, dst += s.blocks * 64) {
           for (int j = 0; j < channels; ++j) {
-            const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-            for (int i = 0; i < 4; ++i) {
-              const int k = 4 * k4 + i;
-              if (k >= k_) break;
-              // vnni: uint8 weights as w - 128 (signed); dotprod: raw bytes.
-              const int32_t v = is_uint8_ ? int32_t{f_u8[row + k]} - (vnni ? 128 : 0)
-                                          : int32_t{f_s8[row + k]};
-              dst[j * 4 + i] = static_cast<int8_t>(v);
+            const uint8_t* src = f_u8 + static_cast<size_t>(s.n0 + j) * k_ + 4 * k4;
+            if (k4 < whole_groups) {
+              uint32_t word;
+              std::memcpy(&word, src, 4);
+              word ^= flip;
+              std::memcpy(dst + j * 4, &word, 4);
+              continue;
             }
+            for (int i = 0; i < 4 && 4 * k4 + i < k_; ++i)
+              dst[j * 4 + i] = static_cast<int8_t>(src[i] ^ static_cast<uint8_t>(flip));
           }
         }
       }
