@@ -602,13 +602,21 @@ HybridGemm::HybridGemm(const int8_t* weights, int n, int k, Isa isa)
     : n_(n), k_(k), k_padded_((k + 1) / 2 * 2), n_padded_((n + kBlock - 1) / kBlock * kBlock) {
   isa_ = HybridVectorIsa(isa) ? isa : Isa::kScalar;
   const int pairs = k_padded_ / 2;
-  packed_.Resize(static_cast<size_t>(n_padded_) * k_padded_);
-  for (int c = 0; c < n; ++c) {
-    int16_t* block = packed_.data() + static_cast<size_t>(c / kBlock) * pairs * kBlock * 2;
-    const int lane = c % kBlock;
-    for (int i = 0; i < k; ++i)
-      block[(static_cast<size_t>(i / 2) * kBlock + lane) * 2 + i % 2] =
-          weights[static_cast<size_t>(c) * k + i];
+  packed_.Resize(static_cast<size_t>(n_padded_) * k_padded_);  // zeroed: padding
+  // [k/2][kBlock][2], written in destination order: a block's source rows
+  // stay in cache across pairs (column by column, each pair landed on
+  // another cache line).
+  int16_t* dst = packed_.data();
+  for (int c0 = 0; c0 < n; c0 += kBlock) {
+    const int lanes = std::min(kBlock, n - c0);
+    for (int pair = 0; pair < pairs; ++pair, dst += kBlock * 2) {
+      const int i = 2 * pair;
+      for (int lane = 0; lane < lanes; ++lane) {
+        const int8_t* src = weights + static_cast<size_t>(c0 + lane) * k + i;
+        dst[2 * lane] = src[0];
+        if (i + 1 < k) dst[2 * lane + 1] = src[1];
+      }
+    }
   }
 }
 

@@ -1532,21 +1532,28 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
       }
       column_bias_[n] = static_cast<int32_t>(b);
     }
-    // Source rows are read in order; padding entries stay zero (the buffers
-    // are zero-initialized).
-    for (const Slab& s : slabs_) {
-      for (int j = 0; j < s.blocks * 16 && s.n0 + j < n_; ++j) {
-        const size_t row = static_cast<size_t>(s.n0 + j) * k_;
-        if (byte_panel) continue;  // below, written in destination order
-        {
-          // [k/2][16][2]
-          int16_t* dst = weights16_.data() + s.offset + static_cast<size_t>(j) * 2;
-          for (int k = 0; k < k_; ++k) {
-            const int32_t w = is_uint8_ ? int32_t{f_u8[row + k]} : int32_t{f_s8[row + k]};
-            dst[(k / 2) * 32 + k % 2] = static_cast<int16_t>(w - w_zp);
+    // Padding entries stay zero (the buffers are zero-initialized).
+    if (!byte_panel) {
+      // [k/2][16][2] int16 w - w_zp, written in destination order: the 16
+      // source rows stay in cache across pairs (column by column, each value
+      // landed on another cache line).
+      const auto pack = [&](const auto* filter) {
+        for (const Slab& s : slabs_) {
+          const int channels = std::min(16, n_ - s.n0);
+          int16_t* dst = weights16_.data() + s.offset;
+          for (int k = 0; k < k_; k += 2, dst += 32) {
+            for (int j = 0; j < channels; ++j) {
+              const auto* src = filter + static_cast<size_t>(s.n0 + j) * k_ + k;
+              dst[2 * j] = static_cast<int16_t>(int32_t{src[0]} - w_zp);
+              if (k + 1 < k_) dst[2 * j + 1] = static_cast<int16_t>(int32_t{src[1]} - w_zp);
+            }
           }
         }
-      }
+      };
+      if (is_uint8_)
+        pack(f_u8);
+      else
+        pack(f_s8);
     }
     if (mmla) {
       // [k/8][8 channel pairs][2][8]: a pair's 8 taps each, as smmla reads them.
