@@ -6,6 +6,9 @@
 #if DELEGATO_X86
 #include <immintrin.h>
 #endif
+#if DELEGATO_ARM
+#include <arm_neon.h>
+#endif
 
 namespace delegato::optimized {
 
@@ -181,6 +184,36 @@ DLG_TARGET_AVX2 void TileRows32BitAvx2(const uint32_t* src, uint32_t* dst, int64
 }
 #endif
 
+#if DELEGATO_ARM
+// TileRows32BitAvx2 in 4x4 blocks: 32-bit then 64-bit transposes of lane
+// pairs.
+void TileRows32BitNeon(const uint32_t* src, uint32_t* dst, int64_t rows, int64_t cols,
+                       int64_t col_step) {
+  const int64_t block_rows = rows & ~int64_t{3}, block_cols = cols & ~int64_t{3};
+  for (int64_t r = 0; r < block_rows; r += 4) {
+    for (int64_t c = 0; c < block_cols; c += 4) {
+      const uint32_t* s = src + r + c * col_step;
+      const uint32x4_t v0 = vld1q_u32(s), v1 = vld1q_u32(s + col_step),
+                       v2 = vld1q_u32(s + 2 * col_step), v3 = vld1q_u32(s + 3 * col_step);
+      const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(v0, v1));
+      const uint64x2_t t1 = vreinterpretq_u64_u32(vtrn2q_u32(v0, v1));
+      const uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(v2, v3));
+      const uint64x2_t t3 = vreinterpretq_u64_u32(vtrn2q_u32(v2, v3));
+      uint32_t* d = dst + r * cols + c;
+      vst1q_u32(d, vreinterpretq_u32_u64(vtrn1q_u64(t0, t2)));
+      vst1q_u32(d + cols, vreinterpretq_u32_u64(vtrn1q_u64(t1, t3)));
+      vst1q_u32(d + 2 * cols, vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)));
+      vst1q_u32(d + 3 * cols, vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)));
+    }
+    if (block_cols < cols)
+      TileRows(src + r + block_cols * col_step, dst + r * cols + block_cols, 4, cols - block_cols,
+               cols, 1, col_step);
+  }
+  if (block_rows < rows)
+    TileRows(src + block_rows, dst + block_rows * cols, rows - block_rows, cols, cols, 1, col_step);
+}
+#endif
+
 // Output rows [0, rows) of a tile whose rows hold cols units of element_bytes.
 void TileRowsAnySize(const TransposePlan& plan, const uint8_t* src, uint8_t* dst, int64_t rows,
                      int64_t cols, int64_t row_step, int64_t col_step) {
@@ -196,6 +229,13 @@ void TileRowsAnySize(const TransposePlan& plan, const uint8_t* src, uint8_t* dst
 #if DELEGATO_X86
       if (row_step == 1 && cols >= 8 && (plan.isa == Isa::kAvx2 || plan.isa == Isa::kAvx512Vnni)) {
         TileRows32BitAvx2(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst),
+                          rows, cols, col_step);
+        return;
+      }
+#endif
+#if DELEGATO_ARM
+      if (row_step == 1 && cols >= 4 && IsArmIsa(plan.isa)) {
+        TileRows32BitNeon(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst),
                           rows, cols, col_step);
         return;
       }

@@ -6,9 +6,10 @@
 // element (an attention layer's [1, S, H, D] -> [1, H, S, D] is then a
 // [S, H] -> [H, S] transpose of D-value elements, its key transpose
 // [1, S, H, D] -> [1, H, D, S] one of [S, H D] -> [H D, S] values). Eval then
-// writes output rows (all output dims but the last fixed) in blocks: 8x8
-// float blocks transposed in AVX2 registers, elements of 16, 32 or 64 bytes
-// as fixed-size copies, other sizes by the reference's per-element loop.
+// writes output rows (all output dims but the last fixed) in blocks: 4-byte
+// values in 8x8 blocks transposed in AVX2 registers (4x4 in NEON), 2-4
+// planes interleaved at a constant width, elements of 16, 32 or 64 bytes as
+// fixed-size copies, other sizes one element at a time.
 // Results are the reference's byte for byte (a transpose only moves bytes).
 #pragma once
 
