@@ -454,32 +454,25 @@ TEST(OptimizedMiscTest, JoinAndSplitBytesMatchReference) {
   }
 }
 
+void ExpectPlan(const optimized::TransposePlan& plan, int rank, int64_t element_bytes,
+                std::vector<int64_t> dims, std::vector<int64_t> steps) {
+  ASSERT_EQ(plan.rank, rank);
+  EXPECT_EQ(plan.element_bytes, element_bytes);
+  for (int d = 0; d < rank; ++d) {
+    EXPECT_EQ(plan.dims[d], dims[d]) << "dim " << d;
+    EXPECT_EQ(plan.steps[d], steps[d]) << "dim " << d;
+  }
+}
+
 // The plan's simplification of an attention layer's transposes: the head
 // split is a 2-D transpose of whole D-value runs, the key transpose one of
-// single values over merged dims.
+// single values over merged dims; the identity one copy.
 TEST(OptimizedMiscTest, TransposePlanMergesAndFoldsDims) {
   const int32_t dims[4] = {1, 16, 4, 8};
-  const int32_t split[4] = {0, 2, 1, 3};
-  const optimized::TransposePlan heads =
-      optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, split);
-  ASSERT_EQ(heads.rank, 2);
-  EXPECT_EQ(heads.element_bytes, 32);
-  EXPECT_EQ(heads.dims[0], 4);
-  EXPECT_EQ(heads.dims[1], 16);
-  EXPECT_EQ(heads.steps[0], 1);
-  EXPECT_EQ(heads.steps[1], 4);
-  const int32_t key[4] = {0, 2, 3, 1};
-  const optimized::TransposePlan keys = optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, key);
-  ASSERT_EQ(keys.rank, 2);
-  EXPECT_EQ(keys.element_bytes, 4);
-  EXPECT_EQ(keys.dims[0], 32);
-  EXPECT_EQ(keys.dims[1], 16);
-  EXPECT_EQ(keys.steps[0], 1);
-  EXPECT_EQ(keys.steps[1], 32);
-  const int32_t same[4] = {0, 1, 2, 3};
-  const optimized::TransposePlan copy = optimized::PlanTranspose(Isa::kScalar, 2, 4, dims, same);
-  EXPECT_EQ(copy.rank, 0);
-  EXPECT_EQ(copy.element_bytes, 2 * 16 * 4 * 8);
+  const int32_t split[4] = {0, 2, 1, 3}, key[4] = {0, 2, 3, 1}, same[4] = {0, 1, 2, 3};
+  ExpectPlan(optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, split), 2, 32, {4, 16}, {1, 4});
+  ExpectPlan(optimized::PlanTranspose(Isa::kScalar, 4, 4, dims, key), 2, 4, {32, 16}, {1, 32});
+  ExpectPlan(optimized::PlanTranspose(Isa::kScalar, 2, 4, dims, same), 0, 2 * 16 * 4 * 8, {}, {});
 }
 
 // Random shapes (unit dims, sizes around the 8x8 and 16-row blocks),

@@ -146,6 +146,19 @@ void TileRowsOfBytes(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t col
       std::memcpy(dst + (r * cols + c) * bytes, src + (r * row_step + c * col_step) * bytes, bytes);
 }
 
+// After the square blocks of a 4-byte tile (row_step 1): the columns right of
+// them in the block rows, then the rows below, one value at a time.
+[[maybe_unused]] void BlockRemainders(const uint32_t* src, uint32_t* dst, int64_t rows,
+                                      int64_t cols, int64_t col_step, int64_t block_rows,
+                                      int64_t block_cols, int64_t block) {
+  if (block_cols < cols)
+    for (int64_t r = 0; r < block_rows; r += block)
+      TileRows(src + r + block_cols * col_step, dst + r * cols + block_cols, block,
+               cols - block_cols, cols, 1, col_step);
+  if (block_rows < rows)
+    TileRows(src + block_rows, dst + block_rows * cols, rows - block_rows, cols, cols, 1, col_step);
+}
+
 #if DELEGATO_X86
 // 4-byte elements read along output columns (row_step 1), in 8x8 blocks
 // transposed in registers: 8 input runs in, 8 output row pieces out.
@@ -175,12 +188,8 @@ DLG_TARGET_AVX2 void TileRows32BitAvx2(const uint32_t* src, uint32_t* dst, int64
         _mm256_storeu_ps(d + (j + 4) * cols, _mm256_permute2f128_ps(b[j], b[j + 4], 0x31));
       }
     }
-    if (block_cols < cols)
-      TileRows(src + r + block_cols * col_step, dst + r * cols + block_cols, 8, cols - block_cols,
-               cols, 1, col_step);
   }
-  if (block_rows < rows)
-    TileRows(src + block_rows, dst + block_rows * cols, rows - block_rows, cols, cols, 1, col_step);
+  BlockRemainders(src, dst, rows, cols, col_step, block_rows, block_cols, 8);
 }
 #endif
 
@@ -205,12 +214,8 @@ void TileRows32BitNeon(const uint32_t* src, uint32_t* dst, int64_t rows, int64_t
       vst1q_u32(d + 2 * cols, vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)));
       vst1q_u32(d + 3 * cols, vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)));
     }
-    if (block_cols < cols)
-      TileRows(src + r + block_cols * col_step, dst + r * cols + block_cols, 4, cols - block_cols,
-               cols, 1, col_step);
   }
-  if (block_rows < rows)
-    TileRows(src + block_rows, dst + block_rows * cols, rows - block_rows, cols, cols, 1, col_step);
+  BlockRemainders(src, dst, rows, cols, col_step, block_rows, block_cols, 4);
 }
 #endif
 
@@ -268,7 +273,8 @@ void Transpose(const TransposePlan& plan, const uint8_t* input, uint8_t* output,
                int64_t row_end) {
   if (row_begin >= row_end) return;
   if (plan.rank == 0) {
-    std::memcpy(output, input, static_cast<size_t>(plan.element_bytes));
+    // A tensor with no elements may have no buffer at all.
+    if (plan.element_bytes > 0) std::memcpy(output, input, static_cast<size_t>(plan.element_bytes));
     return;
   }
   const int tile = plan.rank - 2;  // the tile's row dim; dims before it are outer
