@@ -94,8 +94,9 @@ size_t SaturatingAdd(size_t a, size_t b) {
   return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
 }
 
-// Tensor data, scratch and the arena start on a 64-byte boundary: every
-// buffer is allocated kTensorAlign bytes larger and used from AlignedStart.
+// Tensor data, scratch and the arena start on a 64-byte boundary: the arena
+// is an AlignedBuffer, other buffers are allocated kTensorAlign bytes larger
+// and used from AlignedStart.
 constexpr size_t kTensorAlign = 64;
 int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
@@ -565,8 +566,8 @@ void InterpreterImpl::AllocateTensorsOnce() {
          " bytes) exceed the memory budget of ", memory_budget_, " bytes (", MiB(memory_budget_),
          ")", culprit);
   }
-  arena_storage_.reset(new uint8_t[arena_bytes_ + kTensorAlign]);
-  uint8_t* base = AlignedStart(arena_storage_.get());
+  arena_storage_.Resize(std::max<size_t>(arena_bytes_, kTensorAlign));
+  uint8_t* base = arena_storage_.data();
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (buffer_of_tensor[t] >= 0) tensors_[t].data = base + planner.offset(buffer_of_tensor[t]);
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegato/interpreter.h"
+#include "kernels/optimized/aligned_buffer.h"
 #include "memory/arena_planner.h"
 #include "ops/kernel.h"
 #include "runtime/tensor.h"
@@ -134,7 +135,9 @@ class InterpreterImpl {
   ThreadPool pool_;
   KernelContext context_;
   std::shared_ptr<PackedWeightStore> packed_weights_;
-  std::unique_ptr<uint8_t[]> arena_storage_;
+  // 64-byte aligned; large arenas arrive with their pages mapped (the first
+  // Invoke does not fault them in one at a time).
+  optimized::AlignedBuffer<uint8_t> arena_storage_;
   std::vector<std::unique_ptr<uint8_t[]>> variable_storage_;
   // Nodes folded by the last Prepare, and the tensors they made constant
   // (restored to the arena before the next Prepare).
