@@ -23,7 +23,7 @@ TransposePlan PlanTranspose(Isa isa, size_t element_size, int rank, const int32_
       return plan;
     }
   }
-  // Unit dims dropped: in_dims are the kept input dims, order their output
+  // in_dims: the input dims but unit ones; order: the same dims in output
   // order (indices into in_dims).
   int64_t in_dims[kMaxTransposePlanRank];
   int renumbered[kMaxTransposePlanRank];
@@ -86,8 +86,6 @@ int64_t TransposeRows(const TransposePlan& plan) {
 
 namespace {
 
-// Output rows of one 2-D tile: dst[r pitch + c] = src[r row_step + c col_step]
-// for r < rows, c < cols (strides in units of E).
 // A few planes interleaved (NCHW -> NHWC of an RGB image): output rows of
 // kCols values, each from one of kCols input runs read in order (a constant
 // row width lets the compiler vectorize the interleave).
@@ -97,6 +95,8 @@ void InterleaveRuns(const E* __restrict src, E* __restrict dst, int64_t rows, in
     for (int c = 0; c < kCols; ++c) dst[r * kCols + c] = src[r + c * col_step];
 }
 
+// Output rows of one 2-D tile: dst[r pitch + c] = src[r row_step + c col_step]
+// for r < rows, c < cols (strides in units of E).
 template <class E>
 void TileRows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t pitch, int64_t row_step,
               int64_t col_step) {
