@@ -247,7 +247,8 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   }
 }
 
-constexpr int64_t kMulTileVectors = 96;  // MulSpan512's repeated rows: up to 1536 values
+// MulSpan512 / MulSpan256 repeated rows: up to 1536 values (96 16-lane vectors).
+constexpr int64_t kMulTileVectors = 96;
 
 // MUL with the magnitude form (kOut, with or without its tie term): the
 // product of the offset inputs (|p| <= 255^2, so vpmaddwd of the low 16-bit
@@ -407,14 +408,24 @@ DLG_TARGET_AVX2 void MulSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
   const __m256i lo = _mm256_set1_epi32(p.act_min);
   const __m256i hi = _mm256_set1_epi32(p.act_max);
   const __m256i low_words = _mm256_set1_epi32(0xFFFF);
+  // As MulSpan512: a repeated second row's offset low words once per call.
+  alignas(32) __m256i tile[2 * kMulTileVectors];
+  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= 16 * kMulTileVectors;
+  if (b_tile)
+    for (int64_t i = 0; i < n; i += 8)
+      tile[i / 8] =
+          _mm256_and_si256(_mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2), low_words);
   for (int64_t r = 0; r < rows.count; ++r, a += rows.a_row, b += rows.b_row, out += rows.out_row) {
     const __m256i a_const = _mm256_set1_epi32(Load8(a, !kSigned) + p.input1_offset);
     const __m256i b_const = _mm256_set1_epi32(Load8(b, !kSigned) + p.input2_offset);
     for (int64_t i = 0; i < n; i += 8) {
       const __m256i va = sa ? _mm256_add_epi32(Load8Lanes<kSigned>(a + i), off1) : a_const;
-      const __m256i vb = sb ? _mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2) : b_const;
-      const __m256i product =
-          _mm256_madd_epi16(_mm256_and_si256(va, low_words), _mm256_and_si256(vb, low_words));
+      const __m256i vb_words =
+          b_tile ? tile[i / 8]
+                 : _mm256_and_si256(
+                       sb ? _mm256_add_epi32(Load8Lanes<kSigned>(b + i), off2) : b_const,
+                       low_words);
+      const __m256i product = _mm256_madd_epi16(_mm256_and_si256(va, low_words), vb_words);
       const __m256i v = OutputStage256(AddRescale256<kOut>(product, unused, mo), out_off, lo, hi);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), NarrowToBytes256(v, v));
     }
