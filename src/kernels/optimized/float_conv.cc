@@ -393,10 +393,9 @@ void FloatConv::PackWeights(const FloatConvParams& p) {
   }
   weights_.Resize(static_cast<size_t>(panels_) * k_ * nr_);  // zeroed: padding channels
   bias_.Resize(static_cast<size_t>(panels_) * nr_);
-  // A panel is written kBlock rows at a time (64 x 32 floats, 8 KB, stay in
-  // L1) while each channel's filter is read in order: column by column over
-  // the whole panel touched a new cache line per value (EfficientNet-B0's
-  // packing took a third of its start).
+  // A panel is written kBlock rows at a time (at most 256 x 32 floats, 32 KB,
+  // within L1) while each channel's filter is read in order: column by column
+  // over the whole panel touched a new cache line per value.
   constexpr int kBlock = 256;
   for (int panel = 0; panel < panels_; ++panel) {
     float* dst = weights_.data() + static_cast<size_t>(panel) * k_ * nr_;

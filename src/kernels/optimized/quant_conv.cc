@@ -1574,11 +1574,11 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
         }
       }
     } else if (byte_panel) {
-      // [k/4][block][16][4] (dotprod: one block per slab), written sequentially; the slab's source rows stay
-      // in cache across consecutive groups of 4.
-      // vnni: uint8 weights as w - 128 (signed), i.e. the byte's top bit
-      // flipped; dotprod: raw bytes. Whole groups of 4 taps move as one
-      // word (the per-byte loop was most of an int8 model's packing time).
+      // [k/4][block][16][4] (dotprod: one block per slab), written
+      // sequentially; the slab's source rows stay in cache across consecutive
+      // groups of 4, each group moved as one word (a loop per byte was most
+      // of an int8 model's packing time). vnni: uint8 weights as w - 128
+      // (signed), i.e. the top bit flipped; dotprod: raw bytes.
       const uint32_t flip = vnni && is_uint8_ ? 0x80808080u : 0u;
       const int whole_groups = k_ / 4;
       for (const Slab& s : slabs_) {
