@@ -8,6 +8,7 @@
 #include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/im2col.h"
 #include "kernels/optimized/requantize16.h"
+#include "kernels/optimized/tap_pairs.h"
 #include "kernels/quantization.h"
 
 #if DELEGATO_X86
@@ -225,20 +226,7 @@ Conv16x8::Conv16x8(const Conv16x8Params& p, int num_threads)
     PrepareWideRequantization(p);
   }
   weights_.Resize(static_cast<size_t>(panels_) * k_pairs_ * kPanel * 2);  // zeroed
-  // [k/2][kPanel][2], written in destination order: a panel's source rows
-  // stay in cache across pairs (column by column, each pair landed on
-  // another cache line).
-  int8_t* dst = weights_.data();
-  for (int panel = 0; panel < panels_; ++panel) {
-    const int n0 = panel * kPanel, columns = std::min(kPanel, n_ - n0);
-    for (int k = 0; k < k_; k += 2, dst += kPanel * 2) {
-      for (int j = 0; j < columns; ++j) {
-        const int8_t* src = p.filter + static_cast<size_t>(n0 + j) * k_ + k;
-        dst[2 * j] = src[0];
-        if (k + 1 < k_) dst[2 * j + 1] = src[1];
-      }
-    }
-  }
+  PackTapPairs<kPanel>(p.filter, n_, k_, 0, weights_.data());
   const int64_t groups = (m_ + kRows - 1) / kRows;
   num_tasks_ = m_ * n_ * k_ >= kMinParallelMacs ? std::max(1, num_threads) : 1;
   num_tasks_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_tasks_, groups)));

@@ -6,6 +6,7 @@
 
 #include "kernels/optimized/grouped_conv.h"
 #include "kernels/optimized/neon_clamp.h"
+#include "kernels/optimized/tap_pairs.h"
 #include "kernels/reference/hybrid.h"
 
 #if DELEGATO_X86
@@ -601,23 +602,8 @@ void ConvOutputRows(Isa isa, const int32_t* acc, size_t acc_stride, int rows, in
 HybridGemm::HybridGemm(const int8_t* weights, int n, int k, Isa isa)
     : n_(n), k_(k), k_padded_((k + 1) / 2 * 2), n_padded_((n + kBlock - 1) / kBlock * kBlock) {
   isa_ = HybridVectorIsa(isa) ? isa : Isa::kScalar;
-  const int pairs = k_padded_ / 2;
   packed_.Resize(static_cast<size_t>(n_padded_) * k_padded_);  // zeroed: padding
-  // [k/2][kBlock][2], written in destination order: a block's source rows
-  // stay in cache across pairs (column by column, each pair landed on
-  // another cache line).
-  int16_t* dst = packed_.data();
-  for (int c0 = 0; c0 < n; c0 += kBlock) {
-    const int lanes = std::min(kBlock, n - c0);
-    for (int pair = 0; pair < pairs; ++pair, dst += kBlock * 2) {
-      const int i = 2 * pair;
-      for (int lane = 0; lane < lanes; ++lane) {
-        const int8_t* src = weights + static_cast<size_t>(c0 + lane) * k + i;
-        dst[2 * lane] = src[0];
-        if (i + 1 < k) dst[2 * lane + 1] = src[1];
-      }
-    }
-  }
+  PackTapPairs<kBlock>(weights, n, k, 0, packed_.data());
 }
 
 void HybridGemm::Multiply(const int16_t* a, int rows, int32_t* acc) const {

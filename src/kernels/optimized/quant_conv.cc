@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/optimized/grouped_conv.h"
+#include "kernels/optimized/tap_pairs.h"
 #include "kernels/reference/fully_connected.h"
 
 #if DELEGATO_X86
@@ -1534,26 +1535,12 @@ QuantConv::QuantConv(const QuantConvParams& p, Isa isa, int num_threads,
     }
     // Padding entries stay zero (the buffers are zero-initialized).
     if (!byte_panel) {
-      // [k/2][16][2] int16 w - w_zp, written in destination order: the 16
-      // source rows stay in cache across pairs (column by column, each value
-      // landed on another cache line).
-      const auto pack = [&](const auto* filter) {
-        for (const Slab& s : slabs_) {
-          const int channels = std::min(16, n_ - s.n0);
-          int16_t* dst = weights16_.data() + s.offset;
-          for (int k = 0; k < k_; k += 2, dst += 32) {
-            for (int j = 0; j < channels; ++j) {
-              const auto* src = filter + static_cast<size_t>(s.n0 + j) * k_ + k;
-              dst[2 * j] = static_cast<int16_t>(int32_t{src[0]} - w_zp);
-              if (k + 1 < k_) dst[2 * j + 1] = static_cast<int16_t>(int32_t{src[1]} - w_zp);
-            }
-          }
-        }
-      };
+      // [k/2][16][2] int16 w - w_zp: the slabs (one block each) lie one after
+      // another.
       if (is_uint8_)
-        pack(f_u8);
+        PackTapPairs<16>(f_u8, n_, k_, w_zp, weights16_.data());
       else
-        pack(f_s8);
+        PackTapPairs<16>(f_s8, n_, k_, w_zp, weights16_.data());
     }
     if (mmla) {
       // [k/8][8 channel pairs][2][8]: a pair's 8 taps each, as smmla reads them.
