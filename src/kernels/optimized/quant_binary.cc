@@ -247,8 +247,9 @@ DLG_TARGET_AVX512 void AddSpan512(const QuantBinary& k, const uint8_t* a, int64_
   }
 }
 
-// MulSpan512 / MulSpan256 repeated rows: up to 1536 values (96 16-lane vectors).
-constexpr int64_t kMulTileVectors = 96;
+// The longest repeated row MulSpan512 / MulSpan256 keep in a tile (6 KB of
+// int32 lanes on the stack).
+constexpr int64_t kMulTileValues = 1536;
 
 // MUL with the magnitude form (kOut, with or without its tie term): the
 // product of the offset inputs (|p| <= 255^2, so vpmaddwd of the low 16-bit
@@ -268,8 +269,8 @@ DLG_TARGET_AVX512 void MulSpan512(const QuantBinary& k, const uint8_t* a, int64_
   const __m512i low_words = _mm512_set1_epi32(0xFFFF);
   // A row that repeats (a squeeze-and-excitation scale): its offset low
   // words once, not per row.
-  alignas(64) __m512i tile[kMulTileVectors];
-  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= 16 * kMulTileVectors;
+  alignas(64) __m512i tile[kMulTileValues / 16];
+  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= kMulTileValues;
   if (b_tile)
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
@@ -409,8 +410,8 @@ DLG_TARGET_AVX2 void MulSpan256(const QuantBinary& k, const uint8_t* a, int64_t 
   const __m256i hi = _mm256_set1_epi32(p.act_max);
   const __m256i low_words = _mm256_set1_epi32(0xFFFF);
   // As MulSpan512: a repeated second row's offset low words once per call.
-  alignas(32) __m256i tile[2 * kMulTileVectors];
-  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= 16 * kMulTileVectors;
+  alignas(32) __m256i tile[kMulTileValues / 8];
+  const bool b_tile = sb != 0 && rows.b_row == 0 && rows.count > 1 && n <= kMulTileValues;
   if (b_tile)
     for (int64_t i = 0; i < n; i += 8)
       tile[i / 8] =
