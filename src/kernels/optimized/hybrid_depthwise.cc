@@ -368,8 +368,7 @@ HybridDepthwiseKernel::HybridDepthwiseKernel(const reference::DepthwiseGeometry&
   const int32_t pair_group = isa_ == Isa::kAvx512Vnni ? 32 : isa_ == Isa::kAvx2 ? 16 : 0;
   if (pair_group != 0 && g_.input_depth >= pair_group) {
     const int32_t half = pair_group / 2;
-    pair_weights_.Resize(taps * padded_depth_);
-    std::fill(pair_weights_.data(), pair_weights_.data() + taps * padded_depth_, 0);
+    pair_weights_.Resize(taps * padded_depth_);  // zeroed: channels past the last pair group
     for (size_t tap = 0; tap < taps; ++tap)
       for (int32_t c0 = 0; c0 + pair_group <= g_.input_depth; c0 += pair_group)
         for (int32_t i = 0; i < half; ++i) {
